@@ -1,0 +1,133 @@
+# oomlens — top-level build. Respects CC, CFLAGS, LDFLAGS; builds into build/.
+# Sources are discovered by wildcard: a new common/src/x.c joins liboomlens.a,
+# a new tests/unit/test_x.c becomes a Criterion binary, a new
+# tests/victims/x.c a victim program.
+
+CC       ?= gcc
+CFLAGS   ?= -O2 -g
+LDFLAGS  ?=
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+B        ?= build
+PYTHON   ?= python3
+
+WARN     := -Wall -Wextra -Wformat=2 -Wshadow -Wmissing-prototypes \
+            -fstack-protector-strong -D_FORTIFY_SOURCE=2
+ifeq ($(CI),true)
+WARN     += -Werror
+endif
+CPPFLAGS += -D_GNU_SOURCE -Icommon/include
+ALLCFLAGS = -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) -MMD -MP
+LIBS     := -lcurl -ljson-c -lwebsockets -lyaml -lz -lpthread
+
+COMMON_SRC  := $(wildcard common/src/*.c)
+AGENT_SRC   := $(wildcard agent/src/*.c)
+SIDECAR_SRC := $(wildcard sidecar/src/*.c)
+UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+VICTIM_SRC  := $(wildcard tests/victims/*.c)
+FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
+
+COMMON_OBJ  := $(COMMON_SRC:%.c=$(B)/obj/%.o)
+AGENT_OBJ   := $(AGENT_SRC:%.c=$(B)/obj/%.o)
+SIDECAR_OBJ := $(SIDECAR_SRC:%.c=$(B)/obj/%.o)
+LIB         := $(B)/liboomlens.a
+AGENT       := $(B)/bin/oomlens-agent
+SIDECAR     := $(B)/bin/oomlens-sidecar
+UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+VICTIM_BIN  := $(VICTIM_SRC:tests/victims/%.c=$(B)/victims/%)
+FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
+BINS        := $(if $(AGENT_SRC),$(AGENT)) $(if $(SIDECAR_SRC),$(SIDECAR))
+
+.PHONY: all deps test test-unit test-integration test-vm test-fuzz lint check \
+        asan bench demo install clean victims fuzz
+.DEFAULT_GOAL := all
+
+all: $(LIB) $(BINS) $(VICTIM_BIN)
+
+deps:
+	@scripts/deps.sh
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -c $< -o $@
+
+$(LIB): $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(AGENT): $(AGENT_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(AGENT_OBJ) $(LIB) $(LIBS)
+
+$(SIDECAR): $(SIDECAR_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SIDECAR_OBJ) $(LIB) $(LIBS)
+
+$(B)/tests/%: tests/unit/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lcriterion $(LIBS)
+
+# Victims stand in for real workloads; -O0 so the allocator calls they make
+# are the ones written.
+$(B)/victims/%: tests/victims/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -Wall -D_GNU_SOURCE $(LDFLAGS) -o $@ $< -lpthread
+
+# Fuzz targets: with clang's libFuzzer via `make fuzz`; in `make test` each
+# target is linked to a driver that replays its corpus (the fixtures).
+$(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/driver.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/driver.c $(LIB) $(LIBS)
+
+victims: $(VICTIM_BIN)
+
+test: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(FUZZ_BIN)
+	@scripts/run-tests.sh all
+
+test-unit: all $(UNIT_BIN)
+	@scripts/run-tests.sh unit
+
+test-fuzz: $(FUZZ_BIN)
+	@scripts/run-tests.sh fuzz
+
+test-integration: all
+	@scripts/run-tests.sh integration
+
+test-vm: all
+	@scripts/run-tests.sh vm
+
+fuzz:
+	@scripts/fuzz.sh
+
+lint:
+	@scripts/lint.sh
+
+check: test lint
+
+asan:
+	@$(MAKE) --no-print-directory B=build-asan \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	  LDFLAGS="-fsanitize=address,undefined" all \
+	  $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%) \
+	  $(FUZZ_SRC:tests/fuzz/%.c=build-asan/fuzz/%)
+	@ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  B=build-asan scripts/run-tests.sh unit fuzz
+
+bench: all
+	@scripts/bench.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

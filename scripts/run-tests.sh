@@ -1,0 +1,82 @@
+#!/bin/bash
+# Runs test suites and prints one closing line: "tests: N passed, N failed,
+# N skipped". Suites: unit (Criterion binaries), fuzz (corpus replay),
+# integration and vm (pytest; tests needing root, a memory cgroup, a JVM or
+# qemu skip with a printed reason).
+set -u
+B=${B:-build}
+export OOMLENS_BUILD=$(cd "$(dirname "$0")/.." && pwd)/$B
+cd "$(dirname "$0")/.." || exit 2
+passed=0 failed=0 skipped=0
+suites=("$@")
+[ "${suites[0]:-all}" = all ] && suites=(unit fuzz integration vm)
+
+add_counts() { # passed failed skipped
+	passed=$((passed + $1)); failed=$((failed + $2)); skipped=$((skipped + $3))
+}
+
+run_unit() {
+	local t out syn
+	for t in "$B"/tests/test_*; do
+		[ -x "$t" ] || continue
+		out=$("$t" --jobs 1 2>&1); rc=$?
+		syn=$(printf '%s\n' "$out" | grep -a 'Synthesis:' | tail -n1)
+		if [ $rc -ne 0 ] || [ -z "$syn" ]; then
+			printf '%s\n' "$out"
+		fi
+		echo "unit: $(basename "$t"): ${syn:-no synthesis line (exit $rc)}"
+		local p f c
+		p=$(sed -n 's/.*Passing: \([0-9]*\).*/\1/p' <<<"$syn")
+		f=$(sed -n 's/.*Failing: \([0-9]*\).*/\1/p' <<<"$syn")
+		c=$(sed -n 's/.*Crashing: \([0-9]*\).*/\1/p' <<<"$syn")
+		if [ -z "$syn" ]; then add_counts 0 1 0; continue; fi
+		add_counts "${p:-0}" $(( ${f:-0} )) 0
+		[ $rc -ne 0 ] && [ "${f:-0}" = 0 ] && add_counts 0 1 0
+		: "$c"
+	done
+}
+
+run_fuzz() {
+	local t name
+	for t in "$B"/fuzz/fuzz_*; do
+		[ -x "$t" ] || continue
+		name=$(basename "$t")
+		if "$t" "tests/fuzz/corpus/${name#fuzz_}" >/tmp/oomlens-fuzz.$$ 2>&1; then
+			echo "fuzz: $name: $(tail -n1 /tmp/oomlens-fuzz.$$)"
+			add_counts 1 0 0
+		else
+			cat /tmp/oomlens-fuzz.$$
+			echo "fuzz: $name: FAILED"
+			add_counts 0 1 0
+		fi
+	done
+	rm -f /tmp/oomlens-fuzz.$$
+}
+
+run_pytest() { # dir
+	local dir=$1 log line p f s e
+	compgen -G "$dir/test_*.py" >/dev/null || return 0
+	log=$(mktemp)
+	$PYTHON_BIN -m pytest -q -rs -p no:cacheprovider "$dir" 2>&1 | tee "$log"
+	line=$(grep -E '^(=+ )?[0-9]+ (passed|failed|skipped|error)' "$log" | tail -n1)
+	p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
+	f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')
+	e=$(grep -oE '[0-9]+ errors?' <<<"$line" | grep -oE '[0-9]+')
+	s=$(grep -oE '[0-9]+ skipped' <<<"$line" | grep -oE '[0-9]+')
+	[ -z "$line" ] && f=1
+	add_counts "${p:-0}" $(( ${f:-0} + ${e:-0} )) "${s:-0}"
+	rm -f "$log"
+}
+
+PYTHON_BIN=${PYTHON:-python3}
+for s in "${suites[@]}"; do
+	case $s in
+	unit) run_unit ;;
+	fuzz) run_fuzz ;;
+	integration) run_pytest tests/integration ;;
+	vm) run_pytest tests/vm ;;
+	*) echo "run-tests: unknown suite '$s'" >&2; exit 2 ;;
+	esac
+done
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

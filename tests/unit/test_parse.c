@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include "oomlens/parse.h"
+#include "oomlens/util.h"
+
+struct u64_case {
+	char in[32]; /* by value: Criterion runs each case in a new process */
+	int ret;
+	uint64_t val;
+};
+
+ParameterizedTestParameters(parse, u64_table)
+{
+	static struct u64_case cases[] = {
+		{ "0", 0, 0 },
+		{ "42", 0, 42 },
+		{ "18446744073709551615", 0, UINT64_MAX },
+		{ "18446744073709551616", -ERANGE, 0 },
+		{ "", -EINVAL, 0 },
+		{ "-1", -EINVAL, 0 },
+		{ " 1", -EINVAL, 0 },
+		{ "1 ", -EINVAL, 0 },
+		{ "12a", -EINVAL, 0 },
+		{ "+5", -EINVAL, 0 },
+	};
+	return cr_make_param_array(struct u64_case, cases, ARRAY_SIZE(cases));
+}
+
+ParameterizedTest(struct u64_case *c, parse, u64_table)
+{
+	uint64_t v = 777;
+
+	cr_assert_eq(parse_u64(c->in, &v), c->ret, "input '%s'", c->in);
+	cr_assert_eq(v, c->ret == 0 ? c->val : 777,
+		     "ret untouched on failure ('%s')", c->in);
+}
+
+Test(parse, i64_limits)
+{
+	int64_t v;
+
+	cr_assert_eq(parse_i64("-9223372036854775808", &v), 0);
+	cr_assert_eq(v, INT64_MIN);
+	cr_assert_eq(parse_i64("9223372036854775808", &v), -ERANGE);
+	cr_assert_eq(parse_i64("-1000", &v), 0);
+	cr_assert_eq(v, -1000);
+	cr_assert_eq(parse_i64("-", &v), -EINVAL);
+}
+
+Test(parse, scan_advances_past_number)
+{
+	const char *p = "123kB rest";
+	uint64_t v;
+
+	cr_assert_eq(scan_u64(&p, &v), 0);
+	cr_assert_eq(v, 123);
+	cr_assert_str_eq(p, "kB rest");
+	cr_assert_eq(scan_u64(&p, &v), -EINVAL);
+	cr_assert_str_eq(p, "kB rest");
+	p = "7f00dead-";
+	cr_assert_eq(scan_hex_u64(&p, &v), 0);
+	cr_assert_eq(v, 0x7f00deadull);
+}
+
+Test(parse, sizes)
+{
+	uint64_t v;
+
+	cr_assert_eq(parse_size("512M", &v), 0);
+	cr_assert_eq(v, 512ull << 20);
+	cr_assert_eq(parse_size("1Gi", &v), 0);
+	cr_assert_eq(v, 1ull << 30);
+	cr_assert_eq(parse_size("64k", &v), 0);
+	cr_assert_eq(v, 65536);
+	cr_assert_eq(parse_size("10X", &v), -EINVAL);
+	cr_assert_eq(parse_size("99999999999999999999", &v), -ERANGE);
+}
+
+Test(parse, cgroup_values_keep_max_apart)
+{
+	uint64_t v;
+	bool unl = false;
+
+	cr_assert_eq(parse_cgroup_value("max\n", 4, &v, &unl), 0);
+	cr_assert(unl);
+	cr_assert_eq(v, UINT64_MAX);
+	cr_assert_eq(parse_cgroup_value("4096\n", 5, &v, &unl), 0);
+	cr_assert_not(unl);
+	cr_assert_eq(v, 4096);
+	cr_assert_eq(parse_cgroup_value("garbage", 7, &v, &unl), -EBADMSG);
+}

@@ -24,6 +24,7 @@ COMMON_SRC  := $(wildcard common/src/*.c)
 AGENT_SRC   := $(wildcard agent/src/*.c)
 SIDECAR_SRC := $(wildcard sidecar/src/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
+ITEST_SRC   := $(wildcard tests/integration/itest_*.c)
 VICTIM_SRC  := $(wildcard tests/victims/*.c)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 
@@ -34,6 +35,7 @@ LIB         := $(B)/liboomlens.a
 AGENT       := $(B)/bin/oomlens-agent
 SIDECAR     := $(B)/bin/oomlens-sidecar
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(B)/itests/%)
 VICTIM_BIN  := $(VICTIM_SRC:tests/victims/%.c=$(B)/victims/%)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 BINS        := $(if $(AGENT_SRC),$(AGENT)) $(if $(SIDECAR_SRC),$(SIDECAR))
@@ -80,10 +82,16 @@ $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/driver.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/driver.c $(LIB) $(LIBS)
 
+# Integration tests written with Criterion: they touch the live system
+# (real cgroups, real processes) and say so in their name.
+$(B)/itests/%: tests/integration/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lcriterion $(LIBS)
+
 victims: $(VICTIM_BIN)
 
 test: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(FUZZ_BIN)
+	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(ITEST_BIN) $(FUZZ_BIN)
 	@scripts/run-tests.sh all
 
 test-unit: all $(UNIT_BIN)
@@ -92,7 +100,7 @@ test-unit: all $(UNIT_BIN)
 test-fuzz: $(FUZZ_BIN)
 	@scripts/run-tests.sh fuzz
 
-test-integration: all
+test-integration: all $(ITEST_BIN)
 	@scripts/run-tests.sh integration
 
 test-vm: all

@@ -15,16 +15,16 @@ add_counts() { # passed failed skipped
 	passed=$((passed + $1)); failed=$((failed + $2)); skipped=$((skipped + $3))
 }
 
-run_unit() {
-	local t out syn
-	for t in "$B"/tests/test_*; do
+run_criterion() { # glob-dir prefix label
+	local t out syn rc
+	for t in "$1"/*; do
 		[ -x "$t" ] || continue
 		out=$("$t" --jobs 1 2>&1); rc=$?
 		syn=$(printf '%s\n' "$out" | grep -a 'Synthesis:' | tail -n1)
 		if [ $rc -ne 0 ] || [ -z "$syn" ]; then
 			printf '%s\n' "$out"
 		fi
-		echo "unit: $(basename "$t"): ${syn:-no synthesis line (exit $rc)}"
+		echo "$2: $(basename "$t"): ${syn:-no synthesis line (exit $rc)}"
 		local p f c
 		p=$(sed -n 's/.*Passing: \([0-9]*\).*/\1/p' <<<"$syn")
 		f=$(sed -n 's/.*Failing: \([0-9]*\).*/\1/p' <<<"$syn")
@@ -71,9 +71,10 @@ run_pytest() { # dir
 PYTHON_BIN=${PYTHON:-python3}
 for s in "${suites[@]}"; do
 	case $s in
-	unit) run_unit ;;
+	unit) run_criterion "$B/tests" unit ;;
 	fuzz) run_fuzz ;;
-	integration) run_pytest tests/integration ;;
+	integration) run_criterion "$B/itests" integration
+		run_pytest tests/integration ;;
 	vm) run_pytest tests/vm ;;
 	*) echo "run-tests: unknown suite '$s'" >&2; exit 2 ;;
 	esac

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* bundle: one forensic bundle, a gzip'd tar with one directory <id>/.
+ * Files are collected in memory with a priority; bundle_write() fits the
+ * whole into a size cap (default 900 KiB compressed, one API object) by
+ * dropping the least important files first, lists what it dropped in
+ * manifest.truncated[], and writes the archive atomically. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct json_object;
+
+#define BUNDLE_SCHEMA "oomlens.io/bundle/v1"
+#define BUNDLE_MAX_BYTES (900u * 1024u)
+
+/* Priorities: lower is kept longer. */
+enum bundle_prio {
+	BUNDLE_ESSENTIAL = 0, /* manifest, diagnosis, kernel report: never cut */
+	BUNDLE_HIGH = 1,      /* parsed JSON, cgroup files, timeline */
+	BUNDLE_NORMAL = 2,    /* per-process summaries, jvm outputs */
+	BUNDLE_LOW = 3,       /* pmap tables, raw dumps */
+};
+
+struct bundle;
+
+/* id: [A-Za-z0-9._-]+, used as the top directory. Returns 0, -EINVAL,
+ * -ENOMEM. The bundle owns a manifest object (bundle_manifest()) that the
+ * caller fills; "schema", "id", "files" and "truncated" are set by
+ * bundle_write(). */
+int bundle_new(const char *id, struct bundle **ret);
+void bundle_free(struct bundle *b);
+const char *bundle_id(const struct bundle *b);
+struct json_object *bundle_manifest(struct bundle *b);
+
+/* Adds (or replaces) a file at path inside the bundle ("kernel/oom.txt").
+ * The data is copied. path must be relative, without "..". */
+int bundle_add(struct bundle *b, const char *path, const void *data,
+	       size_t len, enum bundle_prio prio);
+/* Adds a json-c object serialized pretty-printed. */
+int bundle_add_json(struct bundle *b, const char *path,
+		    struct json_object *obj, enum bundle_prio prio);
+/* Copies the regular file dirfd/src (at most max bytes; larger files are
+ * cut and listed as truncated). Never follows symlinks. */
+int bundle_add_file_at(struct bundle *b, const char *path, int dirfd,
+		       const char *src, size_t max, enum bundle_prio prio);
+/* Copies a directory tree dirfd/src under prefix (regular files only, no
+ * symlinks followed, depth ≤ 8). */
+int bundle_add_tree_at(struct bundle *b, const char *prefix, int dirfd,
+		       const char *src, enum bundle_prio prio);
+/* Records that something was cut before it reached the bundle. */
+int bundle_note_truncated(struct bundle *b, const char *path,
+			  const char *why);
+/* True when path has been added. */
+bool bundle_has(const struct bundle *b, const char *path);
+/* Returns the data of a file added earlier (not a copy), or NULL. */
+const char *bundle_get(const struct bundle *b, const char *path,
+		       size_t *ret_len);
+
+/* Serialises to tar.gz within max_bytes (0 = BUNDLE_MAX_BYTES) and writes
+ * dirfd/path atomically (temp, fsync, rename). Returns the archive size or
+ * -errno (-E2BIG when even the essential files do not fit). */
+long bundle_write(struct bundle *b, int dirfd, const char *path,
+		  size_t max_bytes);
+
+/* Reads a bundle archive back: calls fn for each regular file in it.
+ * For `show`, tests and the agent's merge of snapshots. */
+int bundle_read(int dirfd, const char *path,
+		int (*fn)(const char *name, const char *data, size_t len,
+			  void *userdata),
+		void *userdata);

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cgroup: the memory controller, v1 or v2, read through the host root.
+ * Paths ("/demo/app") are relative to the memory hierarchy's root, as the
+ * kernel prints them in OOM reports (oom_memcg=/demo/app). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "host.h"
+
+enum cgroup_mode {
+	CGROUP_NONE = 0, /* no memory controller found */
+	CGROUP_V1 = 1,   /* <root>/sys/fs/cgroup/memory */
+	CGROUP_V2 = 2,   /* unified, "memory" in cgroup.controllers */
+};
+
+struct cgroup_fs {
+	enum cgroup_mode mode;
+	int mem_fd; /* directory fd of the memory hierarchy's root */
+};
+
+/* Finds the memory hierarchy under h. Returns 0 (ret->mode set), -ENOENT
+ * when there is none. ret->mem_fd is owned by ret: cgroup_fs_close(). */
+int cgroup_fs_open(const struct host *h, struct cgroup_fs *ret);
+void cgroup_fs_close(struct cgroup_fs *fs);
+
+/* A value that may be absent, unlimited or unparsable is kept apart. */
+enum cgroup_value_state {
+	CGV_ABSENT = 0, /* file does not exist in this mode/kernel */
+	CGV_OK,
+	CGV_UNLIMITED, /* "max" (v2) or the v1 PAGE_COUNTER_MAX value */
+	CGV_BAD,       /* unparsable */
+};
+
+struct cgroup_value {
+	enum cgroup_value_state state;
+	uint64_t v; /* bytes or count; 0 unless CGV_OK */
+};
+
+struct cgroup_events {
+	/* v2 memory.events (or .local); v1: oom_kill from memory.oom_control,
+	 * oom = under_oom transitions are not counted (0). */
+	uint64_t low, high, max, oom, oom_kill, oom_group_kill;
+	bool under_oom;   /* v1 memory.oom_control under_oom */
+	bool has_oom_kill; /* the kernel reports oom_kill at all (v1 ≥ 4.13) */
+};
+
+struct cgroup_stat_entry {
+	char name[48];
+	uint64_t value;
+};
+
+struct cgroup_stat {
+	struct cgroup_stat_entry *e;
+	size_t n;
+};
+
+struct cgroup_state {
+	struct cgroup_value usage;   /* memory.current | memory.usage_in_bytes */
+	struct cgroup_value limit;   /* memory.max | memory.limit_in_bytes */
+	struct cgroup_value peak;    /* memory.peak | memory.max_usage_in_bytes */
+	struct cgroup_value swap;    /* memory.swap.current | memsw − usage */
+	struct cgroup_value failcnt; /* v1 memory.failcnt */
+	struct cgroup_events events;
+	struct cgroup_events events_local; /* v2 memory.events.local */
+	bool has_events_local;
+	struct cgroup_stat stat; /* memory.stat */
+	bool oom_group;          /* v2 memory.oom.group */
+};
+
+void cgroup_stat_release(struct cgroup_stat *s);
+void cgroup_state_release(struct cgroup_state *s);
+/* Value of a memory.stat key; false when absent. */
+bool cgroup_stat_get(const struct cgroup_stat *s, const char *name,
+		     uint64_t *ret);
+
+/* Pure parsers (no I/O). Return 0, -EBADMSG on malformed input. */
+int cgroup_parse_events(const char *buf, size_t len,
+			struct cgroup_events *ret);
+int cgroup_parse_oom_control(const char *buf, size_t len,
+			     struct cgroup_events *ret);
+int cgroup_parse_stat(const char *buf, size_t len, struct cgroup_stat *ret);
+/* One value file: "max" → CGV_UNLIMITED; v1 limits ≥ 2^62 → CGV_UNLIMITED. */
+void cgroup_parse_value(const char *buf, size_t len, enum cgroup_mode mode,
+			struct cgroup_value *ret);
+
+/* Reads everything above for the cgroup at path ("/" for the root).
+ * -ENOENT when the cgroup is gone; files that are missing leave their
+ * field CGV_ABSENT. Blocks on file reads only. */
+int cgroup_read_state(const struct cgroup_fs *fs, const char *path,
+		      struct cgroup_state *ret);
+int cgroup_read_events(const struct cgroup_fs *fs, const char *path,
+		       struct cgroup_events *ret);
+
+/* Copies the raw cgroup files (memory.stat, memory.events[.local],
+ * memory.current/max/peak/oom_control/… whichever exist) of path, calling
+ * fn(name, data, len) for each; for the bundle's cgroup/ directory. */
+int cgroup_dump_files(const struct cgroup_fs *fs, const char *path,
+		      int (*fn)(const char *name, const char *data, size_t len,
+				void *userdata),
+		      void *userdata);
+
+/* Notifications. One watcher per process, driven from an epoll loop:
+ * v2 inotify IN_MODIFY on memory.events; v1 eventfd registered through
+ * cgroup.event_control on memory.oom_control; inotify IN_CREATE/IN_DELETE
+ * on directories so cgroups created later are watched too. */
+struct cgroup_watch;
+
+enum cgroup_event_type {
+	CGE_OOM,     /* the OOM notification fired for path; may precede the
+			kill (v1): oom_kill_delta may be 0 — re-read later */
+	CGE_ADDED,   /* a new cgroup under a watched subtree */
+	CGE_REMOVED, /* a watched cgroup went away */
+};
+
+struct cgroup_event {
+	enum cgroup_event_type type;
+	const char *path; /* valid during the callback */
+	uint64_t oom_kill;       /* counter after the event (CGE_OOM) */
+	uint64_t oom_kill_delta; /* since the last event for this cgroup */
+	uint64_t mono_us;        /* CLOCK_MONOTONIC when noticed */
+};
+
+/* Creates a watcher. Returns 0 or -errno. */
+int cgroup_watch_new(const struct cgroup_fs *fs, struct cgroup_watch **ret);
+void cgroup_watch_free(struct cgroup_watch *w);
+
+/* Watches every memory cgroup under subtree (subtree included), now and
+ * later. -ENOENT when subtree does not exist. */
+int cgroup_watch_add_tree(struct cgroup_watch *w, const char *subtree);
+
+/* One fd to poll for readability (an epoll fd of the watcher's own). */
+int cgroup_watch_fd(const struct cgroup_watch *w);
+
+/* Handles whatever is ready without blocking, calling fn per event.
+ * Returns the number of events, or -errno. */
+int cgroup_watch_dispatch(struct cgroup_watch *w,
+			  void (*fn)(const struct cgroup_event *ev,
+				     void *userdata),
+			  void *userdata);
+
+/* Number of cgroups currently watched (for /metrics and tests). */
+size_t cgroup_watch_count(const struct cgroup_watch *w);
+
+/* True when path equals subtree or lies below it ("/a" covers "/a/b",
+ * not "/ab"). */
+bool cgroup_path_within(const char *path, const char *subtree);

@@ -1,0 +1,197 @@
+"""Helpers for integration tests that make real OOM kills on this machine.
+
+They need root, the cgroup v1 memory controller at /sys/fs/cgroup/memory
+(or v2 with memory enabled) and a readable /dev/kmsg; `require_oom_env()`
+skips with the reason when one is missing.
+"""
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("OOMLENS_BUILD") or os.path.join(REPO, "build")
+AGENT = os.path.join(BUILD, "bin", "oomlens-agent")
+SIDECAR = os.path.join(BUILD, "bin", "oomlens-sidecar")
+VICTIMS = os.path.join(BUILD, "victims")
+V1_ROOT = "/sys/fs/cgroup/memory"
+V2_ROOT = "/sys/fs/cgroup"
+
+
+def cgroup_root():
+    """The memory hierarchy's mount point and its mode, or (None, None)."""
+    if os.path.exists(os.path.join(V1_ROOT, "memory.usage_in_bytes")) or \
+            os.path.exists(os.path.join(V1_ROOT, "cgroup.procs")):
+        return V1_ROOT, 1
+    try:
+        with open(os.path.join(V2_ROOT, "cgroup.controllers")) as f:
+            if "memory" in f.read().split():
+                return V2_ROOT, 2
+    except OSError:
+        pass
+    return None, None
+
+
+def require_oom_env():
+    if os.geteuid() != 0:
+        pytest.skip("needs root to create memory cgroups and read /dev/kmsg")
+    root, _ = cgroup_root()
+    if root is None:
+        pytest.skip("no cgroup memory controller on this machine")
+    try:
+        fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+        os.close(fd)
+    except OSError as e:
+        pytest.skip(f"/dev/kmsg not readable: {e}")
+    if not os.access(AGENT, os.X_OK):
+        pytest.fail(f"{AGENT} not built (run make)")
+
+
+class Cgroup:
+    """A test memory cgroup tree under the hierarchy's root; removed (tasks
+    killed first) by cleanup(), children before parents."""
+
+    def __init__(self, name):
+        self.root, self.mode = cgroup_root()
+        self.name = "/" + name
+        self.made = []
+        self.mkdir("")
+
+    def fs(self, sub=""):
+        return os.path.join(self.root, (self.name + sub).lstrip("/"))
+
+    def path(self, sub=""):
+        return self.name + sub
+
+    def mkdir(self, sub, limit_mb=None):
+        p = self.fs(sub)
+        os.makedirs(p, exist_ok=True)
+        self.made.append(p)
+        if self.mode == 2 and sub == "":
+            self._enable_v2_memory(p)
+        if limit_mb is not None:
+            self.set_limit(sub, limit_mb)
+        return self.path(sub)
+
+    def _enable_v2_memory(self, p):
+        parent = os.path.dirname(p)
+        with open(os.path.join(parent, "cgroup.subtree_control"), "w") as f:
+            f.write("+memory")
+
+    def set_limit(self, sub, mb):
+        fname = "memory.limit_in_bytes" if self.mode == 1 else "memory.max"
+        with open(os.path.join(self.fs(sub), fname), "w") as f:
+            f.write(str(mb << 20))
+        if self.mode == 1:
+            # No swap here, but keep memsw from hiding a kill if there is.
+            try:
+                with open(os.path.join(self.fs(sub), "memory.memsw.limit_in_bytes"), "w") as f:
+                    f.write(str(mb << 20))
+            except OSError:
+                pass
+
+    def read(self, sub, fname):
+        with open(os.path.join(self.fs(sub), fname)) as f:
+            return f.read()
+
+    def cleanup(self):
+        for p in sorted(self.made, key=len, reverse=True):
+            for _ in range(50):
+                try:
+                    with open(os.path.join(p, "cgroup.procs")) as f:
+                        pids = [int(x) for x in f.read().split()]
+                except OSError:
+                    pids = []
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                try:
+                    os.rmdir(p)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
+
+
+def run_in_cgroup(cg, sub, argv, **kw):
+    """Starts argv inside cgroup sub; returns the Popen (stdout piped)."""
+    procs = os.path.join(cg.fs(sub), "cgroup.procs")
+
+    def enter():
+        with open(procs, "w") as f:
+            f.write(str(os.getpid()))
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=enter, text=True, **kw)
+
+
+def hog(cg, sub, *args):
+    """Runs the hog victim in the cgroup until it is killed; returns
+    (pid of the victim, parsed JSON events)."""
+    p = run_in_cgroup(cg, sub, [os.path.join(VICTIMS, "hog"), *args])
+    out, err = p.communicate(timeout=60)
+    events = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    victim = None
+    for e in events:
+        if e["event"] in ("start", "child"):
+            victim = e["pid"]
+    return victim, events, p.returncode
+
+
+class Agent:
+    """oomlens-agent run --standalone, its stdout lines collected."""
+
+    def __init__(self, watch, state_dir, extra=()):
+        self.state_dir = state_dir
+        args = [AGENT, "run", "--standalone", "--state-dir", state_dir,
+                "--log-level", "debug"]
+        for w in watch:
+            args += ["--watch", w]
+        args += list(extra)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines = queue.Queue()
+        self.stderr = []
+        ready = threading.Event()
+
+        def out():
+            for line in self.proc.stdout:
+                self.lines.put(json.loads(line))
+
+        def err():
+            for line in self.proc.stderr:
+                self.stderr.append(line)
+                if "msg=\"ready\"" in line:
+                    ready.set()
+            ready.set()
+        threading.Thread(target=out, daemon=True).start()
+        threading.Thread(target=err, daemon=True).start()
+        if not ready.wait(10) or self.proc.poll() is not None:
+            raise AssertionError("agent did not start:\n" + "".join(self.stderr))
+
+    def next(self, timeout=10):
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError("no report line within %ss; agent log:\n%s"
+                                 % (timeout, "".join(self.stderr[-30:])))
+
+    def drain(self, wait=0.5):
+        time.sleep(wait)
+        got = []
+        while not self.lines.empty():
+            got.append(self.lines.get())
+        return got
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout=10)
+        return rc

@@ -1,0 +1,151 @@
+"""The standalone agent against real OOM kills on this machine's memory
+cgroup (v1 here): every kill in a watched subtree becomes exactly one
+bundle, with the kernel's report and the cgroup's counters."""
+import json
+import os
+import tarfile
+
+import pytest
+
+from oomtest import Agent, Cgroup, hog, require_oom_env
+
+
+@pytest.fixture
+def cg(request):
+    require_oom_env()
+    c = Cgroup("oomlens-test-agent-%d" % os.getpid())
+    yield c
+    c.cleanup()
+
+
+@pytest.fixture
+def agent_factory(cg, tmp_path):
+    agents = []
+
+    def start(watch=None, state=None, extra=()):
+        a = Agent(watch or [cg.path()], str(state or tmp_path / "state"), extra)
+        agents.append(a)
+        return a
+    yield start
+    for a in agents:
+        if a.proc.poll() is None:
+            a.stop()
+
+
+def bundle_members(path):
+    with tarfile.open(path) as t:
+        return {m.name.split("/", 1)[1]: t.extractfile(m).read()
+                for m in t.getmembers() if m.isfile()}
+
+
+def test_single_kill_gives_one_bundle_with_the_kernel_report(cg, agent_factory):
+    cg.mkdir("/app", limit_mb=32)
+    agent = agent_factory()
+    victim, events, rc = hog(cg, "/app", "--step-mb", "4")
+    assert rc == -9, "the hog must die of SIGKILL"
+    line = agent.next()
+    assert line["cgroup"] == cg.path("/app")
+    assert [v["pid"] for v in line["victims"]] == [victim]
+    assert line["victims"][0]["comm"] == "hog"
+    # the victim held about the limit when killed (32 MiB, 4 MiB steps)
+    assert 20 * 1024 <= line["victims"][0]["anon_rss_kb"] <= 33 * 1024
+    assert 0 < line["detect_latency_us"] < 1_000_000
+    files = bundle_members(line["path"])
+    man = json.loads(files["manifest.json"])
+    assert man["schema"] == "oomlens.io/bundle/v1"
+    assert man["id"] == line["id"]
+    assert man["cgroup"] == cg.path("/app")
+    assert "Killed process %d (hog)" % victim in files["kernel/oom.txt"].decode()
+    oom = json.loads(files["kernel/oom.json"])
+    assert oom["victims"][0]["pid"] == victim
+    assert oom["complete"] is True
+    assert b"total_rss" in files["cgroup/memory.stat"] or b"anon" in files["cgroup/memory.stat"]
+    limit = man["cgroup_state"]["limit_bytes"]
+    assert limit == 32 << 20
+    assert agent.stop() == 0
+    assert agent.drain(0.1) == []
+
+
+def test_twenty_kills_in_a_row_give_exactly_twenty_bundles(cg, agent_factory):
+    cg.mkdir("/app", limit_mb=16)
+    agent = agent_factory()
+    victims = []
+    for _ in range(20):
+        pid, _, rc = hog(cg, "/app", "--step-mb", "8")
+        assert rc == -9
+        victims.append(pid)
+    lines = [agent.next() for _ in range(20)]
+    assert agent.drain(1.0) == [], "no extra report"
+    assert [l["victims"][0]["pid"] for l in lines] == victims
+    assert len({l["id"] for l in lines}) == 20
+    reports = os.listdir(os.path.join(agent.state_dir, "reports"))
+    assert len([r for r in reports if r.endswith(".tar.gz")]) == 20
+    assert agent.stop() == 0
+
+
+def test_nested_cgroup_is_reported_by_its_own_path(cg, agent_factory):
+    cg.mkdir("/a")
+    cg.mkdir("/a/b", limit_mb=24)
+    agent = agent_factory()
+    victim, _, _ = hog(cg, "/a/b")
+    line = agent.next()
+    assert line["cgroup"] == cg.path("/a/b")
+    assert line["victims"][0]["pid"] == victim
+
+
+def test_child_process_is_the_victim_not_its_parent(cg, agent_factory):
+    cg.mkdir("/app", limit_mb=32)
+    agent = agent_factory()
+    victim, events, rc = hog(cg, "/app", "--child")
+    parent = events[0]["pid"]
+    assert victim != parent
+    assert rc == 0, "the parent survives"
+    assert events[-1] == {"event": "child-ended", "pid": victim, "signal": 9}
+    line = agent.next()
+    assert [v["pid"] for v in line["victims"]] == [victim]
+
+
+def test_restart_between_kills_neither_loses_nor_repeats(cg, agent_factory, tmp_path):
+    cg.mkdir("/app", limit_mb=16)
+    state = tmp_path / "state"
+    first = agent_factory(state=state)
+    v1, _, _ = hog(cg, "/app")
+    assert first.next()["victims"][0]["pid"] == v1
+    assert first.stop() == 0
+    v2, _, _ = hog(cg, "/app")  # while no agent runs
+    second = agent_factory(state=state)
+    line = second.next()
+    assert line["victims"][0]["pid"] == v2
+    assert second.drain(1.0) == [], "the first kill is not repeated"
+    v3, _, _ = hog(cg, "/app")
+    assert second.next()["victims"][0]["pid"] == v3
+    assert len(os.listdir(state / "reports")) == 3
+
+
+def test_cgroup_created_after_start_is_watched(cg, agent_factory):
+    agent = agent_factory()
+    cg.mkdir("/late")
+    cg.mkdir("/late/deeper", limit_mb=16)
+    victim, _, _ = hog(cg, "/late/deeper")
+    line = agent.next()
+    assert line["cgroup"] == cg.path("/late/deeper")
+    assert line["victims"][0]["pid"] == victim
+
+
+def test_hostile_process_name_survives(cg, agent_factory):
+    cg.mkdir("/app", limit_mb=16)
+    agent = agent_factory()
+    name = "a b)(c\\d"
+    victim, _, _ = hog(cg, "/app", "--name", name)
+    line = agent.next()
+    assert line["victims"][0]["pid"] == victim
+    assert line["victims"][0]["comm"] == name
+
+
+def test_kill_outside_the_watched_subtree_is_ignored(cg, agent_factory):
+    cg.mkdir("/watched")
+    cg.mkdir("/other", limit_mb=16)
+    agent = agent_factory(watch=[cg.path("/watched")])
+    hog(cg, "/other")
+    assert agent.drain(1.0) == []
+    assert agent.stop() == 0

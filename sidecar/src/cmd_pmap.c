@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* oomlens-sidecar pmap PID [--json]: the pmap -X table of one process, for
+ * pods that have no procps. */
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdio.h>
+
+#include "commands.h"
+#include "oomlens/fileio.h"
+#include "oomlens/host.h"
+#include "oomlens/log.h"
+#include "oomlens/parse.h"
+#include "oomlens/procfs.h"
+#include "oomlens/smaps.h"
+#include "oomlens/util.h"
+
+static void pmap_usage(FILE *f)
+{
+	fprintf(f, "usage: oomlens-sidecar pmap PID [--json] "
+		   "[--host-root DIR] [--no-redact]\n"
+		   "Prints the memory map of PID like procps 'pmap -X' "
+		   "(totals in KB), or as JSON.\n");
+}
+
+static int print_pmap(const struct host *h, int pid, bool json, bool redact)
+{
+	_cleanup_close_ int fd = host_open_pid(h, pid);
+	_cleanup_strbuf_ struct strbuf cmd, out;
+	struct smaps s;
+	int r;
+
+	if (fd < 0)
+		return fd;
+	strbuf_init(&cmd, 128u << 10);
+	strbuf_init(&out, STRBUF_DEFAULT_MAX);
+	r = procfs_read_cmdline(fd, redact, &cmd);
+	if (r < 0 && r != -E2BIG)
+		return r;
+	smaps_init(&s);
+	r = smaps_read_at(fd, "smaps", &s);
+	if (r < 0)
+		return r;
+	if (json) {
+		struct json_object *o = smaps_to_json(&s, pid);
+
+		r = o ? strbuf_adds(&out, json_object_to_json_string_ext(
+						  o, JSON_C_TO_STRING_PRETTY))
+		      : -ENOMEM;
+		if (r >= 0)
+			r = strbuf_addch(&out, '\n');
+		json_object_put(o);
+	} else {
+		r = smaps_render_pmap(&s, pid, cmd.buf, &out);
+	}
+	if (s.truncated)
+		log_warn("msg=\"process exited while its smaps was read, "
+			 "output is partial\" pid=%d",
+			 pid);
+	smaps_release(&s);
+	if (r >= 0)
+		r = write_all(STDOUT_FILENO, out.buf, out.len);
+	return r;
+}
+
+int cmd_pmap(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"host-root", required_argument, NULL, 'R'},
+		{"no-redact", no_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *root = "/";
+	bool json = false, redact = true;
+	struct host h;
+	int c, pid, r;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'R':
+			root = optarg;
+			break;
+		case 'n':
+			redact = false;
+			break;
+		case 'h':
+			pmap_usage(stdout);
+			return 0;
+		default:
+			pmap_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1 || parse_int(argv[optind], &pid) < 0 ||
+	    pid <= 0) {
+		pmap_usage(stderr);
+		return 2;
+	}
+	r = host_open(root, &h);
+	if (r < 0) {
+		log_error(
+			"msg=\"cannot open host root\" root=\"%s\" err=\"%s\"",
+			root, strerror(-r));
+		return 1;
+	}
+	r = print_pmap(&h, pid, json, redact);
+	host_close(&h);
+	if (r < 0) {
+		log_error("msg=\"pmap failed\" pid=%d err=\"%s\"", pid,
+			  strerror(-r));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* oomlens-sidecar snapshot PID… -o DIR: one heavy snapshot per process,
+ * written to DIR/processes/<pid>/. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+
+#include "commands.h"
+#include "oomlens/fileio.h"
+#include "oomlens/host.h"
+#include "oomlens/log.h"
+#include "oomlens/parse.h"
+#include "oomlens/snapshot.h"
+#include "oomlens/util.h"
+
+static void snapshot_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: oomlens-sidecar snapshot PID... -o DIR "
+		"[--host-root DIR] [--no-redact] [--pmap-json]\n"
+		"Writes status, cmdline.txt, cgroup, smaps_rollup, pmap.txt, "
+		"classes.json and\narenas.json of each PID to "
+		"DIR/processes/<pid>/.\n");
+}
+
+static int snapshot_pids(const struct host *h, char **pids, int n,
+			 const char *dir, const struct snapshot_opts *o)
+{
+	_cleanup_close_ int dfd = -1;
+	int failed = 0, r, pid;
+
+	r = mkdir_p_at(AT_FDCWD, dir, 0755);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r < 0 || dfd < 0 || mkdir_p_at(dfd, "processes", 0755) < 0) {
+		log_error("msg=\"cannot create output directory\" dir=\"%s\"",
+			  dir);
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		_cleanup_close_ int pfd = -1;
+		struct snapshot_result res;
+
+		if (parse_int(pids[i], &pid) < 0 || pid <= 0) {
+			log_error("msg=\"not a pid\" arg=\"%s\"", pids[i]);
+			failed++;
+			continue;
+		}
+		pfd = openat(dfd, "processes",
+			     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		r = pfd < 0 ? -errno : snapshot_process(h, pid, pfd, o, &res);
+		if (r < 0) {
+			log_error("msg=\"snapshot failed\" pid=%d err=\"%s\"",
+				  pid, strerror(-r));
+			failed++;
+			continue;
+		}
+		log_info("msg=\"snapshot written\" pid=%d rss_kb=%llu "
+			 "mappings=%zu arena_heaps=%zu truncated=%d",
+			 pid, (unsigned long long)res.rss_kb, res.n_mappings,
+			 res.n_arena_heaps, res.truncated);
+	}
+	return failed ? 1 : 0;
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"host-root", required_argument, NULL, 'R'},
+		{"no-redact", no_argument, NULL, 'n'},
+		{"pmap-json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct snapshot_opts o = {0};
+	const char *root = "/", *dir = NULL;
+	struct host h;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			dir = optarg;
+			break;
+		case 'R':
+			root = optarg;
+			break;
+		case 'n':
+			o.no_redact = true;
+			break;
+		case 'j':
+			o.pmap_json = true;
+			break;
+		case 'h':
+			snapshot_usage(stdout);
+			return 0;
+		default:
+			snapshot_usage(stderr);
+			return 2;
+		}
+	}
+	if (!dir || optind >= argc) {
+		snapshot_usage(stderr);
+		return 2;
+	}
+	r = host_open(root, &h);
+	if (r < 0) {
+		log_error("msg=\"cannot open host root\" root=\"%s\"", root);
+		return 1;
+	}
+	r = snapshot_pids(&h, argv + optind, argc - optind, dir, &o);
+	host_close(&h);
+	return r;
+}

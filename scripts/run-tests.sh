@@ -69,6 +69,9 @@ run_pytest() { # dir
 }
 
 PYTHON_BIN=${PYTHON:-python3}
+# Debian's python3-pytest is installed for /usr/bin/python3; a python3 found
+# earlier in PATH (pyenv here) does not see it.
+[ -z "${PYTHON:-}" ] && [ -x /usr/bin/python3 ] && PYTHON_BIN=/usr/bin/python3
 for s in "${suites[@]}"; do
 	case $s in
 	unit) run_criterion "$B/tests" unit ;;

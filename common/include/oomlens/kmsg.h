@@ -21,9 +21,9 @@ struct json_object;
 #define KMSG_PATH_MAX 512 /* cgroup paths as the kernel prints them */
 
 struct kmsg_record {
-	uint64_t seq;  /* UINT64_MAX when unknown (dmesg text) */
-	uint64_t usec; /* CLOCK_MONOTONIC µs; UINT64_MAX when unknown */
-	int prio;      /* syslog prio+facility; -1 when unknown */
+	uint64_t seq;	   /* UINT64_MAX when unknown (dmesg text) */
+	uint64_t usec;	   /* CLOCK_MONOTONIC µs; UINT64_MAX when unknown */
+	int prio;	   /* syslog prio+facility; -1 when unknown */
 	bool continuation; /* flags field had 'c' */
 	const char *text;  /* not NUL-terminated: text_len bytes, escapes
 			      (\x0a) already decoded */
@@ -69,10 +69,11 @@ struct kmsg_stat {
 
 struct oom_report {
 	uint64_t seq_first, seq_last; /* UINT64_MAX when from dmesg text */
-	uint64_t usec;                /* of the trigger line */
+	uint64_t usec;		      /* of the trigger line */
 	struct {
+		bool present; /* the "invoked oom-killer" line was seen */
 		char comm[KMSG_COMM_MAX];
-		int pid;
+		int pid; /* from the "CPU: … PID: N Comm:" line; 0 if absent */
 		char gfp_mask[64]; /* as printed, e.g. "0xcc0(GFP_KERNEL)" */
 		int order;
 		int oom_score_adj;
@@ -80,7 +81,7 @@ struct oom_report {
 	char constraint[32]; /* "CONSTRAINT_MEMCG", "CONSTRAINT_NONE", … */
 	char oom_memcg[KMSG_PATH_MAX];	/* "" when not printed */
 	char task_memcg[KMSG_PATH_MAX]; /* "" when not printed */
-	bool global;     /* not a memcg OOM (CONSTRAINT_NONE, "Out of memory:") */
+	bool global; /* not a memcg OOM (CONSTRAINT_NONE, "Out of memory:") */
 	bool group_kill; /* "Tasks in X are going to be killed due to
 			    memory.oom.group set" */
 	char group_memcg[KMSG_PATH_MAX];
@@ -94,11 +95,36 @@ struct oom_report {
 	bool stats_truncated; /* one-record stats cut by the kernel (~1 KB) */
 	struct kmsg_task *tasks;
 	size_t n_tasks;
+	unsigned task_columns; /* KMSG_COL_* present in the table header */
 	struct kmsg_victim *victims;
 	size_t n_victims;
-	bool complete;    /* trigger through "Killed process" all seen */
-	struct strbuf raw; /* the report's records as text, one per line,
-			      "<seq>,<usec>;text" (kernel/oom.txt) */
+	bool complete;	    /* trigger through "Killed process" all seen, no
+			       sequence gap */
+	struct strbuf raw;  /* the report's records, one per line, in the
+			       format they came in: "prio,seq,usec,flags;text"
+			       (newline and backslash re-escaped as \xNN) for
+			       kmsg input, "[sec.usec] text" or "text" for
+			       dmesg input; kmsg_parse_buffer() re-reads it
+			       (kernel/oom.txt) */
+	bool raw_truncated; /* raw hit its cap (KMSG_RAW_MAX) */
+};
+
+#define KMSG_RAW_MAX (4u << 20)
+
+/* Columns of the task table ("Tasks state"), as bits of task_columns. */
+enum {
+	KMSG_COL_UID = 1u << 0,
+	KMSG_COL_TGID = 1u << 1,
+	KMSG_COL_TOTAL_VM = 1u << 2,
+	KMSG_COL_RSS = 1u << 3,
+	KMSG_COL_RSS_ANON = 1u << 4,
+	KMSG_COL_RSS_FILE = 1u << 5,
+	KMSG_COL_RSS_SHMEM = 1u << 6,
+	KMSG_COL_PGTABLES_BYTES = 1u << 7,
+	KMSG_COL_SWAPENTS = 1u << 8,
+	KMSG_COL_OOM_SCORE_ADJ = 1u << 9,
+	KMSG_COL_NR_PTES = 1u << 10, /* pre-4.15: pages, kept in
+					pgtables_bytes as printed */
 };
 
 void oom_report_init(struct oom_report *r);

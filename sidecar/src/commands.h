@@ -6,3 +6,5 @@
 int cmd_pmap(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_jcmd(int argc, char **argv);
+int cmd_trim(int argc, char **argv);

@@ -18,6 +18,8 @@ static const struct command commands[] = {
 	{"run", cmd_run, "flight recorder + snapshots before the kill"},
 	{"pmap", cmd_pmap, "memory map of a process, like pmap -X"},
 	{"snapshot", cmd_snapshot, "one heavy snapshot of processes"},
+	{"jcmd", cmd_jcmd, "run a JVM diagnostic command, like the JDK's jcmd"},
+	{"trim", cmd_trim, "give a JVM's freed C heap back (trim_native_heap)"},
 };
 
 static void usage(FILE *f)

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "oomlens/fileio.h"
+#include "oomlens/jvm.h"
 #include "oomlens/procfs.h"
 #include "oomlens/smaps.h"
 #include "oomlens/snapshot.h"
@@ -168,7 +169,6 @@ static int snap_all(struct snap_ctx *c, const struct host *h, int pid,
 	_cleanup_strbuf_ struct strbuf cmdline;
 	int r;
 
-	(void)h;
 	strbuf_init(&cmdline, 128u << 10);
 	r = snap_status(c, res);
 	if (r >= 0)
@@ -179,9 +179,11 @@ static int snap_all(struct snap_ctx *c, const struct host *h, int pid,
 		r = copy_raw(c, "smaps_rollup", "smaps_rollup", NULL);
 	if (r >= 0)
 		r = snap_smaps(c, pid, &cmdline, o, res);
-	/* HOOK(jvm): JVM outputs (jvm/NAME.txt) go here, e.g.
-	 *   if (r >= 0 && !o->skip_jvm) r = jvm_snapshot(h, pid, c->dir_fd);
-	 * HOOK(ptcall): allocator.json (mallinfo2 via ptrace) goes here. */
+	/* JVM outputs (jvm/): a JVM that cannot be attached is not a failed
+	 * snapshot; jvm/attach.json records why. */
+	if (r >= 0 && !o->skip_jvm)
+		(void)jvm_snapshot(h, pid, c->dir_fd, NULL);
+	/* HOOK(ptcall): allocator.json (mallinfo2 via ptrace) goes here. */
 	if (r >= 0)
 		r = snap_meta(c, res);
 	return r;

@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kube: typed decoders and encoders for the objects oomlens reads and
+ * writes (Pod, OOMReport, OOMBundle). Pure: JSON in, structs out. */
+#include <errno.h>
+#include <string.h>
+
+#include "kube_internal.h"
+
+struct json_object *kube_json_path(struct json_object *o, const char *a,
+				   const char *b, const char *c)
+{
+	const char *keys[] = {a, b, c};
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys) && keys[i]; i++) {
+		struct json_object *v;
+
+		if (!o || !json_object_is_type(o, json_type_object) ||
+		    !json_object_object_get_ex(o, keys[i], &v))
+			return NULL;
+		o = v;
+	}
+	return o;
+}
+
+const char *kube_json_str(struct json_object *o, const char *a, const char *b,
+			  const char *c)
+{
+	o = kube_json_path(o, a, b, c);
+	if (!o || !json_object_is_type(o, json_type_string))
+		return NULL;
+	return json_object_get_string(o);
+}
+
+int kube_json_dup(struct json_object *o, const char *a, const char *b,
+		  const char *c, char **ret)
+{
+	const char *s = kube_json_str(o, a, b, c);
+
+	if (!s) {
+		*ret = NULL;
+		return 0;
+	}
+	*ret = strdup(s);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int64_t kube_json_int(struct json_object *o, const char *a, const char *b,
+		      const char *c)
+{
+	o = kube_json_path(o, a, b, c);
+	if (!o || !json_object_is_type(o, json_type_int))
+		return 0;
+	return json_object_get_int64(o);
+}
+
+int kube_json_parse(const char *buf, size_t len, struct json_object **ret)
+{
+	struct json_tokener *tok;
+	struct json_object *o;
+
+	if (!buf || len == 0 || len >= (1u << 31))
+		return -EBADMSG;
+	tok = json_tokener_new_ex(64);
+	if (!tok)
+		return -ENOMEM;
+	o = json_tokener_parse_ex(tok, buf, (int)len);
+	if (o && json_tokener_get_parse_end(tok) < len) {
+		/* only trailing whitespace may follow */
+		for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
+			if (!strchr(" \t\r\n", buf[i])) {
+				json_object_put(o);
+				o = NULL;
+				break;
+			}
+	}
+	json_tokener_free(tok);
+	if (!o)
+		return -EBADMSG;
+	*ret = o;
+	return 0;
+}
+
+static struct json_object *obj_get_object(struct json_object *o, const char *a,
+					  const char *b)
+{
+	o = kube_json_path(o, a, b, NULL);
+	if (!o || !json_object_is_type(o, json_type_object))
+		return NULL;
+	return json_object_get(o);
+}
+
+static void container_release(struct kube_container *c)
+{
+	free(c->name);
+	free(c->container_id);
+	free(c->last_terminated_reason);
+}
+
+void kube_pod_free(struct kube_pod *p)
+{
+	if (!p)
+		return;
+	free(p->name);
+	free(p->namespace);
+	free(p->uid);
+	free(p->node);
+	free(p->resource_version);
+	free(p->phase);
+	free(p->qos_class);
+	json_object_put(p->annotations);
+	json_object_put(p->labels);
+	for (size_t i = 0; i < p->n_containers; i++)
+		container_release(&p->containers[i]);
+	free(p->containers);
+	free(p);
+}
+
+static uint64_t quantity_at(struct json_object *res, const char *kind)
+{
+	const char *s = kube_json_str(res, kind, "memory", NULL);
+	uint64_t v = 0;
+
+	if (s && kube_parse_quantity(s, &v) < 0)
+		v = 0;
+	return v;
+}
+
+static int decode_container(struct json_object *spec, struct kube_container *c)
+{
+	struct json_object *res = kube_json_path(spec, "resources", NULL, NULL);
+
+	if (kube_json_dup(spec, "name", NULL, NULL, &c->name) < 0)
+		return -ENOMEM;
+	if (!c->name)
+		return -EBADMSG;
+	c->limit_memory = quantity_at(res, "limits");
+	c->request_memory = quantity_at(res, "requests");
+	return 0;
+}
+
+/* Joins status.containerStatuses[] into the containers by name. */
+static int decode_container_status(struct kube_pod *p, struct json_object *st)
+{
+	const char *name = kube_json_str(st, "name", NULL, NULL);
+	struct json_object *term;
+
+	for (size_t i = 0; name && i < p->n_containers; i++) {
+		struct kube_container *c = &p->containers[i];
+
+		if (!streq(c->name, name))
+			continue;
+		c->restart_count =
+			(int)kube_json_int(st, "restartCount", NULL, NULL);
+		term = kube_json_path(st, "lastState", "terminated", NULL);
+		c->last_exit_code =
+			(int)kube_json_int(term, "exitCode", NULL, NULL);
+		free(c->container_id);
+		free(c->last_terminated_reason);
+		if (kube_json_dup(st, "containerID", NULL, NULL,
+				  &c->container_id) < 0 ||
+		    kube_json_dup(term, "reason", NULL, NULL,
+				  &c->last_terminated_reason) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int decode_containers(struct kube_pod *p, struct json_object *obj)
+{
+	struct json_object *arr =
+		kube_json_path(obj, "spec", "containers", NULL);
+	struct json_object *sts =
+		kube_json_path(obj, "status", "containerStatuses", NULL);
+	size_t n;
+	int r;
+
+	if (!arr || !json_object_is_type(arr, json_type_array))
+		return 0;
+	n = json_object_array_length(arr);
+	p->containers = calloc(n ? n : 1, sizeof(*p->containers));
+	if (!p->containers)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		r = decode_container(json_object_array_get_idx(arr, i),
+				     &p->containers[i]);
+		p->n_containers = i + 1;
+		if (r < 0)
+			return r;
+	}
+	if (!sts || !json_object_is_type(sts, json_type_array))
+		return 0;
+	for (size_t i = 0; i < json_object_array_length(sts); i++) {
+		r = decode_container_status(p,
+					    json_object_array_get_idx(sts, i));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int kube_pod_decode(struct json_object *obj, struct kube_pod **ret)
+{
+	struct kube_pod *p;
+	const char *kind = kube_json_str(obj, "kind", NULL, NULL);
+	struct json_object *spn;
+	int r = -ENOMEM;
+
+	if ((kind && !streq(kind, "Pod")) ||
+	    !kube_json_str(obj, "metadata", "name", NULL))
+		return -EBADMSG;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	if (kube_json_dup(obj, "metadata", "name", NULL, &p->name) < 0 ||
+	    kube_json_dup(obj, "metadata", "namespace", NULL, &p->namespace) <
+		    0 ||
+	    kube_json_dup(obj, "metadata", "uid", NULL, &p->uid) < 0 ||
+	    kube_json_dup(obj, "metadata", "resourceVersion", NULL,
+			  &p->resource_version) < 0 ||
+	    kube_json_dup(obj, "spec", "nodeName", NULL, &p->node) < 0 ||
+	    kube_json_dup(obj, "status", "phase", NULL, &p->phase) < 0 ||
+	    kube_json_dup(obj, "status", "qosClass", NULL, &p->qos_class) < 0)
+		goto fail;
+	p->deleting = kube_json_path(obj, "metadata", "deletionTimestamp",
+				     NULL) != NULL;
+	spn = kube_json_path(obj, "spec", "shareProcessNamespace", NULL);
+	p->share_process_namespace =
+		spn && json_object_is_type(spn, json_type_boolean) &&
+		json_object_get_boolean(spn);
+	p->annotations = obj_get_object(obj, "metadata", "annotations");
+	p->labels = obj_get_object(obj, "metadata", "labels");
+	r = decode_containers(p, obj);
+	if (r < 0)
+		goto fail;
+	*ret = p;
+	return 0;
+fail:
+	kube_pod_free(p);
+	return r;
+}
+
+int kube_pod_parse(const char *buf, size_t len, struct kube_pod **ret)
+{
+	struct json_object *o;
+	int r = kube_json_parse(buf, len, &o);
+
+	if (r < 0)
+		return r;
+	r = kube_pod_decode(o, ret);
+	json_object_put(o);
+	return r;
+}
+
+const char *kube_pod_annotation(const struct kube_pod *p, const char *key)
+{
+	return kube_json_str(p->annotations, key, NULL, NULL);
+}
+
+void kube_pods_free(struct kube_pod **pods, size_t n)
+{
+	for (size_t i = 0; pods && i < n; i++)
+		kube_pod_free(pods[i]);
+	free(pods);
+}
+
+/* ---- building objects ---- */
+
+int kube_json_set_str(struct json_object *o, const char *key, const char *v)
+{
+	struct json_object *s;
+
+	if (!v)
+		return 0;
+	s = json_object_new_string(v);
+	if (!s || json_object_object_add(o, key, s) < 0) {
+		json_object_put(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int kube_json_set_int(struct json_object *o, const char *key, int64_t v)
+{
+	struct json_object *n = json_object_new_int64(v);
+
+	if (!n || json_object_object_add(o, key, n) < 0) {
+		json_object_put(n);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Adds a new empty object under key and returns it (borrowed). */
+struct json_object *kube_json_add_obj(struct json_object *o, const char *key)
+{
+	struct json_object *n = json_object_new_object();
+
+	if (!n || json_object_object_add(o, key, n) < 0) {
+		json_object_put(n);
+		return NULL;
+	}
+	return n;
+}
+
+static int add_owner(struct json_object *md, const struct kube_owner_ref *ow)
+{
+	struct json_object *arr, *ref;
+
+	if (!ow)
+		return 0;
+	arr = json_object_new_array();
+	ref = json_object_new_object();
+	if (!arr || !ref || json_object_array_add(arr, ref) < 0) {
+		json_object_put(arr);
+		json_object_put(ref);
+		return -ENOMEM;
+	}
+	if (json_object_object_add(md, "ownerReferences", arr) < 0) {
+		json_object_put(arr);
+		return -ENOMEM;
+	}
+	if (kube_json_set_str(ref, "apiVersion", ow->api_version) < 0 ||
+	    kube_json_set_str(ref, "kind", ow->kind) < 0 ||
+	    kube_json_set_str(ref, "name", ow->name) < 0 ||
+	    kube_json_set_str(ref, "uid", ow->uid) < 0 ||
+	    (ow->controller &&
+	     json_object_object_add(ref, "controller",
+				    json_object_new_boolean(1)) < 0))
+		return -ENOMEM;
+	return 0;
+}
+
+/* {"apiVersion","kind","metadata":{name,namespace,labels,owner}} */
+struct json_object *kube_object_new(const struct kube_resource *res,
+				    const char *name, const char *ns,
+				    struct json_object *labels,
+				    const struct kube_owner_ref *owner)
+{
+	struct json_object *o = json_object_new_object(), *md;
+	char api[128];
+
+	if (!o)
+		return NULL;
+	if (res->group && *res->group)
+		snprintf(api, sizeof(api), "%s/%s", res->group, res->version);
+	else
+		snprintf(api, sizeof(api), "%s", res->version);
+	md = json_object_new_object();
+	if (!md || json_object_object_add(o, "metadata", md) < 0) {
+		json_object_put(md);
+		goto fail;
+	}
+	if (kube_json_set_str(o, "apiVersion", api) < 0 ||
+	    kube_json_set_str(o, "kind", res->kind) < 0 ||
+	    kube_json_set_str(md, "name", name) < 0 ||
+	    kube_json_set_str(md, "namespace", ns) < 0 ||
+	    add_owner(md, owner) < 0)
+		goto fail;
+	if (labels &&
+	    json_object_object_add(md, "labels", json_object_get(labels)) < 0) {
+		json_object_put(labels);
+		goto fail;
+	}
+	return o;
+fail:
+	json_object_put(o);
+	return NULL;
+}
+
+static int oomreport_spec(struct json_object *spec,
+			  const struct kube_oomreport *r)
+{
+	struct json_object *proc = kube_json_add_obj(spec, "process");
+
+	if (!proc || kube_json_set_str(spec, "pod", r->pod) < 0 ||
+	    kube_json_set_str(spec, "podUID", r->pod_uid) < 0 ||
+	    kube_json_set_str(spec, "container", r->container) < 0 ||
+	    kube_json_set_str(spec, "containerID", r->container_id) < 0 ||
+	    kube_json_set_str(spec, "node", r->node) < 0 ||
+	    kube_json_set_str(spec, "killedAt", r->killed_at) < 0 ||
+	    kube_json_set_int(proc, "pid", r->pid) < 0 ||
+	    kube_json_set_str(proc, "comm", r->comm) < 0 ||
+	    kube_json_set_int(proc, "anonRSS", r->anon_rss) < 0 ||
+	    kube_json_set_int(proc, "fileRSS", r->file_rss) < 0 ||
+	    kube_json_set_int(proc, "shmemRSS", r->shmem_rss) < 0 ||
+	    kube_json_set_int(spec, "limit", r->limit) < 0 ||
+	    kube_json_set_int(spec, "usage", r->usage) < 0 ||
+	    kube_json_set_str(spec, "verdict", r->verdict) < 0 ||
+	    kube_json_set_str(spec, "summary", r->summary) < 0 ||
+	    kube_json_set_str(spec, "bundle", r->bundle) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+struct json_object *kube_oomreport_encode(const struct kube_oomreport *r,
+					  const struct kube_owner_ref *owner)
+{
+	struct json_object *o, *spec;
+
+	o = kube_object_new(&kube_res_oomreports, r->name, r->namespace,
+			    r->labels, owner);
+	if (!o)
+		return NULL;
+	spec = kube_json_add_obj(o, "spec");
+	if (!spec || oomreport_spec(spec, r) < 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+void kube_oomreport_free(struct kube_oomreport *r)
+{
+	if (!r)
+		return;
+	free(r->name);
+	free(r->namespace);
+	free(r->uid);
+	free(r->resource_version);
+	free(r->pod);
+	free(r->pod_uid);
+	free(r->container);
+	free(r->container_id);
+	free(r->node);
+	free(r->killed_at);
+	free(r->comm);
+	free(r->verdict);
+	free(r->summary);
+	free(r->bundle);
+	free(r->phase);
+	json_object_put(r->labels);
+	free(r);
+}
+
+static int oomreport_strings(struct json_object *o, struct kube_oomreport *r)
+{
+	const struct {
+		const char *a, *b, *c;
+		char **dst;
+	} f[] = {
+		{"metadata", "name", NULL, &r->name},
+		{"metadata", "namespace", NULL, &r->namespace},
+		{"metadata", "uid", NULL, &r->uid},
+		{"metadata", "resourceVersion", NULL, &r->resource_version},
+		{"spec", "pod", NULL, &r->pod},
+		{"spec", "podUID", NULL, &r->pod_uid},
+		{"spec", "container", NULL, &r->container},
+		{"spec", "containerID", NULL, &r->container_id},
+		{"spec", "node", NULL, &r->node},
+		{"spec", "killedAt", NULL, &r->killed_at},
+		{"spec", "process", "comm", &r->comm},
+		{"spec", "verdict", NULL, &r->verdict},
+		{"spec", "summary", NULL, &r->summary},
+		{"spec", "bundle", NULL, &r->bundle},
+		{"status", "phase", NULL, &r->phase},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++)
+		if (kube_json_dup(o, f[i].a, f[i].b, f[i].c, f[i].dst) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+int kube_oomreport_decode(struct json_object *obj, struct kube_oomreport **ret)
+{
+	struct kube_oomreport *r;
+	const char *kind = kube_json_str(obj, "kind", NULL, NULL);
+
+	if ((kind && !streq(kind, "OOMReport")) ||
+	    !kube_json_str(obj, "metadata", "name", NULL))
+		return -EBADMSG;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	if (oomreport_strings(obj, r) < 0) {
+		kube_oomreport_free(r);
+		return -ENOMEM;
+	}
+	r->pid = kube_json_int(obj, "spec", "process", "pid");
+	r->anon_rss = kube_json_int(obj, "spec", "process", "anonRSS");
+	r->file_rss = kube_json_int(obj, "spec", "process", "fileRSS");
+	r->shmem_rss = kube_json_int(obj, "spec", "process", "shmemRSS");
+	r->limit = kube_json_int(obj, "spec", "limit", NULL);
+	r->usage = kube_json_int(obj, "spec", "usage", NULL);
+	r->labels = obj_get_object(obj, "metadata", "labels");
+	*ret = r;
+	return 0;
+}
+
+void kube_oomreports_free(struct kube_oomreport **r, size_t n)
+{
+	for (size_t i = 0; r && i < n; i++)
+		kube_oomreport_free(r[i]);
+	free(r);
+}
+
+struct json_object *kube_oombundle_encode(const struct kube_oombundle *b,
+					  const struct kube_owner_ref *owner)
+{
+	struct json_object *o, *spec, *data;
+	_cleanup_strbuf_ struct strbuf sb;
+	size_t len;
+	char *s;
+
+	strbuf_init(&sb, 0);
+	if (kube_base64_encode(b->data, b->size, &sb) < 0)
+		return NULL;
+	o = kube_object_new(&kube_res_oombundles, b->name, b->namespace,
+			    b->labels, owner);
+	if (!o)
+		return NULL;
+	spec = kube_json_add_obj(o, "spec");
+	s = strbuf_detach(&sb, &len);
+	data = s ? json_object_new_string_len(s, (int)len) : NULL;
+	free(s);
+	if (!spec || !data || json_object_object_add(spec, "data", data) < 0 ||
+	    kube_json_set_str(spec, "sha256", b->sha256 ? b->sha256 : "") < 0 ||
+	    kube_json_set_int(spec, "size", (int64_t)b->size) < 0) {
+		json_object_put(data);
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+void kube_oombundle_free(struct kube_oombundle *b)
+{
+	if (!b)
+		return;
+	free(b->name);
+	free(b->namespace);
+	free(b->uid);
+	free(b->resource_version);
+	free(b->data);
+	free(b->sha256);
+	json_object_put(b->labels);
+	free(b);
+}
+
+int kube_oombundle_decode(struct json_object *obj, struct kube_oombundle **ret)
+{
+	struct kube_oombundle *b;
+	struct json_object *d = kube_json_path(obj, "spec", "data", NULL);
+	int r;
+
+	if (!kube_json_str(obj, "metadata", "name", NULL) || !d ||
+	    !json_object_is_type(d, json_type_string))
+		return -EBADMSG;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	r = kube_base64_decode(json_object_get_string(d),
+			       (size_t)json_object_get_string_len(d), &b->data,
+			       &b->size);
+	if (r == 0 &&
+	    (int64_t)b->size != kube_json_int(obj, "spec", "size", NULL))
+		r = -EBADMSG;
+	if (r == 0 &&
+	    (kube_json_dup(obj, "metadata", "name", NULL, &b->name) < 0 ||
+	     kube_json_dup(obj, "metadata", "namespace", NULL, &b->namespace) <
+		     0 ||
+	     kube_json_dup(obj, "metadata", "uid", NULL, &b->uid) < 0 ||
+	     kube_json_dup(obj, "metadata", "resourceVersion", NULL,
+			   &b->resource_version) < 0 ||
+	     kube_json_dup(obj, "spec", "sha256", NULL, &b->sha256) < 0))
+		r = -ENOMEM;
+	if (r < 0) {
+		kube_oombundle_free(b);
+		return r;
+	}
+	b->labels = obj_get_object(obj, "metadata", "labels");
+	*ret = b;
+	return 0;
+}

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kube: list-then-watch that never misses or repeats a change. A map of
+ * what was delivered (namespace/name → resourceVersion) filters the
+ * replays of a resumed watch and turns a relist (after a 410) into the
+ * ADDED / MODIFIED / DELETED that happened meanwhile. */
+#include <errno.h>
+#include <string.h>
+
+#include "kube_internal.h"
+
+struct watch {
+	struct kube_client *c;
+	const struct kube_watch_options *o;
+	struct kube_watch_stats st;
+	struct json_object *store; /* key → minimal object {metadata…} */
+	struct kube_line_splitter split;
+	char rv[32];
+	bool expired; /* an ERROR 410 event came */
+	bool lost;    /* an event was dropped (oversized): relist */
+	int stop;     /* fn's stop value */
+	struct kube_error ev_err;
+	bool ev_failed; /* an ERROR event other than 410 */
+	uint64_t rnd;
+};
+
+static void publish_stats(struct watch *w)
+{
+	strlcpy_safe(w->st.resource_version, w->rv, sizeof(w->rv));
+	if (w->o->stats)
+		*w->o->stats = w->st;
+}
+
+static int object_key(struct json_object *obj, char *buf, size_t size)
+{
+	const char *ns = kube_json_str(obj, "metadata", "namespace", NULL);
+	const char *name = kube_json_str(obj, "metadata", "name", NULL);
+
+	if (!name)
+		return -EBADMSG;
+	if ((size_t)snprintf(buf, size, "%s/%s", ns ? ns : "", name) >= size)
+		return -E2BIG;
+	return 0;
+}
+
+/* {kind, apiVersion, metadata:{name, namespace, uid, resourceVersion}} */
+static struct json_object *minimal(struct json_object *obj)
+{
+	static const char *const keys[] = {"name", "namespace", "uid",
+					   "resourceVersion"};
+	struct json_object *m = json_object_new_object(), *md;
+
+	if (!m)
+		return NULL;
+	md = kube_json_add_obj(m, "metadata");
+	if (!md ||
+	    kube_json_set_str(m, "kind",
+			      kube_json_str(obj, "kind", NULL, NULL)) < 0 ||
+	    kube_json_set_str(m, "apiVersion",
+			      kube_json_str(obj, "apiVersion", NULL, NULL)) <
+		    0) {
+		json_object_put(m);
+		return NULL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (kube_json_set_str(md, keys[i],
+				      kube_json_str(obj, "metadata", keys[i],
+						    NULL)) < 0) {
+			json_object_put(m);
+			return NULL;
+		}
+	return m;
+}
+
+static int deliver(struct watch *w, enum kube_event_type t,
+		   struct json_object *obj)
+{
+	int r;
+
+	w->st.events++;
+	r = w->o->fn ? w->o->fn(w->o->userdata, t, obj) : 0;
+	if (r < 0)
+		w->stop = r;
+	return r;
+}
+
+/* Applies one change to the store and delivers it unless it is a
+ * replay of something already delivered. */
+static int apply_change(struct watch *w, struct json_object *store,
+			enum kube_event_type t, struct json_object *obj)
+{
+	const char *rv =
+		kube_json_str(obj, "metadata", "resourceVersion", NULL);
+	struct json_object *prev = NULL, *m;
+	const char *prv;
+	char key[512];
+
+	if (object_key(obj, key, sizeof(key)) < 0)
+		return 0; /* nameless: not ours to track */
+	json_object_object_get_ex(store, key, &prev);
+	prv = kube_json_str(prev, "metadata", "resourceVersion", NULL);
+	if (t == KUBE_EVENT_DELETED) {
+		if (!prev)
+			return 0;
+		json_object_object_del(store, key);
+		return deliver(w, t, obj);
+	}
+	if (prev && prv && rv && streq(prv, rv))
+		return 0;
+	m = minimal(obj);
+	if (!m || json_object_object_add(store, key, m) < 0) {
+		json_object_put(m);
+		return -ENOMEM;
+	}
+	return deliver(w, prev ? KUBE_EVENT_MODIFIED : KUBE_EVENT_ADDED, obj);
+}
+
+static int relist(struct watch *w, struct kube_error *err)
+{
+	const struct kube_watch_options *o = w->o;
+	struct kube_list_options lo = {.label_selector = o->label_selector,
+				       .field_selector = o->field_selector,
+				       .limit = 500,
+				       .all_pages = true};
+	struct json_object *list, *items, *fresh;
+	const char *rv;
+	int r = 0;
+
+	r = kube_list(w->c, &o->call, &lo, &list, err);
+	w->st.relists++;
+	if (r < 0)
+		return r;
+	fresh = json_object_new_object();
+	json_object_object_get_ex(list, "items", &items);
+	for (size_t i = 0;
+	     fresh && r >= 0 && i < json_object_array_length(items); i++) {
+		struct json_object *it = json_object_array_get_idx(items, i);
+		char key[512];
+
+		r = apply_change(w, w->store, KUBE_EVENT_ADDED, it);
+		if (r >= 0 && object_key(it, key, sizeof(key)) == 0) {
+			struct json_object *m;
+
+			if (json_object_object_get_ex(w->store, key, &m))
+				json_object_object_add(fresh, key,
+						       json_object_get(m));
+		}
+	}
+	/* what the store has and the list lacks was deleted meanwhile */
+	json_object_object_foreach (w->store, key, val) {
+		if (r < 0 || !fresh)
+			break;
+		if (!json_object_object_get_ex(fresh, key, NULL))
+			r = deliver(w, KUBE_EVENT_DELETED, val);
+	}
+	rv = kube_json_str(list, "metadata", "resourceVersion", NULL);
+	strlcpy_safe(w->rv, rv ? rv : "", sizeof(w->rv));
+	json_object_put(list);
+	if (!fresh)
+		return -ENOMEM;
+	json_object_put(w->store);
+	w->store = fresh;
+	return r < 0 ? r : 0;
+}
+
+static int on_event(struct watch *w, struct kube_watch_event *ev)
+{
+	long code;
+
+	switch (ev->type) {
+	case KUBE_EVENT_ERROR:
+		code = (long)kube_json_int(ev->object, "code", NULL, NULL);
+		if (code == 410) {
+			w->expired = true;
+			w->st.expired++;
+		} else {
+			const char *s = json_object_to_json_string(ev->object);
+
+			kube_status_parse(s, strlen(s), code ? code : 500,
+					  &w->ev_err);
+			w->ev_failed = true;
+		}
+		return -ESTALE; /* ends this stream */
+	case KUBE_EVENT_BOOKMARK:
+		w->st.bookmarks++;
+		break;
+	default:
+		if (apply_change(w, w->store, ev->type, ev->object) < 0)
+			return w->stop ? w->stop : -ENOMEM;
+	}
+	if (ev->resource_version[0])
+		strlcpy_safe(w->rv, ev->resource_version, sizeof(w->rv));
+	publish_stats(w);
+	return 0;
+}
+
+static int on_line(const char *line, size_t len, void *ud)
+{
+	struct watch *w = ud;
+	struct kube_watch_event ev;
+	int r;
+
+	if (!line) {
+		w->lost = true; /* oversized: the relist will bring it */
+		return 0;
+	}
+	if (kube_watch_event_parse(line, len, &ev) < 0) {
+		w->lost = true;
+		return 0;
+	}
+	r = on_event(w, &ev);
+	kube_watch_event_release(&ev);
+	return r;
+}
+
+static int on_data(const char *data, size_t len, void *ud)
+{
+	struct watch *w = ud;
+
+	return kube_line_splitter_feed(&w->split, data, len, on_line, w);
+}
+
+static int watch_once(struct watch *w, struct kube_error *err)
+{
+	const struct kube_watch_options *o = w->o;
+	_cleanup_strbuf_ struct strbuf path;
+	struct kube_request r = {.method = "GET", .cancel = o->call.cancel};
+	char tmo[16];
+	int ret;
+
+	strbuf_init(&path, 8192);
+	snprintf(tmo, sizeof(tmo), "%u", o->timeout_s ? o->timeout_s : 300);
+	ret = kube_call_path(w->c, &o->call, &path);
+	if (ret == 0)
+		ret = kube_query_add(&path, "watch", "1");
+	if (ret == 0)
+		ret = kube_query_add(&path, "resourceVersion", w->rv);
+	if (ret == 0 && !o->no_bookmarks)
+		ret = kube_query_add(&path, "allowWatchBookmarks", "true");
+	if (ret == 0)
+		ret = kube_query_add(&path, "timeoutSeconds", tmo);
+	if (ret == 0)
+		ret = kube_query_add(&path, "labelSelector", o->label_selector);
+	if (ret == 0)
+		ret = kube_query_add(&path, "fieldSelector", o->field_selector);
+	if (ret < 0)
+		return ret;
+	r.path = path.buf;
+	strbuf_reset(&w->split.buf);
+	w->split.overflow = false;
+	w->st.connects++;
+	return kube_request_stream(w->c, &r, on_data, w, err);
+}
+
+static uint64_t backoff_us(struct watch *w, unsigned failures)
+{
+	uint64_t lo = w->o->backoff_min_ms ? w->o->backoff_min_ms : 200;
+	uint64_t hi = w->o->backoff_max_ms ? w->o->backoff_max_ms : 30000;
+	uint64_t ms = lo;
+
+	for (unsigned i = 1; i < failures && ms < hi; i++)
+		ms *= 2;
+	if (ms > hi)
+		ms = hi;
+	w->rnd ^= w->rnd << 13;
+	w->rnd ^= w->rnd >> 7;
+	w->rnd ^= w->rnd << 17;
+	/* ±25 % jitter so that many agents do not reconnect in step */
+	return ms * 1000 * (750 + w->rnd % 501) / 1000;
+}
+
+/* One round: relist when needed, then one watch request. Returns 0 to go
+ * on at once, 1 to go on after a backoff, < 0 to stop. */
+static int round_once(struct watch *w, bool *need_list, struct kube_error *e)
+{
+	int r;
+
+	if (*need_list) {
+		r = relist(w, e);
+		publish_stats(w);
+		if (w->stop)
+			return w->stop;
+		if (r == -ECANCELED)
+			return r;
+		if (r < 0)
+			return 1;
+		*need_list = false;
+	}
+	w->expired = w->lost = w->ev_failed = false;
+	r = watch_once(w, e);
+	if (w->stop)
+		return w->stop;
+	if (r == -ECANCELED)
+		return r;
+	if (w->ev_failed) {
+		*e = w->ev_err;
+		return 1;
+	}
+	if (w->expired || w->lost || r == -ESTALE) {
+		if (r == -ESTALE && !w->expired)
+			w->st.expired++;
+		*need_list = true;
+		return w->lost ? 1 : 0;
+	}
+	return r < 0 ? 1 : 0;
+}
+
+int kube_watch(struct kube_client *c, const struct kube_watch_options *o,
+	       struct kube_error *err)
+{
+	struct watch w = {.c = c, .o = o};
+	struct kube_error e = {0};
+	bool need_list = true;
+	unsigned failures = 0;
+	int r;
+
+	if (!o || !o->call.res)
+		return -EINVAL;
+	w.rnd = now_monotonic_us() | 1;
+	w.store = json_object_new_object();
+	if (!w.store)
+		return -ENOMEM;
+	kube_line_splitter_init(&w.split, o->max_event);
+	for (;;) {
+		r = round_once(&w, &need_list, &e);
+		publish_stats(&w);
+		if (r < 0)
+			break;
+		failures = r ? failures + 1 : 0;
+		if (o->max_failures && failures >= o->max_failures) {
+			r = e.code ? e.code : -EIO;
+			break;
+		}
+		if (r) {
+			uint64_t us = backoff_us(&w, failures);
+
+			if (e.retry_after_s &&
+			    e.retry_after_s * 1000000ull > us)
+				us = e.retry_after_s * 1000000ull;
+			r = kube_client_sleep(c, o->call.cancel, us);
+		}
+		if (r < 0)
+			break;
+	}
+	if (err && r == -ECANCELED)
+		kube_error_set(err, r, "cancelled");
+	else if (err && r < 0)
+		*err = e;
+	kube_line_splitter_release(&w.split);
+	json_object_put(w.store);
+	return r;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One round of the flight recorder: who is in the cgroup, what each
+ * process holds, the cgroup's usage and limit. */
+#include <fcntl.h>
+
+#include "oomlens/fileio.h"
+#include "oomlens/parse.h"
+#include "oomlens/procfs.h"
+#include "oomlens/util.h"
+#include "run.h"
+
+/* Reads cgroup.procs of the watched cgroup into pids. */
+static int cgroup_pids(struct run_state *st, int *pids, size_t *n)
+{
+	_cleanup_strbuf_ struct strbuf sb;
+	const char *rel = st->cfg->cgroup;
+	char path[4096];
+	const char *p;
+	int r;
+
+	while (*rel == '/')
+		rel++;
+	snprintf(path, sizeof(path), "%s%scgroup.procs", rel, *rel ? "/" : "");
+	strbuf_init(&sb, 1u << 20);
+	r = read_file_at(st->fs.mem_fd, path, 1u << 20, &sb);
+	if (r < 0 && r != -E2BIG)
+		return r;
+	*n = 0;
+	for (p = sb.buf; *p && *n < RUN_MAX_PIDS;) {
+		uint64_t v;
+
+		if (scan_u64(&p, &v) == 0 && v > 0 && v <= INT32_MAX)
+			pids[(*n)++] = (int)v;
+		while (*p && *p != '\n')
+			p++;
+		while (*p == '\n')
+			p++;
+	}
+	return 0;
+}
+
+/* Samples one pid; 0 with *ret filled, -ESRCH when it is gone. */
+static int sample_pid(struct run_state *st, int pid, uint64_t t_us,
+		      struct rec_proc_sample *ret)
+{
+	_cleanup_close_ int fd = host_open_pid(&st->h, pid);
+	struct proc_status ps;
+	int r;
+
+	if (fd < 0)
+		return fd;
+	r = procfs_read_status(fd, &ps);
+	if (r < 0)
+		return r;
+	if (!ps.has_mm)
+		return -ESRCH; /* zombie: its memory is gone already */
+	if (!recorder_proc_alive(&st->rec, pid)) {
+		_cleanup_strbuf_ struct strbuf cmd;
+
+		strbuf_init(&cmd, 4096);
+		(void)procfs_read_cmdline(fd, st->cfg->redact, &cmd);
+		r = recorder_proc_seen(&st->rec, pid, ps.name, cmd.buf, t_us);
+		st->manifest_dirty = true;
+	} else {
+		r = recorder_proc_seen(&st->rec, pid, NULL, NULL, t_us);
+	}
+	*ret = (struct rec_proc_sample){
+		.pid = pid,
+		.threads = ps.threads,
+		.rss_kb = ps.vm_rss_kb,
+		.anon_kb = ps.rss_anon_kb,
+		.file_kb = ps.rss_file_kb,
+		.shmem_kb = ps.rss_shmem_kb,
+		.swap_kb = ps.vm_swap_kb,
+	};
+	return r;
+}
+
+static void note_ended(struct run_state *st, const int *now, size_t n,
+		       uint64_t t_us)
+{
+	for (size_t i = 0; i < st->n_alive; i++) {
+		bool found = false;
+
+		for (size_t k = 0; k < n && !found; k++)
+			found = now[k] == st->alive[i];
+		if (!found) {
+			recorder_proc_ended(&st->rec, st->alive[i], t_us);
+			st->manifest_dirty = true;
+		}
+	}
+	memcpy(st->alive, now, n * sizeof(*now));
+	st->n_alive = n;
+}
+
+static void cgroup_usage(struct run_state *st, struct rec_sample *s)
+{
+	struct cgroup_state cs = {0};
+	int r;
+
+	if (!st->have_fs)
+		return;
+	r = cgroup_read_state(&st->fs, st->cfg->cgroup, &cs);
+	if (r == -ENOENT)
+		st->cgroup_gone = true;
+	if (r < 0)
+		return;
+	if (cs.usage.state == CGV_OK)
+		s->usage = cs.usage.v;
+	if (cs.limit.state == CGV_OK)
+		s->limit = cs.limit.v;
+	cgroup_state_release(&cs);
+}
+
+int run_sample(struct run_state *st)
+{
+	_cleanup_free_ int *pids = calloc(RUN_MAX_PIDS, sizeof(int));
+	_cleanup_free_ int *ok = calloc(RUN_MAX_PIDS, sizeof(int));
+	struct rec_sample s = {.t_us = now_realtime_us(),
+			       .mono_us = now_monotonic_us()};
+	size_t n = 0, n_ok = 0;
+	uint64_t rss_sum = 0;
+	int r = 0;
+
+	if (!pids || !ok)
+		return -ENOMEM;
+	if (st->cfg->cgroup) {
+		r = cgroup_pids(st, pids, &n);
+		if (r == -ENOENT)
+			st->cgroup_gone = true;
+	} else {
+		memcpy(pids, st->cfg->pids, st->cfg->n_pids * sizeof(int));
+		n = st->cfg->n_pids;
+	}
+	s.procs = calloc(n ? n : 1, sizeof(*s.procs));
+	if (!s.procs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		r = sample_pid(st, pids[i], s.t_us, &s.procs[n_ok]);
+		if (r == -ENOMEM) {
+			free(s.procs);
+			return r;
+		}
+		if (r < 0)
+			continue;
+		rss_sum += s.procs[n_ok].rss_kb << 10;
+		ok[n_ok++] = pids[i];
+	}
+	s.n_procs = n_ok;
+	note_ended(st, ok, n_ok, s.t_us);
+	s.usage = rss_sum;
+	cgroup_usage(st, &s);
+	if (st->cfg->limit)
+		s.limit = st->cfg->limit;
+	st->timeline_dirty = true;
+	return recorder_add(&st->rec, &s);
+}

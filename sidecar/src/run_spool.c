@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The spool: manifest.json, timeline.json (atomic rewrites) and
+ * snapshots/<time>/ (made under a .tmp name, renamed when complete, the
+ * newest RUN_KEEP_SNAPSHOTS kept). The agent reads it (spool.h). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "oomlens/fileio.h"
+#include "oomlens/log.h"
+#include "oomlens/snapshot.h"
+#include "oomlens/spool.h"
+#include "oomlens/util.h"
+#include "run.h"
+
+static int write_json_at(int dirfd, const char *path, struct json_object *o)
+{
+	const char *s;
+	int r;
+
+	if (!o)
+		return -ENOMEM;
+	s = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	r = s ? write_file_atomic_at(dirfd, path, s, strlen(s), 0644) : -ENOMEM;
+	json_object_put(o);
+	return r;
+}
+
+/* Removes snapshot directories left half-written by a previous run. */
+static void remove_stale_tmp(int snap_fd)
+{
+	int fd = fcntl(snap_fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		closep(&fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (strstr(de->d_name, ".tmp"))
+			(void)rm_rf_at(snap_fd, de->d_name);
+	closedir(d);
+}
+
+int run_spool_open(struct run_state *st)
+{
+	_cleanup_close_ int snap_fd = -1;
+	int r = mkdir_p_at(AT_FDCWD, st->cfg->spool, 0755);
+
+	if (r < 0)
+		return r;
+	st->spool_fd = open(st->cfg->spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (st->spool_fd < 0)
+		return -errno;
+	r = mkdir_p_at(st->spool_fd, SPOOL_SNAPSHOTS_DIR, 0755);
+	if (r < 0)
+		return r;
+	snap_fd = openat(st->spool_fd, SPOOL_SNAPSHOTS_DIR,
+			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (snap_fd >= 0)
+		remove_stale_tmp(snap_fd);
+	return 0;
+}
+
+int run_write_manifest(struct run_state *st)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *pids = json_object_new_array();
+	struct json_object *th = json_object_new_array();
+	const struct run_cfg *c = st->cfg;
+
+	if (!o || !pids || !th) {
+		json_object_put(o);
+		json_object_put(pids);
+		json_object_put(th);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < st->n_alive; i++)
+		json_object_array_add(pids, json_object_new_int(st->alive[i]));
+	for (size_t i = 0; i < c->th.n; i++)
+		json_object_array_add(th,
+				      json_object_new_int((int)c->th.pct[i]));
+	json_object_object_add(o, "schema",
+			       json_object_new_string(SPOOL_SCHEMA));
+	json_object_object_add(o, "cgroup",
+			       c->cgroup ? json_object_new_string(c->cgroup)
+					 : NULL);
+	json_object_object_add(
+		o, "cgroup_mode",
+		json_object_new_int(st->have_fs ? (int)st->fs.mode : 0));
+	json_object_object_add(o, "pids", pids);
+	json_object_object_add(o, "thresholds", th);
+	json_object_object_add(o, "interval_ms",
+			       json_object_new_int((int)c->interval_ms));
+	json_object_object_add(o, "limit", json_object_new_uint64(c->limit));
+	json_object_object_add(o, "sidecar_pid", json_object_new_int(getpid()));
+	json_object_object_add(o, "started_ms",
+			       json_object_new_uint64(st->started_us / 1000));
+	json_object_object_add(
+		o, "updated_ms",
+		json_object_new_uint64(now_realtime_us() / 1000));
+	st->manifest_dirty = false;
+	return write_json_at(st->spool_fd, SPOOL_MANIFEST, o);
+}
+
+int run_write_timeline(struct run_state *st)
+{
+	struct json_object *o = recorder_timeline_json(
+		&st->rec, st->cfg->cgroup, st->cfg->interval_ms);
+
+	st->timeline_dirty = false;
+	st->last_timeline_mono_us = now_monotonic_us();
+	return write_json_at(st->spool_fd, SPOOL_TIMELINE, o);
+}
+
+static void time_name(uint64_t t_us, char *buf, size_t size)
+{
+	time_t sec = (time_t)(t_us / 1000000);
+	struct tm tm;
+	char base[32];
+
+	gmtime_r(&sec, &tm);
+	strftime(base, sizeof(base), "%Y%m%dT%H%M%S", &tm);
+	snprintf(buf, size, "%s.%03uZ", base, (unsigned)(t_us / 1000 % 1000));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Keeps the newest `keep` complete snapshot directories (names sort by
+ * time). */
+static void prune(int snap_fd, size_t keep)
+{
+	int fd = fcntl(snap_fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	char *names[256];
+	size_t n = 0;
+	struct dirent *de;
+
+	if (!d) {
+		closep(&fd);
+		return;
+	}
+	while ((de = readdir(d)) && n < ARRAY_SIZE(names))
+		if (de->d_name[0] != '.' && !strstr(de->d_name, ".tmp"))
+			names[n] = strdup(de->d_name), n += !!names[n];
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		if (i + keep < n)
+			(void)rm_rf_at(snap_fd, names[i]);
+		free(names[i]);
+	}
+}
+
+static int snapshot_meta(int dir_fd, const char *reason,
+			 const struct rec_sample *s, struct json_object *pids)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o) {
+		json_object_put(pids);
+		return -ENOMEM;
+	}
+	json_object_object_add(o, "reason", json_object_new_string(reason));
+	json_object_object_add(
+		o, "t_ms", json_object_new_uint64(now_realtime_us() / 1000));
+	json_object_object_add(o, "usage",
+			       json_object_new_uint64(s ? s->usage : 0));
+	json_object_object_add(o, "limit",
+			       json_object_new_uint64(s ? s->limit : 0));
+	json_object_object_add(o, "pids", pids);
+	return write_json_at(dir_fd, "snapshot.json", o);
+}
+
+static int snapshot_into(struct run_state *st, int dir_fd, const char *reason)
+{
+	const struct rec_sample *last = recorder_sample(
+		&st->rec, st->rec.count ? st->rec.count - 1 : 0);
+	struct snapshot_opts o = {.no_redact = !st->cfg->redact};
+	struct json_object *pids = json_object_new_array();
+	_cleanup_close_ int proc_fd = -1;
+	int r = mkdir_p_at(dir_fd, SPOOL_PROCESSES_DIR, 0755);
+
+	if (r < 0 || !pids) {
+		json_object_put(pids);
+		return r < 0 ? r : -ENOMEM;
+	}
+	proc_fd = openat(dir_fd, SPOOL_PROCESSES_DIR,
+			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (size_t i = 0; proc_fd >= 0 && i < st->n_alive; i++) {
+		struct snapshot_result res;
+
+		r = snapshot_process(&st->h, st->alive[i], proc_fd, &o, &res);
+		if (r < 0) {
+			log_warn("snapshot of pid %d failed: %s, ignoring",
+				 st->alive[i], strerror(-r));
+			continue;
+		}
+		json_object_array_add(pids, json_object_new_int(res.pid));
+	}
+	return snapshot_meta(dir_fd, reason, last, pids);
+}
+
+int run_take_snapshot(struct run_state *st, const char *reason)
+{
+	_cleanup_close_ int snap_fd = -1, dir_fd = -1;
+	char name[64], tmp[80], rel[128];
+	uint64_t t = now_realtime_us();
+	const struct rec_sample *last;
+	int r;
+
+	snap_fd = openat(st->spool_fd, SPOOL_SNAPSHOTS_DIR,
+			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (snap_fd < 0)
+		return -errno;
+	time_name(t, name, sizeof(name));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	if (mkdirat(snap_fd, tmp, 0755) < 0)
+		return -errno;
+	dir_fd = openat(snap_fd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r = dir_fd < 0 ? -errno : snapshot_into(st, dir_fd, reason);
+	if (r >= 0 && renameat(snap_fd, tmp, snap_fd, name) < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)rm_rf_at(snap_fd, tmp);
+		return r;
+	}
+	prune(snap_fd, RUN_KEEP_SNAPSHOTS);
+	last = recorder_sample(&st->rec, st->rec.count - 1);
+	snprintf(rel, sizeof(rel), "%s/%s", SPOOL_SNAPSHOTS_DIR, name);
+	st->timeline_dirty = true;
+	return recorder_note_snapshot(&st->rec, t, now_monotonic_us(), reason,
+				      rel, last ? last->usage : 0,
+				      last ? last->limit : 0);
+}

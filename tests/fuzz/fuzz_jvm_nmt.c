@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Fuzz target for the jcmd reply parsers: NMT summary, GC.heap_info,
+ * malloc_info XML, and the hsperfdata reader. Each sees the same bytes
+ * (not NUL-terminated); JSON rendering runs on whatever parsed. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "oomlens/jvm.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void render(int (*fn)(const void *, struct strbuf *), const void *v)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb, 1u << 20);
+	if (fn(v, &sb) < 0 && sb.len > sb.max)
+		abort();
+	strbuf_release(&sb);
+}
+
+static int nmt_json(const void *v, struct strbuf *sb)
+{
+	return jvm_nmt_to_json(v, sb);
+}
+
+static int heap_json(const void *v, struct strbuf *sb)
+{
+	return jvm_heap_info_to_json(v, sb);
+}
+
+static int mi_json(const void *v, struct strbuf *sb)
+{
+	return jvm_malloc_info_to_json(v, sb);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct jvm_nmt nmt;
+	static struct jvm_heap_info heap;
+	static struct jvm_malloc_info mi;
+	const char *buf = (const char *)data;
+	char caps[80];
+
+	if (jvm_parse_nmt(buf, size, &nmt) == 0)
+		render(nmt_json, &nmt);
+	if (jvm_parse_heap_info(buf, size, &heap) == 0)
+		render(heap_json, &heap);
+	if (jvm_parse_malloc_info(buf, size, &mi) == 0)
+		render(mi_json, &mi);
+	jvm_perfdata_string(data, size, "sun.rt.jvmCapabilities", caps,
+			    sizeof(caps));
+	return 0;
+}

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* jvm parsers on real jcmd outputs of JDK 17 and 25 (tests/fixtures/jvm/)
+ * and on malformed input. No live JVM, no /proc. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+
+#include "oomlens/fileio.h"
+#include "oomlens/jvm.h"
+
+#define KB 1024ull
+#define FIX "tests/fixtures/jvm/"
+
+static struct strbuf fixture(const char *name)
+{
+	struct strbuf sb;
+	char path[256];
+
+	strbuf_init(&sb, 1u << 20);
+	snprintf(path, sizeof(path), FIX "%s", name);
+	cr_assert_eq(read_file_at(AT_FDCWD, path, 1u << 20, &sb), 0,
+		     "fixture %s", path);
+	return sb;
+}
+
+static const struct jvm_nmt_category *cat(const struct jvm_nmt *n,
+					  const char *name)
+{
+	for (size_t i = 0; i < n->n_categories; i++)
+		if (streq(n->categories[i].name, name))
+			return &n->categories[i];
+	cr_assert_fail("no category '%s'", name);
+	return NULL;
+}
+
+/* |total committed - sum of the categories|: KB rounding only. */
+static uint64_t sum_diff(const struct jvm_nmt *n)
+{
+	uint64_t s = 0;
+
+	for (size_t i = 0; i < n->n_categories; i++)
+		s += n->categories[i].committed;
+	return s > n->committed ? s - n->committed : n->committed - s;
+}
+
+Test(jvm, nmt_jdk17_summary)
+{
+	struct strbuf sb = fixture("17-VM.native_memory.summary.txt");
+	static struct jvm_nmt n;
+	const struct jvm_nmt_category *c;
+
+	cr_assert_eq(jvm_parse_nmt(sb.buf, sb.len, &n), 0);
+	cr_assert(n.enabled);
+	cr_assert_eq(n.reserved, 1712292 * KB);
+	cr_assert_eq(n.committed, 334596 * KB);
+	cr_assert_eq(n.malloc, 8908 * KB);
+	cr_assert_eq(n.malloc_count, 6791);
+	cr_assert_eq(n.mmap_reserved, 1703384 * KB);
+	cr_assert_eq(n.mmap_committed, 325688 * KB);
+	cr_assert_eq(n.threads, 20);
+	cr_assert_eq(n.n_categories, 18);
+	cr_assert_str_eq(n.categories[0].name, "Java Heap");
+	c = cat(&n, "Class");
+	cr_assert_eq(c->reserved, 1048673 * KB);
+	cr_assert_eq(c->malloc, 97 * KB);
+	cr_assert_eq(c->malloc_count, 969);
+	cr_assert_eq(c->mmap_committed, 128 * KB);
+	c = cat(&n, "Thread");
+	cr_assert_eq(c->threads, 20);
+	cr_assert_eq(c->stack_reserved, 20480 * KB);
+	cr_assert_eq(c->stack_committed, 848 * KB);
+	cr_assert_eq(c->arena, 22 * KB);
+	cr_assert_eq(c->arena_count, 38);
+	c = cat(&n, "Native Memory Tracking");
+	cr_assert_eq(c->committed, 133 * KB);
+	cr_assert_eq(cat(&n, "Object Monitors")->malloc_count, 3);
+	/* Categories add up to the total, up to 1 KB rounding each. */
+	cr_assert_leq(sum_diff(&n), n.n_categories * KB);
+	strbuf_release(&sb);
+}
+
+Test(jvm, nmt_jdk25_summary)
+{
+	struct strbuf sb = fixture("25-VM.native_memory.summary.txt");
+	static struct jvm_nmt n;
+	const struct jvm_nmt_category *c;
+
+	cr_assert_eq(jvm_parse_nmt(sb.buf, sb.len, &n), 0);
+	cr_assert(n.enabled);
+	cr_assert_eq(n.reserved, 1705764 * KB);
+	cr_assert_eq(n.committed, 331036 * KB);
+	cr_assert_eq(n.malloc, 8008 * KB, "peak must not win");
+	cr_assert_eq(n.malloc_count, 8432);
+	cr_assert_eq(n.threads, 19, "(threads #19) on 25");
+	cr_assert_eq(n.n_categories, 20);
+	c = cat(&n, "Class");
+	cr_assert_eq(c->malloc, 77 * KB, "malloc=77KB tag=Class #1006");
+	cr_assert_eq(c->malloc_count, 1006);
+	c = cat(&n, "Shared class space");
+	cr_assert_eq(c->reserved, 16384 * KB);
+	cr_assert_eq(c->committed, 13908 * KB, "readonly= follows");
+	cr_assert_eq(c->mmap_committed, 13908 * KB);
+	c = cat(&n, "Thread");
+	cr_assert_eq(c->stack_committed, 884 * KB);
+	cr_assert_eq(cat(&n, "GCCardSet")->malloc, 29 * KB);
+	cr_assert_eq(cat(&n, "Code")->arena_count, 1);
+	cr_assert_eq(cat(&n, "Java Heap")->mmap_reserved, 262144 * KB);
+	cr_assert_leq(sum_diff(&n), n.n_categories * KB);
+	strbuf_release(&sb);
+}
+
+Test(jvm, nmt_disabled_both_jdks)
+{
+	const char *files[] = {"17-nmt-off-VM.native_memory.summary.txt",
+			       "25-nmt-off-VM.native_memory.summary.txt"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		struct strbuf sb = fixture(files[i]);
+		static struct jvm_nmt n;
+		struct strbuf js;
+
+		n.enabled = true;
+		cr_assert_eq(jvm_parse_nmt(sb.buf, sb.len, &n), 0);
+		cr_assert_not(n.enabled, "%s", files[i]);
+		strbuf_init(&js, 4096);
+		cr_assert_eq(jvm_nmt_to_json(&n, &js), 0);
+		cr_assert(strstr(js.buf, "\"enabled\":false"));
+		cr_assert(strstr(js.buf, "NMT is not enabled"));
+		strbuf_release(&js);
+		strbuf_release(&sb);
+	}
+}
+
+Test(jvm, nmt_malformed_leaves_ret_untouched)
+{
+	const char *bad[] = {
+		"",
+		"12345:\n",
+		"Total: reserved=abcKB, committed=1KB\n",
+		"Total: reserved=1KB\n",
+		"Total: reserved=99999999999999999999KB, committed=1KB\n",
+		"Total: reserved=1KB, committed=1KB\n-  Heap (reserved=x)\n",
+		"java.lang.IllegalArgumentException: Unknown diagnostic "
+		"command",
+	};
+	static struct jvm_nmt n;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(&n, 0x5a, sizeof(n));
+		cr_assert_eq(jvm_parse_nmt(bad[i], strlen(bad[i]), &n),
+			     -EBADMSG, "input %zu", i);
+		cr_assert_eq(n.reserved, 0x5a5a5a5a5a5a5a5aull);
+	}
+}
+
+Test(jvm, nmt_not_nul_terminated_and_long_lines)
+{
+	char buf[2000];
+	static struct jvm_nmt n;
+	const char *head = "Total: reserved=10KB, committed=5KB\n-  ";
+
+	memcpy(buf, head, strlen(head));
+	memset(buf + strlen(head), 'x', sizeof(buf) - strlen(head));
+	/* One 1960-byte category name and no NUL: no crash, no category. */
+	cr_assert_eq(jvm_parse_nmt(buf, sizeof(buf), &n), -EBADMSG);
+	cr_assert_eq(jvm_parse_nmt(buf, strlen(head) - 4, &n), 0);
+	cr_assert_eq(n.committed, 5 * KB);
+	cr_assert_eq(n.n_categories, 0);
+}
+
+Test(jvm, nmt_json_has_every_category)
+{
+	struct strbuf sb = fixture("25-VM.native_memory.summary.txt"), js;
+	static struct jvm_nmt n;
+
+	cr_assert_eq(jvm_parse_nmt(sb.buf, sb.len, &n), 0);
+	strbuf_init(&js, 1u << 20);
+	cr_assert_eq(jvm_nmt_to_json(&n, &js), 0);
+	cr_assert(strstr(js.buf, "\"committed\":338980864,"), "%s", js.buf);
+	cr_assert(strstr(js.buf, "{\"name\":\"Native Memory Tracking\","));
+	cr_assert(strstr(js.buf, "\"threads\":19"));
+	strbuf_release(&js);
+	strbuf_release(&sb);
+}
+
+Test(jvm, heap_info_g1_jdk17)
+{
+	struct strbuf sb = fixture("17-GC.heap_info.txt");
+	struct jvm_heap_info hi;
+
+	cr_assert_eq(jvm_parse_heap_info(sb.buf, sb.len, &hi), 0);
+	cr_assert_str_eq(hi.collector, "G1");
+	cr_assert_eq(hi.committed, 262144 * KB);
+	cr_assert_eq(hi.used, 132799 * KB);
+	cr_assert_eq(hi.reserved, 256ull << 20, "from the address range");
+	cr_assert_eq(hi.region_size, 1024 * KB);
+	cr_assert(hi.has_metaspace);
+	cr_assert_eq(hi.metaspace_used, 358 * KB);
+	cr_assert_eq(hi.metaspace_committed, 512 * KB);
+	cr_assert_eq(hi.metaspace_reserved, 1114112 * KB);
+	cr_assert_eq(hi.class_used, 24 * KB);
+	cr_assert_eq(hi.class_reserved, 1048576 * KB);
+	strbuf_release(&sb);
+}
+
+Test(jvm, heap_info_g1_jdk25)
+{
+	struct strbuf sb = fixture("25-GC.heap_info.txt");
+	struct jvm_heap_info hi;
+
+	cr_assert_eq(jvm_parse_heap_info(sb.buf, sb.len, &hi), 0);
+	cr_assert_str_eq(hi.collector, "G1");
+	cr_assert_eq(hi.committed, 262144 * KB);
+	cr_assert_eq(hi.used, 133358 * KB);
+	cr_assert_eq(hi.reserved, 262144 * KB, "total reserved");
+	cr_assert_not(hi.has_metaspace);
+	strbuf_release(&sb);
+}
+
+Test(jvm, heap_info_serial_both_jdks)
+{
+	struct strbuf s17 = fixture("17-serial-GC.heap_info.txt");
+	struct strbuf s25 = fixture("25-serial-GC.heap_info.txt");
+	struct jvm_heap_info a, b;
+
+	cr_assert_eq(jvm_parse_heap_info(s17.buf, s17.len, &a), 0);
+	cr_assert_str_eq(a.collector, "Serial");
+	cr_assert_eq(a.n_spaces, 2);
+	cr_assert_str_eq(a.spaces[0].name, "def new generation");
+	cr_assert_eq(a.spaces[0].committed, 78656 * KB);
+	cr_assert_eq(a.spaces[0].used, 69734 * KB);
+	cr_assert_eq(a.spaces[0].reserved, 89456640, "= MaxNewSize");
+	cr_assert_eq(a.spaces[1].reserved, 178978816, "= OldSize");
+	cr_assert_eq(a.committed, (78656 + 174784) * KB);
+	cr_assert_eq(a.reserved, 256ull << 20);
+	cr_assert_eq(jvm_parse_heap_info(s25.buf, s25.len, &b), 0);
+	cr_assert_str_eq(b.collector, "Serial");
+	cr_assert_str_eq(b.spaces[1].name, "Tenured");
+	cr_assert_eq(b.used, (9752 + 58511) * KB);
+	cr_assert_eq(b.reserved, 256ull << 20);
+	strbuf_release(&s17);
+	strbuf_release(&s25);
+}
+
+Test(jvm, heap_info_malformed)
+{
+	const char *bad[] = {
+		"",
+		"1:\n",
+		" garbage-first heap   total xK, used 1K\n",
+		" garbage-first heap   total 1K\n",
+		"total 5K, used 1K\n",
+	};
+	struct jvm_heap_info hi = {.used = 77};
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		cr_assert_eq(jvm_parse_heap_info(bad[i], strlen(bad[i]), &hi),
+			     -EBADMSG, "input %zu", i);
+	cr_assert_eq(hi.used, 77);
+	/* A broken range still gives used/committed, max stays 0. */
+	cr_assert_eq(jvm_parse_heap_info("X   total 4K, used 2K [0x10, zz)\n",
+					 33, &hi),
+		     0);
+	cr_assert_eq(hi.used, 2 * KB);
+	cr_assert_eq(hi.reserved, 0);
+}
+
+Test(jvm, malloc_info_jdk25)
+{
+	struct strbuf sb = fixture("25-System.native_heap_info.txt"), js;
+	static struct jvm_malloc_info m;
+
+	cr_assert_eq(jvm_parse_malloc_info(sb.buf, sb.len, &m), 0);
+	cr_assert_eq(m.n_arenas, 16);
+	cr_assert_eq(m.arenas[0].nr, 0);
+	cr_assert_eq(m.arenas[0].free_rest, 131840);
+	cr_assert_eq(m.arenas[0].system_current, 299008);
+	cr_assert_eq(m.arenas[8].free_count, 7);
+	cr_assert_eq(m.arenas[15].system_current, 1404928);
+	cr_assert_eq(m.free_rest, 1571368);
+	cr_assert_eq(m.free_count, 24);
+	cr_assert_eq(m.mmap_count, 7);
+	cr_assert_eq(m.mmap_bytes, 5378048);
+	cr_assert_eq(m.system_current, 4939776);
+	strbuf_init(&js, 1u << 20);
+	cr_assert_eq(jvm_malloc_info_to_json(&m, &js), 0);
+	cr_assert(strstr(js.buf, "\"in_use\":3368408,"), "%s", js.buf);
+	strbuf_release(&js);
+	strbuf_release(&sb);
+}
+
+Test(jvm, malloc_info_malformed)
+{
+	struct strbuf sb = fixture("17-System.native_heap_info.txt");
+	static struct jvm_malloc_info m;
+	const char *cut = "<malloc version=\"1\">\n<heap nr=\"0\">\n";
+
+	cr_assert_eq(jvm_parse_malloc_info(sb.buf, sb.len, &m), -EBADMSG,
+		     "JDK 17 has no such command: an exception text");
+	cr_assert_eq(jvm_parse_malloc_info(cut, strlen(cut), &m), -EBADMSG,
+		     "truncated XML");
+	strbuf_release(&sb);
+}
+
+Test(jvm, perfdata_capabilities)
+{
+	struct strbuf a = fixture("17-hsperfdata");
+	struct strbuf d = fixture("17-disabled-hsperfdata");
+	struct strbuf c = fixture("25-hsperfdata");
+	char caps[80] = "untouched";
+
+	cr_assert_eq(jvm_perfdata_string(a.buf, a.len, "sun.rt.jvmCapabilities",
+					 caps, sizeof(caps)),
+		     0);
+	cr_assert_eq(caps[0], '1');
+	cr_assert_eq(strlen(caps), 64);
+	cr_assert_eq(jvm_perfdata_string(d.buf, d.len, "sun.rt.jvmCapabilities",
+					 caps, sizeof(caps)),
+		     0);
+	cr_assert_eq(caps[0], '0', "-XX:+DisableAttachMechanism");
+	cr_assert_eq(jvm_perfdata_string(c.buf, c.len,
+					 "java.property.java.vm.version", caps,
+					 sizeof(caps)),
+		     0);
+	cr_assert(startswith(caps, "25."), "%s", caps);
+	cr_assert_eq(jvm_perfdata_string(c.buf, c.len, "no.such.counter", caps,
+					 sizeof(caps)),
+		     -ENOENT);
+	strbuf_release(&a);
+	strbuf_release(&d);
+	strbuf_release(&c);
+}
+
+Test(jvm, perfdata_malformed)
+{
+	struct strbuf a = fixture("17-hsperfdata");
+	char caps[8] = "x";
+
+	cr_assert_eq(jvm_perfdata_string(a.buf, 16, "sun.rt.jvmCapabilities",
+					 caps, sizeof(caps)),
+		     -EBADMSG, "shorter than the prologue");
+	cr_assert_eq(jvm_perfdata_string(a.buf, 200, "sun.rt.jvmCapabilities",
+					 caps, sizeof(caps)),
+		     -EBADMSG, "entries cut off");
+	cr_assert_str_eq(caps, "x");
+	a.buf[0] = 0;
+	cr_assert_eq(jvm_perfdata_string(a.buf, a.len, "sun.rt.jvmCapabilities",
+					 caps, sizeof(caps)),
+		     -EBADMSG, "bad magic");
+	strbuf_release(&a);
+}
+
+Test(jvm, perfdata_cuts_to_size)
+{
+	struct strbuf a = fixture("17-hsperfdata");
+	char caps[4];
+
+	cr_assert_eq(jvm_perfdata_string(a.buf, a.len, "sun.rt.jvmCapabilities",
+					 caps, sizeof(caps)),
+		     0);
+	cr_assert_str_eq(caps, "110");
+	strbuf_release(&a);
+}
+
+Test(jvm, strerror_names_the_flags)
+{
+	cr_assert(strstr(jvm_strerror(-JVM_E_DISABLED),
+			 "DisableAttachMechanism"));
+	cr_assert(
+		strstr(jvm_strerror(-JVM_E_NO_SIGQUIT), "StartAttachListener"));
+	cr_assert(strstr(jvm_strerror(-JVM_E_SYMLINK), "symlink"));
+	cr_assert(strstr(jvm_strerror(-JVM_E_NOT_JVM), "not a JVM"));
+	cr_assert_str_eq(jvm_strerror(-ENOMEM), strerror(ENOMEM));
+}
+
+Test(jvm, trim_json)
+{
+	struct jvm_trim_result t = {.rss_before = 300ull << 20,
+				    .rss_after = 40ull << 20,
+				    .duration_us = 22000,
+				    .command = "System.trim_native_heap",
+				    .output = "Trim native heap: \"x\""};
+	struct strbuf js;
+
+	strbuf_init(&js, 4096);
+	cr_assert_eq(jvm_trim_to_json(&t, &js), 0);
+	cr_assert(strstr(js.buf, "\"rss_diff\":-272629760,"), "%s", js.buf);
+	cr_assert(strstr(js.buf, "\"output\":\"Trim native heap: \\\"x\\\"\""),
+		  "%s", js.buf);
+	strbuf_release(&js);
+}

@@ -86,6 +86,12 @@ int cmd_trim(int argc, char **argv)
 		return 1;
 	}
 	r = jvm_trim(&h, pid, &o, &t);
+	if (r == -JVM_E_NOT_JVM) {
+		/* not a JVM: glibc's malloc_trim(0) from outside (ptcall) */
+		r = sidecar_trim_glibc(&h, pid, o.timeout_ms, json);
+		host_close(&h);
+		return r;
+	}
 	host_close(&h);
 	if (r < 0) {
 		fprintf(stderr, "oomlens-sidecar: trim %d: %s\n", pid,

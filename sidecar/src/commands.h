@@ -3,8 +3,17 @@
  * the process exit code (0 ok, 1 failure, 2 usage). */
 #pragma once
 
+#include <stdbool.h>
+
 int cmd_pmap(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_jcmd(int argc, char **argv);
 int cmd_trim(int argc, char **argv);
+int cmd_malloc_stats(int argc, char **argv);
+
+struct host;
+/* The glibc branch of trim (cmd_malloc_stats.c): malloc_trim(0) in a non-JVM
+ * process through ptcall; prints RSS before/after. Returns the exit code. */
+int sidecar_trim_glibc(const struct host *h, int pid, unsigned timeout_ms,
+		       bool json);

@@ -20,6 +20,8 @@ static const struct command commands[] = {
 	{"snapshot", cmd_snapshot, "one heavy snapshot of processes"},
 	{"jcmd", cmd_jcmd, "run a JVM diagnostic command, like the JDK's jcmd"},
 	{"trim", cmd_trim, "give a JVM's freed C heap back (trim_native_heap)"},
+	{"malloc-stats", cmd_malloc_stats,
+	 "glibc allocator figures of a process (mallinfo2 via ptrace)"},
 };
 
 static void usage(FILE *f)

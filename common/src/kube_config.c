@@ -625,12 +625,12 @@ static int load_one(const char *path, struct json_object *merged,
 		    struct kube_error *err)
 {
 	_cleanup_strbuf_ struct strbuf sb;
-	_cleanup_free_ char *dir = strdup(path);
 	struct json_object *kc;
+	char dir[4096];
 	int r;
 
-	if (!dir)
-		return -ENOMEM;
+	if (strlcpy_safe(dir, path, sizeof(dir)) >= sizeof(dir))
+		return -ENAMETOOLONG;
 	strbuf_init(&sb, 16 << 20);
 	r = read_file_at(AT_FDCWD, path, 16 << 20, &sb);
 	if (r < 0)

@@ -3,6 +3,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 
+#include "oomlens/fileio.h"
 #include "oomlens/ptcall.h"
 #include "oomlens/util.h"
 
@@ -180,5 +181,42 @@ int ptcall_allocator_json(int pid, const struct ptcall_opts *o,
 		return r;
 	r = ptcall_allocator_json_from(&mi, &info, rep, ret);
 	ptcall_malloc_info_release(&info);
+	return r;
+}
+
+static struct json_object *refusal_json(int err,
+					const struct ptcall_report *rep)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	if (put_obj(o, "source", json_object_new_string("ptrace")) < 0 ||
+	    put_obj(o, "error", json_object_new_string(strerror(-err))) < 0 ||
+	    put_obj(o, "reason", json_object_new_string(rep->reason)) < 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+int ptcall_write_allocator_json(int proc_fd, int pid, int dir_fd,
+				unsigned timeout_ms)
+{
+	struct ptcall_opts o = {proc_fd, timeout_ms};
+	struct ptcall_report rep;
+	struct json_object *j = NULL;
+	const char *s;
+	int r = ptcall_allocator_json(pid, &o, &j, &rep);
+
+	if (r < 0)
+		j = refusal_json(r, &rep);
+	if (!j)
+		return -ENOMEM;
+	s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY);
+	r = s ? write_file_atomic_at(dir_fd, "allocator.json", s, strlen(s),
+				     0644)
+	      : -ENOMEM;
+	json_object_put(j);
 	return r;
 }

@@ -6,6 +6,7 @@
 #include "oomlens/fileio.h"
 #include "oomlens/jvm.h"
 #include "oomlens/procfs.h"
+#include "oomlens/ptcall.h"
 #include "oomlens/smaps.h"
 #include "oomlens/snapshot.h"
 #include "oomlens/util.h"
@@ -183,7 +184,12 @@ static int snap_all(struct snap_ctx *c, const struct host *h, int pid,
 	 * snapshot; jvm/attach.json records why. */
 	if (r >= 0 && !o->skip_jvm)
 		(void)jvm_snapshot(h, pid, c->dir_fd, NULL);
-	/* HOOK(ptcall): allocator.json (mallinfo2 via ptrace) goes here. */
+	/* allocator.json (mallinfo2 + malloc_info via ptrace), opt-in: a
+	 * refused probe writes its reason there, never fails the snapshot. */
+	if (r >= 0 && o->allocator_probe &&
+	    ptcall_write_allocator_json(h->proc_fd, pid, c->dir_fd, 0) == 0)
+		json_object_array_add(c->files,
+				      json_object_new_string("allocator.json"));
 	if (r >= 0)
 		r = snap_meta(c, res);
 	return r;

@@ -130,6 +130,13 @@ int ptcall_allocator_json_from(const struct ptcall_mallinfo2 *mi,
 			       const struct ptcall_report *rep,
 			       struct json_object **ret);
 
+/* Writes dir_fd/allocator.json for a snapshot: ptcall_allocator_json(), or
+ * {"source":"ptrace","error":…,"reason":…} when the probe was refused, so
+ * the bundle says why. timeout_ms 0: default. Returns 0 when the file was
+ * written, else -errno. Blocks up to the deadline. */
+int ptcall_write_allocator_json(int proc_fd, int pid, int dir_fd,
+				unsigned timeout_ms);
+
 /* ---- the generic layer, for other functions of libc ---- */
 
 struct ptcall_session;

@@ -163,11 +163,20 @@ static int grow(void **arr, size_t *cap, size_t n, size_t size, size_t max)
 	return 0;
 }
 
+/* Takes name. A repeated name is an unrelated record that looks like a
+ * stat line: the first value stays. */
 static int add_stat(struct kmsg_assembler *a, char *name, uint64_t value)
 {
 	struct oom_report *r = &a->cur;
-	int ret = grow((void **)&r->stats, &a->cap_stats, r->n_stats,
-		       sizeof(*r->stats), MAX_STATS);
+	int ret;
+
+	for (size_t i = 0; i < r->n_stats; i++)
+		if (streq(r->stats[i].name, name)) {
+			free(name);
+			return 0;
+		}
+	ret = grow((void **)&r->stats, &a->cap_stats, r->n_stats,
+		   sizeof(*r->stats), MAX_STATS);
 
 	if (ret < 0) {
 		free(name);
@@ -404,6 +413,11 @@ static int finish(struct kmsg_assembler *a)
 	int ret;
 
 	a->active = false;
+	if (!r->trigger.present && r->n_victims == 0) {
+		/* Report lines without trigger or victim: nothing to report. */
+		oom_report_release(r);
+		return 0;
+	}
 	r->complete = r->trigger.present && r->n_victims > 0 && !a->gap;
 	ret = grow((void **)&a->ready, &a->cap_ready, a->n_ready,
 		   sizeof(*a->ready), SIZE_MAX / sizeof(*a->ready));
@@ -474,7 +488,7 @@ int kmsg_assembler_flush(struct kmsg_assembler *a, bool force)
 {
 	if (!a->active || (!force && a->cur.n_victims == 0))
 		return 0;
-	return finish(a) < 0 ? 0 : 1;
+	return finish(a) > 0 ? 1 : 0;
 }
 
 int kmsg_assembler_pop(struct kmsg_assembler *a, struct oom_report *ret)

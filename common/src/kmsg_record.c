@@ -131,11 +131,13 @@ static const char *skip_facility_level(const char *s, const char *end)
 			return s;
 		while (p < end && *p == ' ')
 			p++;
-		if (p + 1 >= end || p[0] != ':' || p[1] != ' ')
+		if (p >= end || *p != ':')
 			return s;
-		p += 2;
+		p++;
 	}
-	return p;
+	if (p >= end || *p != ' ')
+		return s;
+	return p + 1;
 }
 
 int kmsg_parse_dmesg_line(const char *buf, size_t len, struct strbuf *scratch,

@@ -163,8 +163,11 @@ int kmsg_assembler_pop(struct kmsg_assembler *a, struct oom_report *ret);
 
 /* Convenience for files and tests: parses a whole buffer of raw kmsg
  * records (one per line) or dmesg text (auto-detected per line) and calls
- * fn for every report, with complete=false for one cut at the end. Returns
- * the number of reports, or -errno. */
+ * fn for every report, with complete=false for one cut at the end. fn may
+ * take the report over (copy the struct, then oom_report_init() *r);
+ * whatever is left in *r is released after fn returns. A negative return
+ * from fn stops parsing and is returned. Malformed records are skipped.
+ * Returns the number of reports, or -errno. */
 int kmsg_parse_buffer(const char *buf, size_t len,
 		      int (*fn)(struct oom_report *r, void *userdata),
 		      void *userdata);

@@ -1,0 +1,955 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kmsg: records, dmesg text, the assembler and the JSON, on the captured
+ * fixtures in tests/fixtures/kmsg/ (real 6.18 cgroup v1 and 6.1 cgroup v2
+ * reports, synthetic pre-5.0/global/wrapped/malformed ones: see README). */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+
+#include "../../common/src/kmsg_internal.h"
+#include "oomlens/fileio.h"
+#include "oomlens/kmsg.h"
+#include "oomlens/util.h"
+
+#define FIX "tests/fixtures/kmsg/"
+#define MAX_REPORTS 8
+
+struct collected {
+	struct oom_report r[MAX_REPORTS];
+	size_t n;
+};
+
+static int collect(struct oom_report *r, void *userdata)
+{
+	struct collected *c = userdata;
+
+	if (c->n == MAX_REPORTS)
+		return -E2BIG;
+	c->r[c->n++] = *r;
+	oom_report_init(r);
+	return 0;
+}
+
+static void collected_release(struct collected *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		oom_report_release(&c->r[i]);
+	c->n = 0;
+}
+
+static int parse_str(const char *s, size_t len, struct collected *c)
+{
+	c->n = 0;
+	return kmsg_parse_buffer(s, len, collect, c);
+}
+
+/* Reads a fixture and parses it; asserts it parsed. */
+static size_t parse_file(const char *path, struct collected *c)
+{
+	struct strbuf sb;
+	int n;
+
+	strbuf_init(&sb, 1u << 24);
+	cr_assert_geq(read_file_at(AT_FDCWD, path, 1u << 24, &sb), 0,
+		      "fixture '%s' readable (run from the top dir)", path);
+	n = parse_str(sb.buf, sb.len, c);
+	cr_assert_geq(n, 0, "'%s' parses: %d", path, n);
+	cr_assert_eq((size_t)n, c->n);
+	strbuf_release(&sb);
+	return c->n;
+}
+
+static const struct kmsg_stat *stat_of(const struct oom_report *r,
+				       const char *name)
+{
+	for (size_t i = 0; i < r->n_stats; i++)
+		if (streq(r->stats[i].name, name))
+			return &r->stats[i];
+	return NULL;
+}
+
+static uint64_t stat_val(const struct oom_report *r, const char *name)
+{
+	const struct kmsg_stat *s = stat_of(r, name);
+
+	cr_assert_not_null(s, "stat '%s' present", name);
+	return s->value;
+}
+
+/* --- records -------------------------------------------------------- */
+
+Test(kmsg, record_basic_and_escapes)
+{
+	static const char in[] =
+		"6,593,437870369,-;[  10319]     0 10319 a) (b\\x0ac\\x5cx\n";
+	struct strbuf sb;
+	struct kmsg_record rec;
+
+	strbuf_init(&sb, 0);
+	cr_assert_eq(kmsg_parse_record(in, strlen(in), &sb, &rec), 0);
+	cr_assert_eq(rec.prio, 6);
+	cr_assert_eq(rec.seq, 593);
+	cr_assert_eq(rec.usec, 437870369);
+	cr_assert_not(rec.continuation);
+	cr_assert_eq(rec.text_len, strlen("[  10319]     0 10319 a) (b\nc\\x"));
+	cr_assert_eq(memcmp(rec.text, "[  10319]     0 10319 a) (b\nc\\x",
+			    rec.text_len),
+		     0);
+	strbuf_release(&sb);
+}
+
+Test(kmsg, record_dictionary_and_cont_flag)
+{
+	static const char in[] = "12,7,99,c,caller=T1;hello\n SUBSYSTEM=x\n";
+	struct strbuf sb;
+	struct kmsg_record rec;
+
+	strbuf_init(&sb, 0);
+	cr_assert_eq(kmsg_parse_record(in, strlen(in), &sb, &rec), 0);
+	cr_assert(rec.continuation);
+	cr_assert_eq(rec.prio, 12);
+	cr_assert_eq(rec.text_len, 5);
+	cr_assert_eq(memcmp(rec.text, "hello", 5), 0);
+	strbuf_release(&sb);
+}
+
+struct bad_record {
+	char in[64];
+};
+
+ParameterizedTestParameters(kmsg, record_malformed)
+{
+	static struct bad_record cases[] = {
+		{""},
+		{"6,1,2"},
+		{"6,1,2;x"},
+		{"6,abc,1,-;x"},
+		{";;;"},
+		{"6,99999999999999999999999,1,-;x"},
+		{"99999,1,1,-;x"},
+		{"6,1,1,x;x"},
+		{"6,1,1,;x"},
+		{"-6,1,1,-;x"},
+		{"\xff\xfe,1,1,-;x"},
+	};
+	return cr_make_param_array(struct bad_record, cases, ARRAY_SIZE(cases));
+}
+
+ParameterizedTest(struct bad_record *c, kmsg, record_malformed)
+{
+	struct strbuf sb;
+	struct kmsg_record rec = {.seq = 4242};
+
+	strbuf_init(&sb, 0);
+	cr_assert_eq(kmsg_parse_record(c->in, strlen(c->in), &sb, &rec),
+		     -EBADMSG, "'%s' rejected", c->in);
+	cr_assert_eq(rec.seq, 4242, "ret untouched");
+	strbuf_release(&sb);
+}
+
+Test(kmsg, dmesg_lines)
+{
+	struct strbuf sb;
+	struct kmsg_record rec;
+	const char *l;
+
+	strbuf_init(&sb, 0);
+	l = "[  431.103494] hog invoked oom-killer: x\n";
+	cr_assert_eq(kmsg_parse_dmesg_line(l, strlen(l), &sb, &rec), 0);
+	cr_assert_eq(rec.usec, 431103494);
+	cr_assert_eq(rec.seq, UINT64_MAX);
+	cr_assert_str_eq(sb.buf, "hog invoked oom-killer: x");
+	l = "kern  :err   : [    2.5] Killed";
+	cr_assert_eq(kmsg_parse_dmesg_line(l, strlen(l), &sb, &rec), 0);
+	cr_assert_eq(rec.usec, 2500000);
+	cr_assert_str_eq(sb.buf, "Killed");
+	/* A task row of `dmesg -t` is text, not a timestamp. */
+	l = "[  10133]     0 10133 hog";
+	cr_assert_eq(kmsg_parse_dmesg_line(l, strlen(l), &sb, &rec), 0);
+	cr_assert_eq(rec.usec, UINT64_MAX);
+	cr_assert_str_eq(sb.buf, l);
+	strbuf_release(&sb);
+}
+
+/* --- every fixture: concrete values -------------------------------- */
+
+struct fixture_case {
+	char file[64];
+	unsigned n_reports;
+	unsigned idx; /* which report the rest describes */
+	uint64_t seq_first, seq_last;
+	char trigger_comm[24];
+	int trigger_pid;
+	char victim_comm[24];
+	int victim_pid;
+	uint64_t anon_rss_kb, file_rss_kb, pgtables_kb;
+	char oom_memcg[48], task_memcg[48];
+	uint64_t usage_kb, limit_kb, failcnt;
+	unsigned n_stats;
+	char stat[32];
+	uint64_t stat_value;
+	unsigned n_tasks, n_victims;
+	bool complete, group_kill, global, stats_truncated;
+};
+
+#define U UINT64_MAX
+#define KB_MAX 9007199254740988ull
+
+ParameterizedTestParameters(kmsg, fixtures)
+{
+	/* clang-format off */
+	static struct fixture_case cases[] = {
+		{ .file = "v1-6.18-single/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 358, .seq_last = 436,
+		  .trigger_comm = "hog", .trigger_pid = 10133,
+		  .victim_comm = "hog", .victim_pid = 10133, .n_victims = 1,
+		  .anon_rss_kb = 32640, .file_rss_kb = 972, .pgtables_kb = 108,
+		  .oom_memcg = "/oomlens-test-kmsg-1",
+		  .task_memcg = "/oomlens-test-kmsg-1",
+		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 19,
+		  .n_stats = 42, .stat = "rss", .stat_value = 33427456,
+		  .n_tasks = 1, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "v1-6.18-single/dmesg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = U, .seq_last = U,
+		  .trigger_comm = "hog", .trigger_pid = 10133,
+		  .victim_comm = "hog", .victim_pid = 10133, .n_victims = 1,
+		  .anon_rss_kb = 32640, .file_rss_kb = 972, .pgtables_kb = 108,
+		  .oom_memcg = "/oomlens-test-kmsg-1",
+		  .task_memcg = "/oomlens-test-kmsg-1",
+		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 19,
+		  .n_stats = 42, .stat = "total_pgfault", .stat_value = 8188,
+		  .n_tasks = 1, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "v1-6.18-single/dmesg-notime.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = U, .seq_last = U,
+		  .trigger_comm = "hog", .trigger_pid = 10133,
+		  .victim_comm = "hog", .victim_pid = 10133, .n_victims = 1,
+		  .anon_rss_kb = 32640, .file_rss_kb = 972, .pgtables_kb = 108,
+		  .oom_memcg = "/oomlens-test-kmsg-1",
+		  .task_memcg = "/oomlens-test-kmsg-1",
+		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 19,
+		  .n_stats = 42, .stat = "hierarchical_memory_limit", .stat_value = 33554432,
+		  .n_tasks = 1, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "v1-6.18-single/dmesg-x.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = U, .seq_last = U,
+		  .trigger_comm = "hog", .trigger_pid = 10133,
+		  .victim_comm = "hog", .victim_pid = 10133, .n_victims = 1,
+		  .anon_rss_kb = 32640, .file_rss_kb = 972, .pgtables_kb = 108,
+		  .oom_memcg = "/oomlens-test-kmsg-1",
+		  .task_memcg = "/oomlens-test-kmsg-1",
+		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 19,
+		  .n_stats = 42, .stat = "pgpgin", .stat_value = 8161,
+		  .n_tasks = 1, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "v1-6.18-child/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 437, .seq_last = 516,
+		  .trigger_comm = "oomchild", .trigger_pid = 10269,
+		  .victim_comm = "oomchild", .victim_pid = 10269, .n_victims = 1,
+		  .anon_rss_kb = 32512, .file_rss_kb = 788, .pgtables_kb = 116,
+		  .oom_memcg = "/oomlens-test-kmsg-2",
+		  .task_memcg = "/oomlens-test-kmsg-2",
+		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 20,
+		  .n_stats = 42, .stat = "rss", .stat_value = 33341440,
+		  .n_tasks = 2, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "v1-6.18-multi/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 596, .seq_last = 677,
+		  .trigger_comm = "worker", .trigger_pid = 10368,
+		  .victim_comm = "worker", .victim_pid = 10368, .n_victims = 1,
+		  .anon_rss_kb = 36224, .file_rss_kb = 1200, .pgtables_kb = 116,
+		  .oom_memcg = "/oomlens-test-kmsg-4",
+		  .task_memcg = "/oomlens-test-kmsg-4",
+		  .usage_kb = 49152, .limit_kb = 49152, .failcnt = 67,
+		  .n_stats = 42, .stat = "cache", .stat_value = 0,
+		  .n_tasks = 4, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "v1-6.18-nested/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 757, .seq_last = 835,
+		  .trigger_comm = "nested", .trigger_pid = 10897,
+		  .victim_comm = "nested", .victim_pid = 10897, .n_victims = 1,
+		  .anon_rss_kb = 32512, .file_rss_kb = 996, .pgtables_kb = 104,
+		  .oom_memcg = "/oomlens-test-kmsg-5",
+		  .task_memcg = "/oomlens-test-kmsg-5/sub",
+		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 84,
+		  .n_stats = 42, .stat = "swap", .stat_value = 0,
+		  .n_tasks = 1, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "v2-6.1-single/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 373, .seq_last = 408,
+		  .trigger_comm = "hog", .trigger_pid = 134,
+		  .victim_comm = "hog", .victim_pid = 134, .n_victims = 1,
+		  .anon_rss_kb = 32412, .file_rss_kb = 4, .pgtables_kb = 104,
+		  .oom_memcg = "/demo",
+		  .task_memcg = "/demo",
+		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 21,
+		  .n_stats = 51, .stat = "anon", .stat_value = 33427456,
+		  .n_tasks = 1, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "v2-6.1-oomgroup/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 374, .seq_last = 415,
+		  .trigger_comm = "hog", .trigger_pid = 138,
+		  .victim_comm = "hog", .victim_pid = 138, .n_victims = 3,
+		  .anon_rss_kb = 23964, .file_rss_kb = 4, .pgtables_kb = 88,
+		  .oom_memcg = "/demo",
+		  .task_memcg = "/demo",
+		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 57,
+		  .n_stats = 51, .stat = "thp_collapse_alloc", .stat_value = 0,
+		  .n_tasks = 3, .complete = true, .group_kill = true,
+		  .global = false, .stats_truncated = false },
+		{ .file = "v2-6.1-pod-ctr/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 374, .seq_last = 410,
+		  .trigger_comm = "hog", .trigger_pid = 176,
+		  .victim_comm = "hog", .victim_pid = 176, .n_victims = 1,
+		  .anon_rss_kb = 32412, .file_rss_kb = 4, .pgtables_kb = 100,
+		  .oom_memcg = "/pod",
+		  .task_memcg = "/pod/ctr",
+		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 124,
+		  .n_stats = 51, .stat = "percpu", .stat_value = 14272,
+		  .n_tasks = 2, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "synthetic-v2-6.1-stats-cut/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 373, .seq_last = 408,
+		  .trigger_comm = "hog", .trigger_pid = 134,
+		  .victim_comm = "hog", .victim_pid = 134, .n_victims = 1,
+		  .anon_rss_kb = 32412, .file_rss_kb = 4, .pgtables_kb = 104,
+		  .oom_memcg = "/demo",
+		  .task_memcg = "/demo",
+		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 21,
+		  .n_stats = 36, .stat = "anon", .stat_value = 33427456,
+		  .n_tasks = 1, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = true },
+		{ .file = "synthetic-v1-4.14-task-in/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 2001, .seq_last = 2020,
+		  .trigger_comm = "hog", .trigger_pid = 4242,
+		  .victim_comm = "hog", .victim_pid = 4242, .n_victims = 1,
+		  .anon_rss_kb = 63488, .file_rss_kb = 112, .pgtables_kb = 0,
+		  .oom_memcg = "/kubepods/burstable/pod1234",
+		  .task_memcg = "/kubepods/burstable/pod1234/abcd",
+		  .usage_kb = 65536, .limit_kb = 65536, .failcnt = 42,
+		  .n_stats = 13, .stat = "rss", .stat_value = 0,
+		  .n_tasks = 2, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "synthetic-global-6.18/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 5001, .seq_last = 5020,
+		  .trigger_comm = "stress", .trigger_pid = 7777,
+		  .victim_comm = "stress", .victim_pid = 7777, .n_victims = 1,
+		  .anon_rss_kb = 1920000, .file_rss_kb = 400, .pgtables_kb = 3860,
+		  .oom_memcg = "",
+		  .task_memcg = "/user.slice/user-0.slice/session-1.scope",
+		  .usage_kb = 0, .limit_kb = 0, .failcnt = 0,
+		  .n_stats = 0, .stat = "", .stat_value = 0,
+		  .n_tasks = 2, .complete = true, .group_kill = false,
+		  .global = true, .stats_truncated = false },
+		{ .file = "synthetic-interleaved/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 1001, .seq_last = 1086,
+		  .trigger_comm = "worker", .trigger_pid = 10368,
+		  .victim_comm = "worker", .victim_pid = 10368, .n_victims = 1,
+		  .anon_rss_kb = 36224, .file_rss_kb = 1200, .pgtables_kb = 116,
+		  .oom_memcg = "/oomlens-test-kmsg-4",
+		  .task_memcg = "/oomlens-test-kmsg-4",
+		  .usage_kb = 49152, .limit_kb = 49152, .failcnt = 67,
+		  .n_stats = 42, .stat = "cache", .stat_value = 0,
+		  .n_tasks = 4, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "synthetic-wrapped/kmsg.txt", .n_reports = 2, .idx = 0,
+		  .seq_first = 3029, .seq_last = 3033,
+		  .trigger_comm = "", .trigger_pid = 0,
+		  .victim_comm = "hog", .victim_pid = 10133, .n_victims = 1,
+		  .anon_rss_kb = 32640, .file_rss_kb = 972, .pgtables_kb = 108,
+		  .oom_memcg = "/oomlens-test-kmsg-1",
+		  .task_memcg = "/oomlens-test-kmsg-1",
+		  .usage_kb = 0, .limit_kb = 0, .failcnt = 0,
+		  .n_stats = 0, .stat = "", .stat_value = 0,
+		  .n_tasks = 1, .complete = false, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "synthetic-wrapped/kmsg.txt", .n_reports = 2, .idx = 1,
+		  .seq_first = 3035, .seq_last = 3114,
+		  .trigger_comm = "oomchild", .trigger_pid = 10269,
+		  .victim_comm = "oomchild", .victim_pid = 10269, .n_victims = 1,
+		  .anon_rss_kb = 32512, .file_rss_kb = 788, .pgtables_kb = 116,
+		  .oom_memcg = "/oomlens-test-kmsg-2",
+		  .task_memcg = "/oomlens-test-kmsg-2",
+		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 20,
+		  .n_stats = 42, .stat = "rss", .stat_value = 33341440,
+		  .n_tasks = 2, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "synthetic-gap/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 4000, .seq_last = 4081,
+		  .trigger_comm = "worker", .trigger_pid = 10368,
+		  .victim_comm = "worker", .victim_pid = 10368, .n_victims = 1,
+		  .anon_rss_kb = 36224, .file_rss_kb = 1200, .pgtables_kb = 116,
+		  .oom_memcg = "/oomlens-test-kmsg-4",
+		  .task_memcg = "/oomlens-test-kmsg-4",
+		  .usage_kb = 49152, .limit_kb = 49152, .failcnt = 67,
+		  .n_stats = 0, .stat = "", .stat_value = 0,
+		  .n_tasks = 4, .complete = false, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+		{ .file = "synthetic-malformed/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 7000, .seq_last = 7078,
+		  .trigger_comm = "hog", .trigger_pid = 10133,
+		  .victim_comm = "hog", .victim_pid = 10133, .n_victims = 1,
+		  .anon_rss_kb = 32640, .file_rss_kb = 972, .pgtables_kb = 108,
+		  .oom_memcg = "/oomlens-test-kmsg-1",
+		  .task_memcg = "/oomlens-test-kmsg-1",
+		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 19,
+		  .n_stats = 42, .stat = "rss", .stat_value = 33427456,
+		  .n_tasks = 1, .complete = true, .group_kill = false,
+		  .global = false, .stats_truncated = false },
+	};
+	/* clang-format on */
+	return cr_make_param_array(struct fixture_case, cases,
+				   ARRAY_SIZE(cases));
+}
+
+static void check_counters(const struct fixture_case *c,
+			   const struct oom_report *r)
+{
+	cr_assert_eq(r->memcg.present, c->limit_kb != 0, "%s", c->file);
+	if (!r->memcg.present)
+		return;
+	cr_assert_eq(r->memcg.usage_kb, c->usage_kb, "%s", c->file);
+	cr_assert_eq(r->memcg.limit_kb, c->limit_kb, "%s", c->file);
+	cr_assert_eq(r->memcg.failcnt, c->failcnt, "%s", c->file);
+	/* v1 prints memory+swap and kmem, v2 swap. */
+	cr_assert(r->memsw.present != r->swap.present, "%s", c->file);
+	if (r->swap.present)
+		cr_assert_eq(r->swap.limit_kb, KB_MAX);
+	else
+		cr_assert_eq(r->memsw.limit_kb, KB_MAX);
+}
+
+ParameterizedTest(struct fixture_case *c, kmsg, fixtures)
+{
+	struct collected col;
+	const struct oom_report *r;
+	char path[128];
+
+	snprintf(path, sizeof(path), FIX "%s", c->file);
+	cr_assert_eq(parse_file(path, &col), c->n_reports, "%s: reports",
+		     c->file);
+	r = &col.r[c->idx];
+	cr_assert_eq(r->seq_first, c->seq_first, "%s", c->file);
+	cr_assert_eq(r->seq_last, c->seq_last, "%s", c->file);
+	cr_assert_eq(r->trigger.present, c->trigger_comm[0] != '\0');
+	cr_assert_str_eq(r->trigger.comm, c->trigger_comm, "%s", c->file);
+	cr_assert_eq(r->trigger.pid, c->trigger_pid, "%s", c->file);
+	cr_assert_eq(r->n_victims, c->n_victims, "%s: victims", c->file);
+	cr_assert_eq(r->victims[0].pid, c->victim_pid, "%s", c->file);
+	cr_assert_str_eq(r->victims[0].comm, c->victim_comm, "%s", c->file);
+	cr_assert_eq(r->victims[0].anon_rss_kb, c->anon_rss_kb, "%s", c->file);
+	cr_assert_eq(r->victims[0].file_rss_kb, c->file_rss_kb, "%s", c->file);
+	cr_assert_eq(r->victims[0].pgtables_kb, c->pgtables_kb, "%s", c->file);
+	cr_assert_str_eq(r->oom_memcg, c->oom_memcg, "%s", c->file);
+	cr_assert_str_eq(r->task_memcg, c->task_memcg, "%s", c->file);
+	check_counters(c, r);
+	cr_assert_eq(r->n_stats, c->n_stats, "%s: stats", c->file);
+	if (c->stat[0])
+		cr_assert_eq(stat_val(r, c->stat), c->stat_value, "%s: %s",
+			     c->file, c->stat);
+	cr_assert_eq(r->n_tasks, c->n_tasks, "%s: tasks", c->file);
+	cr_assert_eq(r->complete, c->complete, "%s: complete", c->file);
+	cr_assert_eq(r->group_kill, c->group_kill, "%s", c->file);
+	cr_assert_eq(r->global, c->global, "%s", c->file);
+	cr_assert_eq(r->stats_truncated, c->stats_truncated, "%s", c->file);
+	cr_assert_not(r->raw_truncated);
+	collected_release(&col);
+}
+
+/* --- details -------------------------------------------------------- */
+
+Test(kmsg, dmesg_equals_kmsg)
+{
+	static const char *cases[] = {"v1-6.18-single", "v1-6.18-child",
+				      "v1-6.18-multi", "v1-6.18-nested",
+				      "v1-6.18-hostile"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct collected k, d;
+		char p[128];
+
+		snprintf(p, sizeof(p), FIX "%s/kmsg.txt", cases[i]);
+		cr_assert_eq(parse_file(p, &k), 1);
+		snprintf(p, sizeof(p), FIX "%s/dmesg.txt", cases[i]);
+		cr_assert_eq(parse_file(p, &d), 1);
+		cr_assert_eq(k.r[0].usec, d.r[0].usec, "%s", cases[i]);
+		cr_assert_eq(k.r[0].victims[0].usec, d.r[0].victims[0].usec);
+		cr_assert_str_eq(k.r[0].victims[0].comm,
+				 d.r[0].victims[0].comm);
+		cr_assert_eq(k.r[0].n_tasks, d.r[0].n_tasks);
+		cr_assert_eq(k.r[0].n_stats, d.r[0].n_stats);
+		for (size_t j = 0; j < k.r[0].n_tasks; j++) {
+			cr_assert_eq(k.r[0].tasks[j].pid, d.r[0].tasks[j].pid);
+			cr_assert_str_eq(k.r[0].tasks[j].name,
+					 d.r[0].tasks[j].name);
+		}
+		collected_release(&k);
+		collected_release(&d);
+	}
+}
+
+Test(kmsg, hostile_comm)
+{
+	static const char comm[] = "a) (b,pid=1\nc";
+	struct collected c;
+	const struct oom_report *r;
+
+	cr_assert_eq(parse_file(FIX "v1-6.18-hostile/kmsg.txt", &c), 1);
+	r = &c.r[0];
+	cr_assert_str_eq(r->trigger.comm, comm);
+	cr_assert_eq(r->trigger.pid, 10835);
+	cr_assert_str_eq(r->victims[0].comm, comm);
+	cr_assert_eq(r->victims[0].pid, 10835);
+	cr_assert_eq(r->victims[0].total_vm_kb, 35372);
+	cr_assert_eq(r->victims[0].oom_score_adj, 0);
+	cr_assert_str_eq(r->tasks[0].name, comm);
+	cr_assert_eq(r->tasks[0].rss_anon, 8160);
+	cr_assert_str_eq(r->task_memcg, "/oomlens-test-kmsg-3");
+	cr_assert(r->complete);
+	collected_release(&c);
+
+	cr_assert_eq(parse_file(FIX "v1-6.18-hostile/dmesg.txt", &c), 1);
+	cr_assert_str_eq(c.r[0].victims[0].comm, comm);
+	cr_assert_eq(c.r[0].victims[0].anon_rss_kb, 32640);
+	cr_assert_str_eq(c.r[0].tasks[0].name, comm);
+	collected_release(&c);
+
+	/* dmesg -t cannot show where a record ends: the pid and the comm's
+	 * first line survive. */
+	cr_assert_eq(parse_file(FIX "v1-6.18-hostile/dmesg-notime.txt", &c), 1);
+	cr_assert_eq(c.r[0].victims[0].pid, 10835);
+	cr_assert_str_eq(c.r[0].victims[0].comm, "a) (b,pid=1");
+	cr_assert_str_eq(c.r[0].task_memcg, "/oomlens-test-kmsg-3");
+	collected_release(&c);
+}
+
+Test(kmsg, oom_group_victims_once_each)
+{
+	struct collected c;
+	const struct oom_report *r;
+
+	cr_assert_eq(parse_file(FIX "v2-6.1-oomgroup/kmsg.txt", &c), 1);
+	r = &c.r[0];
+	cr_assert(r->group_kill);
+	cr_assert_str_eq(r->group_memcg, "/demo");
+	cr_assert_eq(r->n_victims, 3);
+	cr_assert_eq(r->victims[0].pid, 138);
+	cr_assert_eq(r->victims[0].seq, 411);
+	cr_assert_eq(r->victims[1].pid, 110);
+	cr_assert_eq(r->victims[1].anon_rss_kb, 3900);
+	cr_assert_eq(r->victims[1].shmem_rss_kb, 644);
+	cr_assert_eq(r->victims[2].pid, 111);
+	cr_assert_eq(r->victims[2].usec, 4847246);
+	cr_assert_eq(r->task_columns & KMSG_COL_RSS_ANON, 0, "6.1 table");
+	cr_assert_eq(r->tasks[2].pgtables_bytes, 90112);
+	collected_release(&c);
+}
+
+Test(kmsg, pod_container_victim_memcg)
+{
+	struct collected c;
+
+	cr_assert_eq(parse_file(FIX "v2-6.1-pod-ctr/kmsg.txt", &c), 1);
+	cr_assert_str_eq(oom_report_victim_memcg(&c.r[0]), "/pod/ctr");
+	cr_assert_str_eq(c.r[0].stats_memcg, "/pod");
+	cr_assert_str_eq(c.r[0].tasks[0].name, "sleep");
+	cr_assert_eq(c.r[0].tasks[0].rss, 1);
+	collected_release(&c);
+}
+
+Test(kmsg, stats_one_record_6_1)
+{
+	struct collected c;
+	const struct oom_report *r;
+
+	cr_assert_eq(parse_file(FIX "v2-6.1-single/kmsg.txt", &c), 1);
+	r = &c.r[0];
+	cr_assert_eq(r->n_stats, 51);
+	cr_assert_str_eq(r->stats[0].name, "anon");
+	cr_assert_eq(stat_val(r, "file"), 4096);
+	cr_assert_eq(stat_val(r, "inactive_anon"), 33423360);
+	cr_assert_str_eq(r->stats[50].name, "thp_collapse_alloc");
+	cr_assert_not(r->stats_truncated);
+	collected_release(&c);
+
+	/* Cut by printk at 991 bytes: the partial last line is dropped. */
+	cr_assert_eq(parse_file(FIX "synthetic-v2-6.1-stats-cut/kmsg.txt", &c),
+		     1);
+	r = &c.r[0];
+	cr_assert(r->stats_truncated);
+	cr_assert_eq(r->n_stats, 36);
+	cr_assert_eq(stat_val(r, "kernel"), 12345678901234);
+	cr_assert_str_eq(r->stats[35].name, "pgsteal");
+	collected_release(&c);
+}
+
+Test(kmsg, pre_5_0_report)
+{
+	struct collected c;
+	const struct oom_report *r;
+
+	cr_assert_eq(parse_file(FIX "synthetic-v1-4.14-task-in/kmsg.txt", &c),
+		     1);
+	r = &c.r[0];
+	cr_assert_str_eq(r->constraint, "");
+	cr_assert_str_eq(oom_report_victim_memcg(r),
+			 "/kubepods/burstable/pod1234/abcd");
+	cr_assert_str_eq(r->trigger.gfp_mask, "0x14000c0(GFP_KERNEL)");
+	cr_assert_str_eq(r->stats_memcg, "/kubepods/burstable/pod1234");
+	cr_assert_eq(stat_val(r, "unevictable"), 0);
+	cr_assert(r->task_columns & KMSG_COL_NR_PTES);
+	cr_assert_eq(r->tasks[0].oom_score_adj, -998);
+	cr_assert_str_eq(r->tasks[0].name, "pause");
+	cr_assert_eq(r->tasks[1].uid, 1000);
+	cr_assert_eq(r->tasks[1].pgtables_bytes, 40, "nr_ptes as printed");
+	cr_assert_eq(r->victims[0].total_vm_kb, 68000);
+	collected_release(&c);
+}
+
+Test(kmsg, global_oom)
+{
+	struct collected c;
+	const struct oom_report *r;
+
+	cr_assert_eq(parse_file(FIX "synthetic-global-6.18/kmsg.txt", &c), 1);
+	r = &c.r[0];
+	cr_assert_str_eq(r->constraint, "CONSTRAINT_NONE");
+	cr_assert_str_eq(r->trigger.gfp_mask,
+			 "0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP)");
+	cr_assert_eq(r->tasks[0].oom_score_adj, -1000);
+	cr_assert_str_eq(r->tasks[0].name, "systemd-udevd");
+	cr_assert_eq(r->tasks[1].pgtables_bytes, 3952640);
+	cr_assert_eq(r->seq_last, 5020, "oom_reaper line belongs to it");
+	collected_release(&c);
+}
+
+/* Every prefix of a real capture, cut at record boundaries and inside
+ * records: never a crash; a report cut before its kill is incomplete. */
+Test(kmsg, truncated_input)
+{
+	struct strbuf sb;
+	struct collected c;
+	size_t kill_at;
+
+	strbuf_init(&sb, 1u << 20);
+	cr_assert_geq(read_file_at(AT_FDCWD, FIX "v1-6.18-multi/kmsg.txt",
+				   1u << 20, &sb),
+		      0);
+	kill_at = (size_t)(strstr(sb.buf, "3,677,") - sb.buf);
+	for (size_t cut = 0; cut <= sb.len; cut += 13) {
+		int n = parse_str(sb.buf, cut, &c);
+
+		cr_assert_geq(n, 0);
+		cr_assert_leq(n, 1);
+		if (n == 1 && cut <= kill_at) {
+			cr_assert_not(c.r[0].complete, "cut at %zu", cut);
+			cr_assert_eq(c.r[0].n_victims, 0);
+		}
+		if (cut == sb.len)
+			cr_assert(c.r[0].complete);
+		collected_release(&c);
+	}
+	strbuf_release(&sb);
+}
+
+Test(kmsg, empty_and_garbage_input)
+{
+	struct collected c;
+	static const char junk[] = "\n\n\x01\x02[[[[]]]] ;;;\n6,1,1,-;\n"
+				   "Killed process\nKilled process x (y\n"
+				   "[  pid  ] name\n[ 1] 2 name\n";
+
+	cr_assert_eq(parse_str("", 0, &c), 0);
+	cr_assert_eq(parse_str(junk, sizeof(junk) - 1, &c), 0);
+}
+
+/* The raw text kept for kernel/oom.txt parses back to the same report. */
+Test(kmsg, raw_round_trip)
+{
+	static const char *files[] = {"v1-6.18-hostile/kmsg.txt",
+				      "v1-6.18-hostile/dmesg.txt",
+				      "v2-6.1-oomgroup/kmsg.txt"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		struct collected a, b;
+		char p[128];
+
+		snprintf(p, sizeof(p), FIX "%s", files[i]);
+		cr_assert_eq(parse_file(p, &a), 1);
+		cr_assert_eq(parse_str(a.r[0].raw.buf, a.r[0].raw.len, &b), 1,
+			     "%s", files[i]);
+		cr_assert_eq(a.r[0].seq_first, b.r[0].seq_first);
+		cr_assert_eq(a.r[0].seq_last, b.r[0].seq_last);
+		cr_assert_eq(a.r[0].usec, b.r[0].usec);
+		cr_assert_eq(a.r[0].n_victims, b.r[0].n_victims);
+		cr_assert_str_eq(a.r[0].victims[0].comm,
+				 b.r[0].victims[0].comm);
+		cr_assert_eq(a.r[0].n_stats, b.r[0].n_stats);
+		cr_assert_eq(a.r[0].n_tasks, b.r[0].n_tasks);
+		cr_assert_str_eq(a.r[0].raw.buf, b.r[0].raw.buf);
+		collected_release(&a);
+		collected_release(&b);
+	}
+}
+
+/* --- the assembler API, record by record ---------------------------- */
+
+static int feed_text(struct kmsg_assembler *a, uint64_t seq, const char *t)
+{
+	struct kmsg_record rec = {
+		.seq = seq,
+		.usec = seq * 10,
+		.prio = 6,
+		.text = t,
+		.text_len = strlen(t),
+	};
+
+	return kmsg_assembler_feed(a, &rec);
+}
+
+Test(kmsg, assembler_ready_rules)
+{
+	struct kmsg_assembler *a = kmsg_assembler_new();
+	struct oom_report r;
+
+	cr_assert_not_null(a);
+	cr_assert_eq(feed_text(a, 1, "unrelated"), 0);
+	cr_assert_eq(
+		feed_text(a, 2,
+			  "x invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL),"
+			  " order=0, oom_score_adj=5"),
+		0);
+	/* No victim yet: a soft flush keeps waiting. */
+	cr_assert_eq(kmsg_assembler_flush(a, false), 0);
+	cr_assert_eq(kmsg_assembler_pop(a, &r), 0);
+	cr_assert_eq(feed_text(a, 3,
+			       "Memory cgroup out of memory: Killed process 9 "
+			       "(x) total-vm:1kB, anon-rss:2kB, file-rss:3kB, "
+			       "shmem-rss:4kB, UID:5 pgtables:6kB "
+			       "oom_score_adj:-7"),
+		     0);
+	cr_assert_eq(feed_text(a, 4,
+			       "oom_reaper: reaped process 9 (x), now "
+			       "anon-rss:0kB"),
+		     0);
+	/* A record that is not a kill line closes it. */
+	cr_assert_eq(feed_text(a, 5, "eth0: link up"), 1);
+	cr_assert_eq(kmsg_assembler_pop(a, &r), 1);
+	cr_assert_eq(r.seq_first, 2);
+	cr_assert_eq(r.seq_last, 4);
+	cr_assert_eq(r.usec, 20);
+	cr_assert_eq(r.trigger.oom_score_adj, 5);
+	cr_assert_eq(r.victims[0].uid, 5);
+	cr_assert_eq(r.victims[0].shmem_rss_kb, 4);
+	cr_assert_eq(r.victims[0].pgtables_kb, 6);
+	cr_assert_eq(r.victims[0].oom_score_adj, -7);
+	cr_assert(r.complete);
+	cr_assert_str_eq(r.raw.buf,
+			 "6,2,20,-;x invoked oom-killer: "
+			 "gfp_mask=0xcc0(GFP_KERNEL), order=0, "
+			 "oom_score_adj=5\n"
+			 "6,3,30,-;Memory cgroup out of memory: "
+			 "Killed process 9 (x) total-vm:1kB, "
+			 "anon-rss:2kB, file-rss:3kB, shmem-rss:4kB, "
+			 "UID:5 pgtables:6kB oom_score_adj:-7\n"
+			 "6,4,40,-;oom_reaper: reaped process 9 (x), "
+			 "now anon-rss:0kB\n");
+	oom_report_release(&r);
+	cr_assert_eq(kmsg_assembler_pop(a, &r), 0);
+
+	/* A trigger with nothing after it: soft flush waits, force emits an
+	 * incomplete report; the next trigger also closes the previous. */
+	cr_assert_eq(feed_text(a, 6, "y invoked oom-killer: order=1"), 0);
+	cr_assert_eq(feed_text(a, 7, "z invoked oom-killer: order=2"), 1);
+	cr_assert_eq(kmsg_assembler_flush(a, true), 1);
+	cr_assert_eq(kmsg_assembler_pop(a, &r), 1);
+	cr_assert_str_eq(r.trigger.comm, "y");
+	cr_assert_eq(r.trigger.order, 1);
+	cr_assert_not(r.complete);
+	oom_report_release(&r);
+	cr_assert_eq(kmsg_assembler_pop(a, &r), 1);
+	cr_assert_str_eq(r.trigger.comm, "z");
+	oom_report_release(&r);
+	kmsg_assembler_free(a);
+	kmsg_assembler_free(NULL);
+}
+
+Test(kmsg, assembler_seq_gap_is_incomplete)
+{
+	struct kmsg_assembler *a = kmsg_assembler_new();
+	struct oom_report r;
+
+	feed_text(a, 10, "x invoked oom-killer: order=0");
+	feed_text(a, 14, "Killed process 3 (x) total-vm:1kB");
+	cr_assert_eq(kmsg_assembler_flush(a, false), 1);
+	cr_assert_eq(kmsg_assembler_pop(a, &r), 1);
+	cr_assert_not(r.complete);
+	cr_assert_eq(r.victims[0].pid, 3);
+	oom_report_release(&r);
+	kmsg_assembler_free(a);
+}
+
+/* --- single lines: hostile comms, varying columns ------------------- */
+
+Test(kmsg, killed_line_comm_tricks)
+{
+	struct kmsg_victim v;
+
+	cr_assert_eq(kmsg_parse_killed("Killed process 5 (x) total-vm:) "
+				       "total-vm:11kB, anon-rss:2kB, "
+				       "file-rss:3kB, shmem-rss:0kB",
+				       &v),
+		     0);
+	cr_assert_str_eq(v.comm, "x) total-vm:");
+	cr_assert_eq(v.total_vm_kb, 11);
+	cr_assert_eq(kmsg_parse_killed("Out of memory: Killed process 6 ( "
+				       "(a b)) ) total-vm:1kB",
+				       &v),
+		     0);
+	cr_assert_str_eq(v.comm, " (a b)) ");
+	cr_assert_eq(
+		kmsg_parse_killed("Killed process -1 (x) total-vm:1kB", &v),
+		-EBADMSG);
+	cr_assert_eq(kmsg_parse_killed("Killed process 99999999999 (x)", &v),
+		     -EBADMSG);
+	cr_assert_eq(kmsg_parse_killed("Killed process 7", &v), -EBADMSG);
+}
+
+Test(kmsg, oom_kill_line_comm_with_keys)
+{
+	struct oom_report r;
+
+	oom_report_init(&r);
+	cr_assert_eq(kmsg_parse_oom_kill(
+			     "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=("
+			     "null),cpuset=/,mems_allowed=0,oom_memcg=/a,"
+			     "task_memcg=/a/b,task=,global_oom,x,pid=3,uid=0",
+			     &r),
+		     0);
+	cr_assert_str_eq(r.oom_memcg, "/a");
+	cr_assert_str_eq(r.task_memcg, "/a/b");
+	cr_assert_not(r.global, "global_oom inside the comm is no flag");
+	cr_assert_eq(kmsg_parse_oom_kill("oom-kill:nodemask=(null)", &r),
+		     -EBADMSG);
+	oom_report_release(&r);
+}
+
+Test(kmsg, task_table_columns)
+{
+	unsigned cols[KMSG_MAX_COLS], mask;
+	size_t n;
+	struct kmsg_task t;
+
+	cr_assert_eq(kmsg_parse_task_header("[  pid  ]   uid  tgid total_vm   "
+					    "   rss future_col oom_score_adj "
+					    "name",
+					    cols, &n, &mask),
+		     0);
+	cr_assert_eq(n, 6);
+	cr_assert_eq(mask, KMSG_COL_UID | KMSG_COL_TGID | KMSG_COL_TOTAL_VM |
+				   KMSG_COL_RSS | KMSG_COL_OOM_SCORE_ADJ);
+	cr_assert_eq(kmsg_parse_task_row("[   42]  1000    41      100       "
+					 "50   77       -17  my prog (1)",
+					 cols, n, &t),
+		     0);
+	cr_assert_eq(t.pid, 42);
+	cr_assert_eq(t.tgid, 41);
+	cr_assert_eq(t.uid, 1000);
+	cr_assert_eq(t.rss, 50);
+	cr_assert_eq(t.oom_score_adj, -17);
+	cr_assert_str_eq(t.name, " my prog (1)",
+			 "name verbatim after one "
+			 "space");
+	cr_assert_eq(kmsg_parse_task_row("[   42]  1000    41", cols, n, &t),
+		     -EBADMSG);
+	cr_assert_eq(kmsg_parse_task_header("[ pid ] uid", cols, &n, &mask),
+		     -EBADMSG);
+}
+
+Test(kmsg, usage_lines)
+{
+	struct oom_report r;
+
+	oom_report_init(&r);
+	cr_assert_eq(
+		kmsg_parse_usage("kmem: usage 1kB, limit 2kB, failcnt 3", &r),
+		0);
+	cr_assert(r.kmem.present);
+	cr_assert_eq(r.kmem.failcnt, 3);
+	cr_assert_eq(
+		kmsg_parse_usage("memory: usage kB, limit 2kB, failcnt 3", &r),
+		-EBADMSG);
+	cr_assert_not(r.memcg.present);
+	oom_report_release(&r);
+}
+
+/* --- JSON ------------------------------------------------------------ */
+
+static struct json_object *get(struct json_object *o, const char *k)
+{
+	struct json_object *v = NULL;
+
+	cr_assert(json_object_object_get_ex(o, k, &v), "key '%s'", k);
+	return v;
+}
+
+Test(kmsg, json_fields)
+{
+	struct collected c;
+	struct json_object *o, *v, *t;
+
+	cr_assert_eq(parse_file(FIX "v1-6.18-hostile/kmsg.txt", &c), 1);
+	o = oom_report_to_json(&c.r[0]);
+	cr_assert_not_null(o);
+	cr_assert_eq(json_object_get_uint64(get(o, "seq_first")), 678);
+	cr_assert_eq(json_object_get_uint64(get(o, "seq_last")), 756);
+	cr_assert_eq(json_object_get_uint64(get(o, "usec")), 448113174);
+	cr_assert(json_object_get_boolean(get(o, "complete")));
+	t = get(o, "trigger");
+	cr_assert_str_eq(json_object_get_string(get(t, "comm")),
+			 "a) (b,pid=1\nc");
+	cr_assert_eq(json_object_get_int(get(t, "pid")), 10835);
+	cr_assert_str_eq(json_object_get_string(get(t, "gfp_mask")),
+			 "0xcc0(GFP_KERNEL)");
+	cr_assert_str_eq(json_object_get_string(get(o, "constraint")),
+			 "CONSTRAINT_MEMCG");
+	cr_assert_str_eq(json_object_get_string(get(o, "task_memcg")),
+			 "/oomlens-test-kmsg-3");
+	v = json_object_array_get_idx(get(o, "victims"), 0);
+	cr_assert_eq(json_object_get_int(get(v, "pid")), 10835);
+	cr_assert_eq(json_object_get_uint64(get(v, "anon_rss_kb")), 32640);
+	cr_assert_eq(json_object_get_uint64(get(v, "file_rss_kb")), 968);
+	cr_assert_eq(json_object_get_uint64(get(v, "uid")), 0);
+	cr_assert_eq(json_object_get_uint64(get(get(o, "memcg"), "limit_kb")),
+		     32768);
+	cr_assert(json_object_is_type(get(o, "swap"), json_type_null));
+	cr_assert_eq(json_object_get_uint64(get(get(o, "memcg_stat"), "rss")),
+		     33427456);
+	t = json_object_array_get_idx(get(o, "tasks"), 0);
+	cr_assert_eq(json_object_get_uint64(get(t, "rss_file")), 242);
+	cr_assert_str_eq(json_object_get_string(get(t, "name")),
+			 "a) (b,pid=1\nc");
+	cr_assert_not(json_object_get_boolean(get(o, "group_kill")));
+	json_object_put(o);
+	collected_release(&c);
+}
+
+Test(kmsg, json_invalid_utf8_comm)
+{
+	struct oom_report r;
+	struct json_object *o;
+
+	oom_report_init(&r);
+	memcpy(r.trigger.comm, "\xff\xc3\xa9x", 5);
+	r.trigger.present = true;
+	o = oom_report_to_json(&r);
+	cr_assert_not_null(o);
+	cr_assert_str_eq(json_object_get_string(get(get(o, "trigger"), "comm")),
+			 "\\xff\xc3\xa9x");
+	cr_assert(json_object_is_type(get(o, "seq_first"), json_type_null));
+	cr_assert_eq(json_object_array_length(get(o, "victims")), 0);
+	json_object_put(o);
+	oom_report_release(&r);
+}

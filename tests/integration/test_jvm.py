@@ -1,0 +1,348 @@
+"""oomlens-sidecar jcmd / trim / snapshot against real HotSpot JVMs on this
+machine (Debian openjdk-17, and Temurin 25 when installed): the attach
+protocol in C, its safety rules, and the glibc-retention seed case.
+
+Needs root (other uids, mount namespaces) and javac/java; skips with the
+reason otherwise. JVMs are shared between tests where possible (start-up
+costs ~1 s each on 2 shared cores).
+"""
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("OOMLENS_BUILD") or os.path.join(REPO, "build")
+SIDECAR = os.path.join(BUILD, "bin", "oomlens-sidecar")
+CLASSES = os.path.join(BUILD, "victims", "java")
+JDK17 = "/usr/lib/jvm/java-17-openjdk-amd64"
+JDK25 = "/usr/lib/jvm/temurin-25-jdk-amd64"
+LIGHT = ["-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+
+
+def java_bin(jdk):
+    return os.path.join(jdk, "bin", "java")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def classes():
+    if os.geteuid() != 0:
+        pytest.skip("JVM attach tests need root (other uids, mount namespaces)")
+    if not os.access(java_bin(JDK17), os.X_OK) or not shutil.which("javac"):
+        pytest.skip("no openjdk-17 java/javac (apt-get install openjdk-17-jdk-headless)")
+    if not os.access(SIDECAR, os.X_OK):
+        pytest.fail(f"{SIDECAR} not built (run make)")
+    os.makedirs(CLASSES, exist_ok=True)
+    src = os.path.join(REPO, "tests", "victims", "java")
+    subprocess.run(["javac", "-nowarn", "-XDsuppressNotes", "-d", CLASSES]
+                   + [os.path.join(src, f) for f in sorted(os.listdir(src))
+                      if f.endswith(".java")],
+                   check=True, capture_output=True)
+    return CLASSES
+
+
+class Jvm:
+    """A victim JVM; `prefix` wraps the command (setpriv, unshare). Waits
+    for its "ready" line; kill() is idempotent."""
+
+    def __init__(self, main, args=(), flags=(), jdk=JDK17, prefix=(), cwd=None):
+        self.out = tempfile.TemporaryFile()
+        cmd = list(prefix) + [java_bin(jdk)] + LIGHT + list(flags) + \
+            ["-cp", CLASSES, main] + [str(a) for a in args]
+        if prefix and prefix[-1].endswith("exec"):  # a shell line: append
+            cmd = list(prefix[:-1]) + [prefix[-1] + " " + " ".join(cmd[len(prefix):])]
+        self.proc = subprocess.Popen(cmd, stdout=self.out, stderr=subprocess.STDOUT,
+                                     cwd=cwd or tempfile.gettempdir())
+        self.pid = self.proc.pid
+        deadline = time.monotonic() + 30
+        while "ready" not in self.output():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                pytest.fail(f"JVM {cmd} did not start: {self.output()}")
+            time.sleep(0.05)
+
+    def output(self):
+        self.out.seek(0)
+        return self.out.read().decode(errors="replace")
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def tmp(self, name=""):
+        return f"/proc/{self.pid}/root/tmp/{name}"
+
+    def rss_kb(self):
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise AssertionError("no VmRSS")
+
+    def kill(self):
+        """SIGTERM first so the JVM removes its socket and hsperfdata."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for leftover in (f"/tmp/.java_pid{self.pid}", f"/tmp/.attach_pid{self.pid}"):
+            if os.path.lexists(leftover):
+                os.unlink(leftover)
+
+
+def sidecar(*args, timeout=60):
+    t0 = time.monotonic()
+    r = subprocess.run([SIDECAR] + [str(a) for a in args], capture_output=True,
+                       text=True, timeout=timeout)
+    r.elapsed = time.monotonic() - t0
+    return r
+
+
+@pytest.fixture(scope="module")
+def nmt_jvm(classes):
+    j = Jvm("HeapHog", [16], ["-XX:NativeMemoryTracking=summary"])
+    yield j
+    j.kill()
+
+
+@pytest.fixture(scope="module")
+def plain_jvm(classes):
+    j = Jvm("HeapHog", [8])
+    yield j
+    j.kill()
+
+
+def test_jvm_nmt_on_summary_and_snapshot(nmt_jvm, tmp_path):
+    r = sidecar("jcmd", nmt_jvm.pid, "VM.native_memory", "summary")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"{nmt_jvm.pid}:\n")
+    assert "Native Memory Tracking:" in r.stdout
+    assert "Total: reserved=" in r.stdout
+    r = sidecar("snapshot", nmt_jvm.pid, "-o", tmp_path)
+    assert r.returncode == 0, r.stderr
+    jdir = tmp_path / "processes" / str(nmt_jvm.pid) / "jvm"
+    nmt = json.loads((jdir / "native_memory.json").read_text())
+    assert nmt["enabled"] is True
+    assert nmt["committed"] > 16 << 20 and nmt["threads"] > 5
+    heap_cat = [c for c in nmt["categories"] if c["name"] == "Java Heap"][0]
+    assert heap_cat["reserved"] == 128 << 20  # -Xmx128m
+    heap = json.loads((jdir / "heap_info.json").read_text())
+    assert heap["collector"] == "Serial"
+    assert heap["used"] >= 16 << 20  # HeapHog holds 16 x 1 MiB
+    assert heap["max"] == 128 << 20
+    assert "Tenured" in (jdir / "heap_info.txt").read_text() or \
+        "tenured" in (jdir / "heap_info.txt").read_text()
+    att = json.loads((jdir / "attach.json").read_text())
+    assert att["attached"] is True and att["protocol"] == 1
+    # JDK 17 has no System.native_heap_info: recorded, no file.
+    nhi = [c for c in att["commands"] if c["command"] == "System.native_heap_info"][0]
+    assert nhi["status"] != 0
+    assert not (jdir / "native_heap_info.xml").exists()
+    assert not any("VM.info" in c["command"] for c in att["commands"])
+
+
+def test_jvm_jcmd_output_same_as_jdk_jcmd(nmt_jvm):
+    for cmd in (["VM.flags"], ["VM.version"], ["help"]):
+        ours = sidecar("jcmd", nmt_jvm.pid, *cmd)
+        jdk = subprocess.run([os.path.join(JDK17, "bin", "jcmd"), str(nmt_jvm.pid)] + cmd,
+                             capture_output=True, text=True, timeout=60)
+        assert ours.returncode == 0 and jdk.returncode == 0
+        assert ours.stdout == jdk.stdout, cmd
+
+
+def test_jvm_unknown_command_fails(nmt_jvm):
+    r = sidecar("jcmd", nmt_jvm.pid, "No.such_command")
+    assert r.returncode == 1
+    assert "Unknown diagnostic command" in r.stdout
+
+
+def test_jvm_trigger_file_removed_and_no_thread_dump(plain_jvm):
+    # plain_jvm's listener is not running yet: this attach starts it.
+    assert not os.path.exists(plain_jvm.tmp(f".java_pid{plain_jvm.pid}"))
+    r = sidecar("jcmd", plain_jvm.pid, "VM.uptime")
+    assert r.returncode == 0, r.stderr
+    assert os.path.exists(plain_jvm.tmp(f".java_pid{plain_jvm.pid}"))
+    cwd = os.readlink(f"/proc/{plain_jvm.pid}/cwd")
+    for d in (cwd, plain_jvm.tmp()):
+        assert not os.path.exists(os.path.join(d, f".attach_pid{plain_jvm.pid}"))
+    assert "Full thread dump" not in plain_jvm.output()
+
+
+def test_jvm_nmt_off_says_so(plain_jvm, tmp_path):
+    r = sidecar("jcmd", plain_jvm.pid, "VM.native_memory", "summary")
+    assert r.returncode == 0
+    assert "Native memory tracking is not enabled" in r.stdout
+    r = sidecar("snapshot", plain_jvm.pid, "-o", tmp_path)
+    nmt = json.loads((tmp_path / "processes" / str(plain_jvm.pid) / "jvm" /
+                      "native_memory.json").read_text())
+    assert nmt["enabled"] is False and "NMT is not enabled" in nmt["note"]
+
+
+def _bind_unix(path, listen):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    os.chmod(path, 0o600)
+    if listen:
+        s.listen(8)
+    return s
+
+
+def test_jvm_stale_socket_and_silent_listener(plain_jvm):
+    sock = plain_jvm.tmp(f".java_pid{plain_jvm.pid}")
+    os.unlink(sock)
+    s = _bind_unix(sock, listen=False)
+    s.close()  # the file stays, nobody listens: ECONNREFUSED
+    r = sidecar("jcmd", "--timeout", 2000, plain_jvm.pid, "VM.uptime")
+    assert r.returncode == 1 and "stale attach socket" in r.stderr
+    assert r.elapsed < 1.5
+    os.unlink(sock)
+    s = _bind_unix(sock, listen=True)  # accepts, never answers
+    try:
+        r = sidecar("jcmd", "--timeout", 500, plain_jvm.pid, "VM.uptime")
+    finally:
+        s.close()
+        os.unlink(sock)
+    assert r.returncode == 1 and "deadline" in r.stderr
+    assert 0.4 < r.elapsed < 3
+    assert plain_jvm.alive()
+
+
+def test_jvm_disable_attach_mechanism_no_signal(classes):
+    j = Jvm("HeapHog", [4], ["-XX:+DisableAttachMechanism"])
+    try:
+        r = sidecar("jcmd", j.pid, "VM.uptime")
+        assert r.returncode == 1
+        assert "DisableAttachMechanism" in r.stderr and "no signal" in r.stderr
+        time.sleep(0.2)
+        assert "Full thread dump" not in j.output()  # no SIGQUIT was sent
+        assert not os.path.exists(j.tmp(f".attach_pid{j.pid}"))
+        assert j.alive()
+    finally:
+        j.kill()
+
+
+def test_jvm_xrs_listener_at_start_then_gone(classes):
+    j = Jvm("HeapHog", [4], ["-Xrs", "-XX:+StartAttachListener"])
+    try:
+        r = sidecar("jcmd", j.pid, "VM.uptime")
+        assert r.returncode == 0, r.stderr
+        # Without the socket the only way in is SIGQUIT, which would kill
+        # an -Xrs JVM: refuse with a clear error instead.
+        os.unlink(j.tmp(f".java_pid{j.pid}"))
+        r = sidecar("jcmd", j.pid, "VM.uptime")
+        assert r.returncode == 1
+        assert "SIGQUIT" in r.stderr and "StartAttachListener" in r.stderr
+        time.sleep(0.2)
+        assert j.alive()
+    finally:
+        j.kill()
+
+
+def test_jvm_running_as_other_uid(classes):
+    nobody = pwd.getpwnam("nobody")
+    # cwd "/" is not writable by nobody: the trigger file falls back to /tmp.
+    j = Jvm("HeapHog", [4], prefix=["setpriv", "--reuid=nobody", "--regid=nogroup",
+                                     "--clear-groups"], cwd="/")
+    try:
+        r = sidecar("jcmd", j.pid, "VM.uptime")
+        assert r.returncode == 0, r.stderr
+        st = os.stat(j.tmp(f".java_pid{j.pid}"))
+        assert st.st_uid == nobody.pw_uid
+        assert not os.path.exists(j.tmp(f".attach_pid{j.pid}"))
+        assert os.geteuid() == 0
+    finally:
+        j.kill()
+
+
+def test_jvm_private_tmp_namespace_and_symlink_refused(classes, nmt_jvm):
+    j = Jvm("HeapHog", [4], prefix=["unshare", "-m", "--propagation", "private", "sh", "-c",
+                                     "mount -t tmpfs tmpfs /tmp && exec"])
+    try:
+        r = sidecar("jcmd", j.pid, "VM.uptime")
+        assert r.returncode == 0, r.stderr
+        inside = j.tmp(f".java_pid{j.pid}")
+        assert os.path.exists(inside)
+        assert not os.path.exists(f"/tmp/.java_pid{j.pid}")  # not on the host
+        # A symlink planted where the socket was, pointing at another
+        # JVM's socket: never followed.
+        os.unlink(inside)
+        other = f"/proc/{nmt_jvm.pid}/root/tmp/.java_pid{nmt_jvm.pid}"
+        assert os.path.exists(other)
+        os.symlink(other, inside)
+        r = sidecar("jcmd", j.pid, "VM.uptime")
+        assert r.returncode == 1 and "symlink" in r.stderr
+        assert r.stdout == ""
+        assert j.alive()
+    finally:
+        j.kill()
+
+
+def test_jvm_trim_gives_retained_native_memory_back(classes):
+    threads, mb = 8, 32
+    freed = threads * mb << 20
+    j = Jvm("NativeChurn", [threads, mb], ["-XX:NativeMemoryTracking=summary"])
+    try:
+        before_kb = j.rss_kb()
+        # glibc kept the freed blocks: RSS still holds most of them.
+        assert before_kb * 1024 > 0.7 * freed, before_kb
+        r = sidecar("trim", "--json", j.pid)
+        assert r.returncode == 0, r.stderr
+        t = json.loads(r.stdout)
+        after_kb = j.rss_kb()
+        assert t["command"] == "System.trim_native_heap"
+        assert abs(t["rss_before"] - before_kb * 1024) < 0.1 * freed
+        assert abs(t["rss_after"] - after_kb * 1024) < 0.05 * freed
+        # Most of the freed memory went back to the kernel.
+        assert (before_kb - after_kb) * 1024 > 0.6 * freed, (before_kb, after_kb)
+        assert t["rss_diff"] == t["rss_after"] - t["rss_before"]
+        assert 0 < t["duration_us"] < 5_000_000
+        assert "Trim native heap" in t["output"]
+        r = sidecar("trim", j.pid)
+        assert r.returncode == 0
+        assert "rss before:" in r.stdout and "time taken:" in r.stdout
+    finally:
+        j.kill()
+
+
+def test_jvm_trim_not_a_jvm():
+    p = subprocess.Popen(["sleep", "30"])
+    try:
+        r = sidecar("trim", p.pid)
+        assert r.returncode == 1 and "not a JVM" in r.stderr
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_jvm_jdk25_protocol_v2(classes, tmp_path):
+    if not os.access(java_bin(JDK25), os.X_OK):
+        pytest.skip(f"no newer JDK at {JDK25}: JDK 25 (attach protocol v2) not tested")
+    j = Jvm("HeapHog", [8], ["-XX:NativeMemoryTracking=summary"], jdk=JDK25)
+    try:
+        r = sidecar("jcmd", j.pid, "VM.version")
+        assert r.returncode == 0, r.stderr
+        assert "JDK 25." in r.stdout
+        jdk = subprocess.run([os.path.join(JDK25, "bin", "jcmd"), str(j.pid), "VM.flags"],
+                             capture_output=True, text=True, timeout=60)
+        assert sidecar("jcmd", j.pid, "VM.flags").stdout == jdk.stdout
+        r = sidecar("snapshot", j.pid, "-o", tmp_path)
+        assert r.returncode == 0, r.stderr
+        jdir = tmp_path / "processes" / str(j.pid) / "jvm"
+        assert json.loads((jdir / "attach.json").read_text())["protocol"] == 2
+        assert (jdir / "native_heap_info.xml").read_text().startswith("<malloc version=")
+        mi = json.loads((jdir / "native_heap_info.json").read_text())
+        assert mi["arena_count"] >= 1 and mi["system_current"] > 0
+        nmt = json.loads((jdir / "native_memory.json").read_text())
+        assert nmt["enabled"] and nmt["threads"] > 5
+        r = sidecar("trim", "--json", j.pid)
+        assert r.returncode == 0 and json.loads(r.stdout)["rss_after"] > 0
+    finally:
+        j.kill()

@@ -1,13 +1,590 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* oomlens-agent run: placeholder until the detector lands. */
+/* oomlens-agent run: the detector. One epoll loop over the cgroup
+ * notifications, /dev/kmsg, a short timer and signals; it never waits on
+ * the network. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
 
+#include "agent.h"
 #include "commands.h"
+#include "oomlens/fileio.h"
+#include "oomlens/log.h"
+#include "oomlens/strbuf.h"
+
+/* After /dev/kmsg runs dry, wait this long for more lines of the same
+ * report (an oom.group kill prints one "Killed process" per task) before
+ * closing it. */
+#define QUIET_US 3000
+/* A cgroup notification with no kernel report after this long is written
+ * as a bundle of its own, marked as such: nothing captured is lost. */
+#define PENDING_TIMEOUT_US 2000000
+/* A report that names no cgroup waits this long for a notification. */
+#define DEFERRED_TIMEOUT_US 1000000
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: oomlens-agent run --standalone --watch SUBTREE "
+		"[--watch ...]\n"
+		"                         --state-dir DIR [--host-root /]\n"
+		"                         [--spool-dir DIR ...] "
+		"[--from-start]\n"
+		"                         [--log-level info] [--log-json]\n"
+		"\n"
+		"Watches every memory cgroup under each SUBTREE (a path inside "
+		"the\n"
+		"memory hierarchy, e.g. /demo) and writes one bundle per OOM "
+		"kill to\n"
+		"DIR/reports/<id>.tar.gz, printing one JSON line per kill.\n");
+}
+
+static int parse_opts(int argc, char **argv, struct agent_opts *o)
+{
+	static const struct option longopts[] = {
+		{"standalone", no_argument, NULL, 'S'},
+		{"watch", required_argument, NULL, 'w'},
+		{"state-dir", required_argument, NULL, 'd'},
+		{"host-root", required_argument, NULL, 'r'},
+		{"spool-dir", required_argument, NULL, 's'},
+		{"from-start", no_argument, NULL, 'F'},
+		{"log-level", required_argument, NULL, 'l'},
+		{"log-json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{0}};
+	enum log_level lvl;
+	int c;
+
+	o->host_root = "/";
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			o->standalone = true;
+			break;
+		case 'w':
+			if (o->n_watch == AGENT_MAX_WATCH || optarg[0] != '/') {
+				fprintf(stderr,
+					"run: --watch takes a path "
+					"starting with '/', at most %d\n",
+					AGENT_MAX_WATCH);
+				return -EINVAL;
+			}
+			o->watch[o->n_watch++] = optarg;
+			break;
+		case 'd':
+			o->state_dir = optarg;
+			break;
+		case 'r':
+			o->host_root = optarg;
+			break;
+		case 's':
+			if (o->n_spool == AGENT_MAX_SPOOL)
+				return -EINVAL;
+			o->spool[o->n_spool++] = optarg;
+			break;
+		case 'F':
+			o->from_start = true;
+			break;
+		case 'l':
+			if (log_parse_level(optarg, &lvl) < 0) {
+				fprintf(stderr, "run: bad --log-level '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			log_set_level(lvl);
+			break;
+		case 'j':
+			log_set_json(true);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind != argc || !o->state_dir || !o->n_watch) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (!o->standalone) {
+		fprintf(stderr,
+			"run: only --standalone is available in this "
+			"build (Kubernetes mode needs the kube client)\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int read_boot_id(struct agent *a)
+{
+	_cleanup_strbuf_ struct strbuf sb;
+	size_t j = 0;
+	int r;
+
+	strbuf_init(&sb, 4096);
+	r = read_line_at(a->host.root_fd, "proc/sys/kernel/random/boot_id",
+			 &sb);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < sb.len && j < sizeof(a->boot_id) - 1; i++)
+		if (sb.buf[i] != '-')
+			a->boot_id[j++] = sb.buf[i];
+	a->boot_id[j] = '\0';
+	return j ? 0 : -EBADMSG;
+}
+
+static int open_state(struct agent *a)
+{
+	char *abs;
+	int r;
+
+	r = mkdir_p_at(AT_FDCWD, a->opts.state_dir, 0750);
+	if (r < 0)
+		return r;
+	abs = realpath(a->opts.state_dir, NULL);
+	if (!abs)
+		return -errno;
+	a->opts.state_dir = abs; /* kept for the process lifetime */
+	a->state_fd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (a->state_fd < 0)
+		return -errno;
+	r = mkdir_p_at(a->state_fd, "reports", 0750);
+	if (r < 0)
+		return r;
+	a->reports_fd = openat(a->state_fd, "reports",
+			       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return a->reports_fd < 0 ? -errno : 0;
+}
+
+static int setup(struct agent *a)
+{
+	int r;
+
+	r = host_open(a->opts.host_root, &a->host);
+	if (r < 0) {
+		log_error("cannot open host root \"%s\": %s", a->opts.host_root,
+			  strerror(-r));
+		return r;
+	}
+	r = cgroup_fs_open(&a->host, &a->cgfs);
+	if (r < 0) {
+		log_error("no memory cgroup controller under \"%s\": %s",
+			  a->opts.host_root, strerror(-r));
+		return r;
+	}
+	r = open_state(a);
+	if (r < 0) {
+		log_error("state dir \"%s\": %s", a->opts.state_dir,
+			  strerror(-r));
+		return r;
+	}
+	if (gethostname(a->node, sizeof(a->node)) < 0)
+		strlcpy_safe(a->node, "unknown", sizeof(a->node));
+	r = read_boot_id(a);
+	if (r < 0)
+		log_warn("cannot read boot_id: %s, ignoring", strerror(-r));
+	r = agent_state_load(a);
+	if (r < 0)
+		log_warn("state file in \"%s\" unreadable (%s), starting fresh",
+			 a->opts.state_dir, strerror(-r));
+	return 0;
+}
+
+static int setup_watch(struct agent *a)
+{
+	int r = cgroup_watch_new(&a->cgfs, &a->watch);
+
+	if (r < 0) {
+		log_error("cgroup watcher: %s", strerror(-r));
+		return r;
+	}
+	for (int i = 0; i < a->opts.n_watch; i++) {
+		r = cgroup_watch_add_tree(a->watch, a->opts.watch[i]);
+		if (r < 0) {
+			log_error("cannot watch cgroup \"%s\" (%s): %s",
+				  a->opts.watch[i],
+				  a->cgfs.mode == CGROUP_V2 ? "v2" : "v1",
+				  strerror(-r));
+			return r;
+		}
+	}
+	log_info("watching %zu memory cgroups (cgroup %s), state in \"%s\"",
+		 cgroup_watch_count(a->watch),
+		 a->cgfs.mode == CGROUP_V2 ? "v2" : "v1", a->opts.state_dir);
+	return 0;
+}
+
+static bool watched(const struct agent *a, const char *path)
+{
+	for (int i = 0; i < a->opts.n_watch; i++)
+		if (cgroup_path_within(path, a->opts.watch[i]))
+			return true;
+	return false;
+}
+
+static void capture_or_ignore(struct agent *a, struct oom_report *r)
+{
+	const char *memcg = oom_report_victim_memcg(r);
+	int q;
+
+	if (!watched(a, memcg)) {
+		a->reports_ignored++;
+		log_debug("oom kill in unwatched cgroup \"%s\", ignoring",
+			  memcg);
+		return;
+	}
+	q = agent_capture(a, r);
+	if (q < 0)
+		log_error("bundle for kill in \"%s\" failed: %s", memcg,
+			  strerror(-q));
+}
+
+static void save_seq(struct agent *a, uint64_t seq)
+{
+	int q;
+
+	if (seq == UINT64_MAX || (a->have_last_seq && seq <= a->last_seq))
+		return;
+	a->last_seq = seq;
+	a->have_last_seq = true;
+	q = agent_state_save(a);
+	if (q < 0)
+		log_warn("cannot save state: %s, ignoring", strerror(-q));
+}
+
+/* A report without a cgroup (the kernel rate-limited the full report)
+ * takes the cgroup of the oldest unclaimed notification. Returns false
+ * when there is none yet. */
+static bool name_memcg(struct agent *a, struct oom_report *r)
+{
+	const char *guess;
+
+	if (oom_report_victim_memcg(r)[0])
+		return true;
+	guess = pending_guess_memcg(a);
+	if (!guess)
+		return false;
+	strlcpy_safe(r->task_memcg, guess, sizeof(r->task_memcg));
+	return true;
+}
+
+static void retry_deferred(struct agent *a, uint64_t now)
+{
+	while (a->n_deferred) {
+		struct deferred_report *d = &a->deferred[0];
+
+		if (!name_memcg(a, &d->r)) {
+			if (now - d->mono_us < DEFERRED_TIMEOUT_US)
+				return;
+			log_warn("kill of pid %d (\"%s\"): the kernel printed "
+				 "no "
+				 "cgroup and none was notified, ignoring",
+				 d->r.n_victims ? d->r.victims[0].pid : 0,
+				 d->r.n_victims ? d->r.victims[0].comm : "");
+		} else {
+			capture_or_ignore(a, &d->r);
+		}
+		save_seq(a, d->r.seq_last);
+		oom_report_release(&d->r);
+		memmove(d, d + 1, (--a->n_deferred) * sizeof(*d));
+	}
+}
+
+static void handle_report(struct agent *a, struct oom_report *r)
+{
+	if (a->n_deferred || !name_memcg(a, r)) {
+		/* Keep kernel order: queue behind any report still waiting. */
+		void *grown = realloc(a->deferred, (a->n_deferred +
+						    1) * sizeof(*a->deferred));
+
+		if (grown) {
+			a->deferred = grown;
+			a->deferred[a->n_deferred].r = *r;
+			a->deferred[a->n_deferred++].mono_us =
+				now_monotonic_us();
+			oom_report_init(r); /* moved */
+			retry_deferred(a, now_monotonic_us());
+			return;
+		}
+	}
+	capture_or_ignore(a, r);
+	save_seq(a, r->seq_last);
+}
+
+static void pop_reports(struct agent *a)
+{
+	struct oom_report r;
+
+	while (kmsg_assembler_pop(a->asm_, &r) == 1) {
+		handle_report(a, &r);
+		oom_report_release(&r);
+	}
+}
+
+/* Reads /dev/kmsg until it runs dry. Returns the number of records read. */
+static size_t drain_kmsg(struct agent *a)
+{
+	struct kmsg_record rec;
+	size_t n = 0;
+	int r;
+
+	for (;;) {
+		r = kmsg_reader_next(a->kmsg, &rec);
+		if (r == 0)
+			break;
+		if (r == -EPIPE) {
+			log_warn("kmsg overrun: the kernel dropped records "
+				 "before they were read, continuing");
+			continue;
+		}
+		if (r < 0) {
+			log_error("reading kmsg: %s", strerror(-r));
+			break;
+		}
+		n++;
+		if (kmsg_assembler_feed(a->asm_, &rec) > 0)
+			pop_reports(a);
+	}
+	return n;
+}
+
+/* First start with no state: remember where the ring buffer ends so that a
+ * later restart resumes from here. History is not reported unless asked. */
+static int open_kmsg(struct agent *a)
+{
+	bool fresh = !a->have_last_seq && !a->opts.from_start;
+	struct kmsg_record rec;
+	int r;
+
+	r = kmsg_reader_open(a->host.root_fd, false, a->have_last_seq,
+			     a->last_seq, &a->kmsg);
+	if (r < 0) {
+		log_error("cannot open \"%s/dev/kmsg\": %s", a->host.root,
+			  strerror(-r));
+		return r;
+	}
+	while (fresh && (r = kmsg_reader_next(a->kmsg, &rec)) != 0) {
+		if (r > 0 && rec.seq != UINT64_MAX) {
+			a->last_seq = rec.seq;
+			a->have_last_seq = true;
+		} else if (r < 0 && r != -EPIPE) {
+			return r;
+		}
+	}
+	if (fresh)
+		agent_state_save(a);
+	a->asm_ = kmsg_assembler_new();
+	return a->asm_ ? 0 : -ENOMEM;
+}
+
+struct loop {
+	struct agent *a;
+	int ep, sfd, tfd;
+	bool timer_armed;
+	uint64_t quiet_since; /* mono µs when kmsg last ran dry, 0 = idle */
+};
+
+static void arm_timer(struct loop *l, uint64_t us)
+{
+	struct itimerspec its = {
+		.it_value = {.tv_sec = (time_t)(us / 1000000u),
+			     .tv_nsec = (long)(us % 1000000u) * 1000},
+	};
+
+	timerfd_settime(l->tfd, 0, &its, NULL);
+	l->timer_armed = true;
+}
+
+static void on_cgroup_event(const struct cgroup_event *ev, void *ud)
+{
+	struct agent *a = ((struct loop *)ud)->a;
+
+	if (ev->type == CGE_ADDED || ev->type == CGE_REMOVED) {
+		log_debug("cgroup %s \"%s\"",
+			  ev->type == CGE_ADDED ? "added" : "removed",
+			  ev->path);
+		return;
+	}
+	log_debug("oom notification for \"%s\" (oom_kill %llu, +%llu)",
+		  ev->path, (unsigned long long)ev->oom_kill,
+		  (unsigned long long)ev->oom_kill_delta);
+	/* delta 0: the v1 eventfd fired before the kill was counted; the
+	 * watcher reports the late count as another event. */
+	if (ev->oom_kill_delta)
+		pending_add(a, ev);
+}
+
+/* Notifications no report claimed in time, and reports no notification
+ * named: write what we have, say what is missing. */
+static void expire(struct agent *a, uint64_t now)
+{
+	char *path;
+
+	while ((path = pending_expire_one(a, now, PENDING_TIMEOUT_US))) {
+		struct oom_report r;
+
+		log_warn("kill in \"%s\" counted by the cgroup but no kernel "
+			 "report was read; writing the cgroup state alone",
+			 path);
+		oom_report_init(&r);
+		strlcpy_safe(r.task_memcg, path, sizeof(r.task_memcg));
+		r.usec = now;
+		agent_capture(a, &r);
+		oom_report_release(&r);
+		free(path);
+	}
+	retry_deferred(a, now);
+}
+
+static int epoll_add(int ep, int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static int loop_setup(struct loop *l)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	l->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	l->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (l->sfd < 0 || l->tfd < 0 || l->ep < 0)
+		return -errno;
+	if (epoll_add(l->ep, l->sfd) < 0 || epoll_add(l->ep, l->tfd) < 0 ||
+	    epoll_add(l->ep, kmsg_reader_fd(l->a->kmsg)) < 0 ||
+	    epoll_add(l->ep, cgroup_watch_fd(l->a->watch)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* kmsg ran dry: close the report in progress once it stays quiet. */
+static void after_drain(struct loop *l, size_t n_read)
+{
+	uint64_t now = now_monotonic_us();
+
+	if (n_read) {
+		l->quiet_since = now;
+		arm_timer(l, QUIET_US);
+		return;
+	}
+	if (l->quiet_since && now - l->quiet_since >= QUIET_US) {
+		l->quiet_since = 0;
+		if (kmsg_assembler_flush(l->a->asm_, false) > 0)
+			pop_reports(l->a);
+	}
+}
+
+static void on_timer(struct loop *l)
+{
+	uint64_t exp;
+	struct agent *a = l->a;
+
+	if (read(l->tfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
+		log_warn("timerfd: %s, ignoring", strerror(errno));
+	l->timer_armed = false;
+	after_drain(l, drain_kmsg(a));
+	expire(a, now_monotonic_us());
+	if (!l->timer_armed && (a->n_pending || a->n_deferred))
+		arm_timer(l, PENDING_TIMEOUT_US / 4);
+	else if (!l->timer_armed && l->quiet_since)
+		arm_timer(l, QUIET_US);
+}
+
+static bool on_signal(struct loop *l)
+{
+	struct signalfd_siginfo si;
+
+	while (read(l->sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			continue;
+		log_info("signal %u: finishing", si.ssi_signo);
+		return true;
+	}
+	return false;
+}
+
+static int run_loop(struct loop *l)
+{
+	struct agent *a = l->a;
+	struct epoll_event evs[8];
+
+	for (;;) {
+		int n = epoll_wait(l->ep, evs, 8, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+
+			if (fd == l->sfd && on_signal(l))
+				return 0;
+			if (fd == cgroup_watch_fd(a->watch)) {
+				cgroup_watch_dispatch(a->watch, on_cgroup_event,
+						      l);
+				after_drain(l, drain_kmsg(a));
+				retry_deferred(a, now_monotonic_us());
+			} else if (fd == kmsg_reader_fd(a->kmsg)) {
+				after_drain(l, drain_kmsg(a));
+			} else if (fd == l->tfd) {
+				on_timer(l);
+			}
+		}
+		if ((a->n_pending || a->n_deferred) && !l->timer_armed)
+			arm_timer(l, a->n_deferred ? 50000
+						   : PENDING_TIMEOUT_US / 4);
+	}
+}
+
+static void finish(struct agent *a)
+{
+	/* The bundle in progress: whatever the ring buffer already holds. */
+	drain_kmsg(a);
+	if (kmsg_assembler_flush(a->asm_, false) > 0)
+		pop_reports(a);
+	agent_state_save(a);
+	log_info("stopped: %llu bundles written, %llu kills outside the "
+		 "watched cgroups",
+		 (unsigned long long)a->reports_written,
+		 (unsigned long long)a->reports_ignored);
+}
 
 int cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "oomlens-agent run: the detector is being built\n");
-	return 1;
+	static struct agent a = {.state_fd = -1, .reports_fd = -1};
+	struct loop l = {.a = &a, .ep = -1, .sfd = -1, .tfd = -1};
+	int r;
+
+	if (parse_opts(argc, argv, &a.opts) < 0)
+		return 2;
+	if (setup(&a) < 0 || setup_watch(&a) < 0 || open_kmsg(&a) < 0)
+		return 1;
+	r = loop_setup(&l);
+	if (r < 0) {
+		log_error("event loop: %s", strerror(-r));
+		return 1;
+	}
+	log_info("ready");
+	r = run_loop(&l);
+	finish(&a);
+	if (r < 0) {
+		log_error("event loop failed: %s", strerror(-r));
+		return 1;
+	}
+	return 0;
 }

@@ -13,8 +13,8 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "run", cmd_run, "watch cgroups and write a bundle for every OOM kill" },
-	{ "parse-kmsg", cmd_parse_kmsg, "print kernel OOM reports as JSON" },
+	{"run", cmd_run, "watch cgroups and write a bundle for every OOM kill"},
+	{"parse-kmsg", cmd_parse_kmsg, "print kernel OOM reports as JSON"},
 };
 
 static void usage(FILE *f)

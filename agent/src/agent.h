@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The standalone agent's state, shared by its source files. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "oomlens/cgroup.h"
+#include "oomlens/host.h"
+#include "oomlens/kmsg.h"
+
+#define AGENT_MAX_WATCH 32
+#define AGENT_MAX_SPOOL 32
+
+struct agent_opts {
+	const char *host_root;
+	const char *state_dir;
+	const char *watch[AGENT_MAX_WATCH];
+	int n_watch;
+	const char *spool[AGENT_MAX_SPOOL];
+	int n_spool;
+	bool standalone;
+	bool from_start; /* first start: report what the ring buffer holds */
+};
+
+/* A cgroup OOM notification waiting for its kernel report. */
+struct pending_oom {
+	char *path;
+	uint64_t mono_us;
+	uint64_t oom_kill;	   /* the counter after the notification */
+	uint64_t kills;		   /* kills it stands for, not yet claimed */
+	struct cgroup_state state; /* read at once on notification */
+	bool have_state;
+	bool claimed; /* scratch for pending_claim() */
+};
+
+/* A kernel report that names no cgroup, waiting for a notification. */
+struct deferred_report {
+	struct oom_report r;
+	uint64_t mono_us;
+};
+
+struct agent {
+	struct agent_opts opts;
+	struct host host;
+	struct cgroup_fs cgfs;
+	struct cgroup_watch *watch;
+	struct kmsg_reader *kmsg;
+	struct kmsg_assembler *asm_;
+	int state_fd;	/* the state directory */
+	int reports_fd; /* state_dir/reports */
+	char node[256];
+	char boot_id[40];
+	uint64_t last_seq; /* last kmsg seq of a handled report */
+	bool have_last_seq;
+	struct pending_oom *pending;
+	size_t n_pending;
+	struct deferred_report *deferred;
+	size_t n_deferred;
+	uint64_t reports_written, reports_ignored;
+	volatile int stop; /* set from the signal path */
+};
+
+/* state.c */
+int agent_state_load(struct agent *a);
+int agent_state_save(struct agent *a);
+
+/* capture.c: builds and writes the bundle of one report; prints the report
+ * line on stdout. Returns 0 or -errno (the report is then logged). */
+int agent_capture(struct agent *a, struct oom_report *r);
+
+/* pending.c */
+void pending_add(struct agent *a, const struct cgroup_event *ev);
+const char *pending_guess_memcg(struct agent *a);
+/* Claims the notifications answered by a report on victim (and oom_memcg);
+ * moves the victim cgroup's state read at notification into *ret_state
+ * and returns true when there was one. */
+bool pending_claim(struct agent *a, const char *victim, const char *oom_memcg,
+		   struct cgroup_state *ret_state);
+char *pending_expire_one(struct agent *a, uint64_t now, uint64_t timeout_us);

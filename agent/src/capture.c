@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One kill → one bundle: the kernel report, the cgroup's counters and files,
+ * written atomically, then one JSON line on stdout. */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "agent.h"
+#include "oomlens/bundle.h"
+#include "oomlens/log.h"
+#include "oomlens/strbuf.h"
+
+static const char *value_state(const struct cgroup_value *v)
+{
+	static const char *const names[] = {"absent", "ok", "unlimited",
+					    "unparsable"};
+	return names[v->state];
+}
+
+static struct json_object *value_json(const struct cgroup_value *v)
+{
+	if (v->state == CGV_OK)
+		return json_object_new_int64((int64_t)v->v);
+	return json_object_new_string(value_state(v));
+}
+
+static struct json_object *state_json(const struct cgroup_state *s)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *ev = json_object_new_object();
+
+	json_object_object_add(o, "usage_bytes", value_json(&s->usage));
+	json_object_object_add(o, "limit_bytes", value_json(&s->limit));
+	json_object_object_add(o, "peak_bytes", value_json(&s->peak));
+	json_object_object_add(o, "swap_bytes", value_json(&s->swap));
+	json_object_object_add(o, "failcnt", value_json(&s->failcnt));
+	json_object_object_add(ev, "oom",
+			       json_object_new_int64((int64_t)s->events.oom));
+	json_object_object_add(
+		ev, "oom_kill",
+		json_object_new_int64((int64_t)s->events.oom_kill));
+	json_object_object_add(ev, "max",
+			       json_object_new_int64((int64_t)s->events.max));
+	json_object_object_add(o, "events", ev);
+	json_object_object_add(o, "oom_group",
+			       json_object_new_boolean(s->oom_group));
+	return o;
+}
+
+struct dump_ctx {
+	struct bundle *b;
+	const char *dir;
+};
+
+static int dump_one(const char *name, const char *data, size_t len, void *ud)
+{
+	struct dump_ctx *c = ud;
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", c->dir, name);
+	return bundle_add(c->b, path, data, len, BUNDLE_HIGH);
+}
+
+/* Adds cgroup/ for the victim's memcg and, when the kernel blamed another
+ * (an ancestor holding the limit), cgroup/oom_memcg/ as well. */
+static void add_cgroup(struct agent *a, struct bundle *b,
+		       const struct oom_report *r, struct json_object *man)
+{
+	const char *victim = oom_report_victim_memcg(r);
+	struct cgroup_state now = {0}, then = {0};
+	bool have_then = pending_claim(a, victim, r->oom_memcg, &then);
+	struct dump_ctx c = {b, "cgroup"};
+	int q;
+
+	q = cgroup_read_state(&a->cgfs, victim, &now);
+	if (q >= 0) {
+		json_object_object_add(man, "cgroup_state", state_json(&now));
+		cgroup_state_release(&now);
+	} else {
+		bundle_note_truncated(b, "cgroup/",
+				      q == -ENOENT
+					      ? "cgroup removed before capture"
+					      : "cgroup not readable");
+	}
+	if (have_then) {
+		json_object_object_add(man, "cgroup_state_at_notification",
+				       state_json(&then));
+		cgroup_state_release(&then);
+	}
+	if (q >= 0)
+		cgroup_dump_files(&a->cgfs, victim, dump_one, &c);
+	if (r->oom_memcg[0] && !streq(r->oom_memcg, victim)) {
+		c.dir = "cgroup/oom_memcg";
+		cgroup_dump_files(&a->cgfs, r->oom_memcg, dump_one, &c);
+	}
+}
+
+static struct json_object *victims_json(const struct oom_report *r)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < r->n_victims; i++) {
+		const struct kmsg_victim *v = &r->victims[i];
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "pid", json_object_new_int(v->pid));
+		json_object_object_add(o, "comm",
+				       json_object_new_string(v->comm));
+		json_object_object_add(o, "uid", json_object_new_int64(v->uid));
+		json_object_object_add(
+			o, "anon_rss_kb",
+			json_object_new_int64((int64_t)v->anon_rss_kb));
+		json_object_object_add(
+			o, "file_rss_kb",
+			json_object_new_int64((int64_t)v->file_rss_kb));
+		json_object_object_add(
+			o, "shmem_rss_kb",
+			json_object_new_int64((int64_t)v->shmem_rss_kb));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static void fill_manifest(struct agent *a, const struct oom_report *r,
+			  struct json_object *man, uint64_t wall_us)
+{
+	char ts[64];
+	time_t t = (time_t)(wall_us / 1000000u);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_object_add(man, "node", json_object_new_string(a->node));
+	json_object_object_add(
+		man, "cgroup",
+		json_object_new_string(oom_report_victim_memcg(r)));
+	json_object_object_add(man, "oom_memcg",
+			       json_object_new_string(r->oom_memcg));
+	json_object_object_add(man, "cgroup_mode",
+			       json_object_new_string(a->cgfs.mode == CGROUP_V2
+							      ? "v2"
+							      : "v1"));
+	json_object_object_add(man, "pod", NULL);
+	json_object_object_add(man, "container", NULL);
+	json_object_object_add(man, "captured_at", json_object_new_string(ts));
+	json_object_object_add(man, "trigger",
+			       json_object_new_string("oom_kill"));
+	json_object_object_add(man, "kernel_report_complete",
+			       json_object_new_boolean(r->complete));
+	json_object_object_add(man, "kmsg_seq",
+			       json_object_new_int64((int64_t)r->seq_first));
+	json_object_object_add(man, "victims", victims_json(r));
+}
+
+static void print_line(const char *id, const char *path,
+		       const struct oom_report *r, int64_t latency, long size)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "id", json_object_new_string(id));
+	json_object_object_add(o, "path", json_object_new_string(path));
+	json_object_object_add(
+		o, "cgroup",
+		json_object_new_string(oom_report_victim_memcg(r)));
+	json_object_object_add(o, "victims", victims_json(r));
+	json_object_object_add(o, "group_kill",
+			       json_object_new_boolean(r->group_kill));
+	json_object_object_add(o, "detect_latency_us",
+			       json_object_new_int64(latency));
+	json_object_object_add(o, "bundle_bytes", json_object_new_int64(size));
+	printf("%s\n", json_object_to_json_string_ext(
+			       o, JSON_C_TO_STRING_PLAIN |
+					  JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(stdout);
+	json_object_put(o);
+}
+
+int agent_capture(struct agent *a, struct oom_report *r)
+{
+	uint64_t mono = now_monotonic_us(), wall = now_realtime_us();
+	uint64_t kill_us = r->n_victims ? r->victims[0].usec : r->usec;
+	int64_t latency =
+		kill_us != UINT64_MAX ? (int64_t)(mono - kill_us) : -1;
+	char id[96], name[128], path[4096];
+	struct bundle *b;
+	struct json_object *man, *kj;
+	long size;
+	int q;
+
+	if (r->seq_first != UINT64_MAX)
+		snprintf(id, sizeof(id), "oom-%.8s-%llu", a->boot_id,
+			 (unsigned long long)r->seq_first);
+	else /* no kernel report: a name that cannot collide with one */
+		snprintf(id, sizeof(id), "oom-%.8s-m%llu", a->boot_id,
+			 (unsigned long long)mono);
+	q = bundle_new(id, &b);
+	if (q < 0)
+		return q;
+	man = bundle_manifest(b);
+	fill_manifest(a, r, man, wall);
+	bundle_add(b, "kernel/oom.txt", r->raw.buf, r->raw.len,
+		   BUNDLE_ESSENTIAL);
+	kj = oom_report_to_json(r);
+	if (kj)
+		bundle_add_json(b, "kernel/oom.json", kj, BUNDLE_ESSENTIAL);
+	json_object_put(kj);
+	add_cgroup(a, b, r, man);
+	json_object_object_add(man, "detect_latency_us",
+			       json_object_new_int64(latency));
+	snprintf(name, sizeof(name), "%s.tar.gz", id);
+	size = bundle_write(b, a->reports_fd, name, 0);
+	bundle_free(b);
+	if (size < 0)
+		return (int)size;
+	snprintf(path, sizeof(path), "%s/reports/%s", a->opts.state_dir, name);
+	print_line(id, path, r, latency, size);
+	a->reports_written++;
+	return 0;
+}

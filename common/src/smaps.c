@@ -133,9 +133,6 @@ static int add_mapping(struct smaps *s, const char *p, size_t len)
 
 	if (!st)
 		return -ENOMEM;
-	r = commit(s);
-	if (r < 0)
-		return r;
 	r = parse_header(p, len, &m);
 	if (r == -EBADMSG) {
 		s->n_malformed++;
@@ -143,6 +140,11 @@ static int add_mapping(struct smaps *s, const char *p, size_t len)
 	}
 	if (r < 0)
 		return r;
+	r = commit(s);
+	if (r < 0) {
+		free(m.name);
+		return r;
+	}
 	if (s->n == s->alloc) {
 		size_t na = s->alloc ? s->alloc * 2 : 64;
 		struct smaps_mapping *nm = realloc(s->m, na * sizeof(*nm));
@@ -195,9 +197,12 @@ static int add_field(struct smaps *s, const char *p, size_t len)
 	q = colon + 1;
 	while (q < p + len && *q == ' ')
 		q++;
-	/* Non-numeric fields (VmFlags) are not part of the table. */
-	if (q >= p + len || scan_u64(&q, &v) < 0)
+	/* VmFlags is the one non-numeric field; it is not in the table. */
+	if (q >= p + len || scan_u64(&q, &v) < 0) {
+		if ((size_t)(colon - p) != 7 || memcmp(p, "VmFlags", 7) != 0)
+			s->n_malformed++;
 		return 0;
+	}
 	k = field_index(s, p, (size_t)(colon - p));
 	if (k == -ENOMEM)
 		return k;

@@ -53,8 +53,8 @@ static int print_pmap(const struct host *h, int pid, bool json, bool redact)
 		r = smaps_render_pmap(&s, pid, cmd.buf, &out);
 	}
 	if (s.truncated)
-		log_warn("msg=\"process exited while its smaps was read, "
-			 "output is partial\" pid=%d",
+		log_warn("pid %d exited while its smaps was read: output is "
+			 "partial",
 			 pid);
 	smaps_release(&s);
 	if (r >= 0)
@@ -102,16 +102,14 @@ int cmd_pmap(int argc, char **argv)
 	}
 	r = host_open(root, &h);
 	if (r < 0) {
-		log_error(
-			"msg=\"cannot open host root\" root=\"%s\" err=\"%s\"",
-			root, strerror(-r));
+		log_error("cannot open host root \"%s\": %s", root,
+			  strerror(-r));
 		return 1;
 	}
 	r = print_pmap(&h, pid, json, redact);
 	host_close(&h);
 	if (r < 0) {
-		log_error("msg=\"pmap failed\" pid=%d err=\"%s\"", pid,
-			  strerror(-r));
+		log_error("pmap of pid %d failed: %s", pid, strerror(-r));
 		return 1;
 	}
 	return 0;

@@ -32,8 +32,7 @@ static int snapshot_pids(const struct host *h, char **pids, int n,
 	r = mkdir_p_at(AT_FDCWD, dir, 0755);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r < 0 || dfd < 0 || mkdir_p_at(dfd, "processes", 0755) < 0) {
-		log_error("msg=\"cannot create output directory\" dir=\"%s\"",
-			  dir);
+		log_error("cannot create output directory \"%s\"", dir);
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
@@ -41,7 +40,7 @@ static int snapshot_pids(const struct host *h, char **pids, int n,
 		struct snapshot_result res;
 
 		if (parse_int(pids[i], &pid) < 0 || pid <= 0) {
-			log_error("msg=\"not a pid\" arg=\"%s\"", pids[i]);
+			log_error("not a pid: \"%s\"", pids[i]);
 			failed++;
 			continue;
 		}
@@ -49,12 +48,12 @@ static int snapshot_pids(const struct host *h, char **pids, int n,
 			     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		r = pfd < 0 ? -errno : snapshot_process(h, pid, pfd, o, &res);
 		if (r < 0) {
-			log_error("msg=\"snapshot failed\" pid=%d err=\"%s\"",
-				  pid, strerror(-r));
+			log_error("snapshot of pid %d failed: %s", pid,
+				  strerror(-r));
 			failed++;
 			continue;
 		}
-		log_info("msg=\"snapshot written\" pid=%d rss_kb=%llu "
+		log_info("snapshot written: pid=%d rss_kb=%llu "
 			 "mappings=%zu arena_heaps=%zu truncated=%d",
 			 pid, (unsigned long long)res.rss_kb, res.n_mappings,
 			 res.n_arena_heaps, res.truncated);
@@ -105,7 +104,7 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	r = host_open(root, &h);
 	if (r < 0) {
-		log_error("msg=\"cannot open host root\" root=\"%s\"", root);
+		log_error("cannot open host root \"%s\"", root);
 		return 1;
 	}
 	r = snapshot_pids(&h, argv + optind, argc - optind, dir, &o);

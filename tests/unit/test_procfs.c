@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* procfs parsers on captured files and tables; no live /proc. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <fcntl.h>
+
+#include "oomlens/fileio.h"
+#include "oomlens/procfs.h"
+
+static void load(const char *path, struct strbuf *sb)
+{
+	strbuf_init(sb, 1u << 20);
+	cr_assert_eq(read_file_at(AT_FDCWD, path, 1u << 20, sb), 0,
+		     "cannot read %s", path);
+}
+
+Test(procfs, status_retention)
+{
+	struct strbuf sb;
+	struct proc_status st;
+
+	load("tests/fixtures/smaps/retention/status", &sb);
+	cr_assert_eq(procfs_parse_status(sb.buf, sb.len, &st), 0);
+	cr_assert_str_eq(st.name, "retention");
+	cr_assert_eq(st.threads, 5);
+	cr_assert(st.has_mm);
+	cr_assert_gt(st.vm_rss_kb, 30000);
+	cr_assert_eq(st.vm_rss_kb,
+		     st.rss_anon_kb + st.rss_file_kb + st.rss_shmem_kb);
+	cr_assert_eq(st.nspid, st.pid);
+	cr_assert_eq(st.state, 'T'); /* captured while stopped */
+	strbuf_release(&sb);
+}
+
+Test(procfs, status_hostile_name)
+{
+	struct strbuf sb;
+	struct proc_status st;
+
+	load("tests/fixtures/smaps/hostile/status", &sb);
+	cr_assert_eq(procfs_parse_status(sb.buf, sb.len, &st), 0);
+	/* The kernel escapes the newline; the rest is kept as is. */
+	cr_assert_str_eq(st.name, "a b) (c\\nd");
+	cr_assert_gt(st.pid, 0);
+	strbuf_release(&sb);
+}
+
+Test(procfs, status_kernel_thread_and_garbage)
+{
+	static const char kthread[] = "Name:\tkworker/0:1\nState:\tI (idle)\n"
+				      "Pid:\t12\nThreads:\t1\n";
+	struct proc_status st;
+
+	cr_assert_eq(procfs_parse_status(kthread, sizeof(kthread) - 1, &st), 0);
+	cr_assert_not(st.has_mm);
+	cr_assert_eq(st.pid, 12);
+	cr_assert_eq(procfs_parse_status("junk\n", 5, &st), -EBADMSG);
+	cr_assert_eq(procfs_parse_status("Name:\tx\nPid:\tabc\n", 17, &st),
+		     -EBADMSG);
+}
+
+Test(procfs, status_nspid_last_field)
+{
+	static const char s[] = "Name:\tjava\nPid:\t4242\nNSpid:\t4242\t7\n"
+				"SigCgt:\t0000000000000004\nVmRSS:\t10 kB\n";
+	struct proc_status st;
+
+	cr_assert_eq(procfs_parse_status(s, sizeof(s) - 1, &st), 0);
+	cr_assert_eq(st.nspid, 7);
+	cr_assert_eq(st.sig_cgt, 4);
+	cr_assert_eq(st.vm_rss_kb, 10);
+}
+
+struct redact_case {
+	char in[128];
+	size_t len;
+	char out[128];
+};
+
+#define RC(s, o)                    \
+	{                           \
+		s, sizeof(s) - 1, o \
+	}
+
+ParameterizedTestParameters(procfs, cmdline_redaction)
+{
+	static struct redact_case cases[] = {
+		RC("app\0--password=hunter2\0", "app --password=***"),
+		RC("app\0--api-key\0sekrit\0-v\0", "app --api-key *** -v"),
+		RC("java\0-Djavax.net.ssl.keyStorePassword=x\0-Xmx1g\0",
+		   "java -Djavax.net.ssl.keyStorePassword=*** -Xmx1g"),
+		RC("env\0DB_TOKEN=abc\0run\0", "env DB_TOKEN=*** run"),
+		RC("x\0--Secret\0--verbose\0", "x --Secret --verbose"),
+		RC("sh\0-c\0echo a\nb\0", "sh -c echo a?b"),
+		RC("plain\0args\0here", "plain args here"),
+		RC("", ""),
+	};
+
+	return cr_make_param_array(struct redact_case, cases,
+				   sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(struct redact_case *c, procfs, cmdline_redaction)
+{
+	struct strbuf out;
+
+	strbuf_init(&out, 4096);
+	cr_assert_eq(procfs_format_cmdline(c->in, c->len, true, &out), 0);
+	cr_assert_str_eq(out.buf, c->out);
+	strbuf_release(&out);
+}
+
+Test(procfs, cmdline_fixture_redacted)
+{
+	struct strbuf sb, out;
+
+	load("tests/fixtures/smaps/hostile/cmdline", &sb);
+	strbuf_init(&out, 4096);
+	cr_assert_eq(procfs_format_cmdline(sb.buf, sb.len, true, &out), 0);
+	cr_assert_str_eq(out.buf, "/usr/bin/python3 /tmp/hostile.py "
+				  "--password=*** --api-key *** -Dx.token=***");
+	strbuf_reset(&out);
+	cr_assert_eq(procfs_format_cmdline(sb.buf, sb.len, false, &out), 0);
+	cr_assert(strstr(out.buf, "hunter2") != NULL);
+	strbuf_release(&out);
+	strbuf_release(&sb);
+}
+
+Test(procfs, cgroup_lines)
+{
+	static const char v1[] = "9:name=systemd:/\n8:pids:/\n"
+				 "4:memory:/demo/app\n0::/\n";
+	static const char v2[] = "0::/kubepods/pod1/ctr\n";
+	static const char multi[] = "5:cpu,memory,blkio:/x y/(z)\n";
+	char path[64];
+
+	cr_assert_eq(
+		procfs_parse_cgroup(v1, sizeof(v1) - 1, path, sizeof(path)), 0);
+	cr_assert_str_eq(path, "/demo/app");
+	cr_assert_eq(
+		procfs_parse_cgroup(v2, sizeof(v2) - 1, path, sizeof(path)), 0);
+	cr_assert_str_eq(path, "/kubepods/pod1/ctr");
+	cr_assert_eq(procfs_parse_cgroup(multi, sizeof(multi) - 1, path,
+					 sizeof(path)),
+		     0);
+	cr_assert_str_eq(path, "/x y/(z)");
+	cr_assert_eq(procfs_parse_cgroup("3:cpu:/a\n", 9, path, sizeof(path)),
+		     -ENOENT);
+	cr_assert_eq(procfs_parse_cgroup(v1, sizeof(v1) - 1, path, 4),
+		     -ENAMETOOLONG);
+}

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* smaps parser, pmap -X table, classes and arenas on real captures
+ * (tests/fixtures/smaps/README.md). No live /proc. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+
+#include "oomlens/fileio.h"
+#include "oomlens/parse.h"
+#include "oomlens/smaps.h"
+
+#define FIX "tests/fixtures/smaps/"
+
+static void load(const char *path, struct strbuf *sb)
+{
+	strbuf_init(sb, 64u << 20);
+	cr_assert_eq(read_file_at(AT_FDCWD, path, 64u << 20, sb), 0,
+		     "cannot read %s", path);
+}
+
+static void parse_fixture(const char *name, struct smaps *s)
+{
+	char path[256];
+	struct strbuf sb;
+
+	snprintf(path, sizeof(path), FIX "%s/smaps", name);
+	load(path, &sb);
+	smaps_init(s);
+	cr_assert_eq(smaps_parse(sb.buf, sb.len, s), 0);
+	strbuf_release(&sb);
+}
+
+/* The golden's first line is "PID:   cmdline". */
+static void golden_head(const struct strbuf *g, int *pid, char *cmd,
+			size_t size)
+{
+	const char *colon = strchr(g->buf, ':');
+	const char *nl = strchr(g->buf, '\n');
+
+	cr_assert(colon && nl && colon < nl);
+	cr_assert_eq(
+		parse_u64_n(g->buf, (size_t)(colon - g->buf), &(uint64_t){0}),
+		0);
+	*pid = atoi(g->buf); /* lint: allow (test) */
+	snprintf(cmd, size, "%.*s", (int)(nl - colon - 4), colon + 4);
+}
+
+/* Arrays, not pointers: Criterion may run each case in a fresh exec. */
+struct fixture {
+	char name[32];
+};
+
+ParameterizedTestParameters(smaps, pmap_equals_procps)
+{
+	static struct fixture names[] = {
+		{"retention"}, {"jvm17"}, {"shell-bash"}, {"hostile"}};
+
+	return cr_make_param_array(struct fixture, names, 4);
+}
+
+ParameterizedTest(struct fixture *fx, smaps, pmap_equals_procps)
+{
+	const char *const *name = &(const char *){fx->name};
+	struct strbuf golden, out;
+	struct smaps s;
+	char path[256], cmd[4096];
+	int pid;
+
+	snprintf(path, sizeof(path), FIX "%s/pmap-X.txt", *name);
+	load(path, &golden);
+	golden_head(&golden, &pid, cmd, sizeof(cmd));
+	parse_fixture(*name, &s);
+	cr_assert_eq(s.n_malformed, 0);
+	strbuf_init(&out, 64u << 20);
+	cr_assert_eq(smaps_render_pmap(&s, pid, cmd, &out), 0);
+	cr_assert_eq(out.len, golden.len, "%s: length %zu vs procps %zu", *name,
+		     out.len, golden.len);
+	cr_assert_str_eq(out.buf, golden.buf, "%s differs from pmap -X", *name);
+	smaps_release(&s);
+	strbuf_release(&out);
+	strbuf_release(&golden);
+}
+
+static uint64_t total(const struct smaps *s, enum smaps_field f)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		t += smaps_get(s, i, f);
+	return t;
+}
+
+Test(smaps, rollup_matches_smaps_sum)
+{
+	struct smaps s, roll;
+	struct strbuf sb;
+
+	parse_fixture("retention", &s);
+	load(FIX "retention/smaps_rollup", &sb);
+	smaps_init(&roll);
+	cr_assert_eq(smaps_parse(sb.buf, sb.len, &roll), 0);
+	cr_assert_eq(roll.n, 1);
+	cr_assert_str_eq(roll.m[0].name, "[rollup]");
+	/* Captured with the process stopped: the same pages. */
+	cr_assert_eq(smaps_get(&roll, 0, SMAPS_F_RSS), total(&s, SMAPS_F_RSS));
+	cr_assert_eq(smaps_get(&roll, 0, SMAPS_F_ANONYMOUS),
+		     total(&s, SMAPS_F_ANONYMOUS));
+	cr_assert_gt(smaps_get(&roll, 0, SMAPS_F_PSS_ANON), 30000);
+	smaps_release(&s);
+	smaps_release(&roll);
+	strbuf_release(&sb);
+}
+
+static uint64_t victim_field(struct json_object *o, const char *a,
+			     const char *b)
+{
+	struct json_object *x;
+
+	cr_assert(json_object_object_get_ex(o, a, &x));
+	if (b)
+		cr_assert(json_object_object_get_ex(x, b, &x));
+	return (uint64_t)json_object_get_int64(x);
+}
+
+Test(smaps, retention_arenas_match_victim)
+{
+	struct smaps s;
+	struct smaps_summary sum;
+	struct strbuf sb;
+	struct json_object *v;
+	uint64_t arenas, from_system_kb, malloc_rss;
+
+	parse_fixture("retention", &s);
+	cr_assert_eq(smaps_classify(&s, &sum), 0);
+	load(FIX "retention/victim.json", &sb);
+	v = json_tokener_parse(sb.buf);
+	cr_assert_not_null(v);
+	arenas = victim_field(v, "arenas", NULL);
+	from_system_kb = victim_field(v, "mallinfo2", "arena") >> 10;
+	/* malloc_info counts the main arena; smaps shows it as [heap]. */
+	cr_assert_eq(sum.n_arena_heaps, arenas - 1);
+	cr_assert_eq(sum.n_heaps, arenas - 1);
+	cr_assert_eq(sum.arena_reserved_kb, (arenas - 1) * 65536);
+	cr_assert_eq(sum.cls[SMAPS_C_HEAP].count, 1);
+	/* All the memory glibc took from the system is resident (touched):
+	 * within 2 % of mallinfo2.arena. */
+	malloc_rss = sum.arena_rss_kb + sum.heap_rss_kb;
+	cr_assert(malloc_rss * 100 >= from_system_kb * 98 &&
+			  malloc_rss * 100 <= from_system_kb * 102,
+		  "arena+heap rss %lu kB vs mallinfo2.arena %lu kB",
+		  (unsigned long)malloc_rss, (unsigned long)from_system_kb);
+	cr_assert_eq(sum.cls[SMAPS_C_THREAD_STACK].count, 4);
+	cr_assert_eq(sum.cls[SMAPS_C_STACK].count, 1);
+	cr_assert_eq(sum.total_rss_kb, total(&s, SMAPS_F_RSS));
+	json_object_put(v);
+	strbuf_release(&sb);
+	smaps_summary_release(&sum);
+	smaps_release(&s);
+}
+
+Test(smaps, jvm_classes)
+{
+	struct smaps s;
+	struct smaps_summary sum;
+	uint64_t rss = 0;
+
+	parse_fixture("jvm17", &s);
+	cr_assert_eq(smaps_classify(&s, &sum), 0);
+	cr_assert_gt(sum.cls[SMAPS_C_FILE_CODE].count, 10); /* libjvm… */
+	cr_assert_gt(sum.cls[SMAPS_C_THREAD_STACK].count, 5);
+	cr_assert_eq(sum.cls[SMAPS_C_STACK].count, 1);
+	cr_assert_gt(sum.cls[SMAPS_C_ANON].rss_kb, 1000); /* Java heap */
+	for (size_t c = 0; c < _SMAPS_C_MAX; c++)
+		rss += sum.cls[c].rss_kb;
+	cr_assert_eq(rss, total(&s, SMAPS_F_RSS));
+	smaps_summary_release(&sum);
+	smaps_release(&s);
+}
+
+Test(smaps, hostile_names)
+{
+	struct smaps s;
+	struct smaps_summary sum;
+	bool nl = false, deleted = false;
+
+	parse_fixture("hostile", &s);
+	for (size_t i = 0; i < s.n; i++) {
+		nl |= strstr(s.m[i].name, "new\\012line) (") != NULL;
+		deleted |= strstr(s.m[i].name, "lib name (deleted).so "
+					       "(deleted)") != NULL;
+	}
+	cr_assert(nl, "escaped newline name kept as printed");
+	cr_assert(deleted);
+	cr_assert_eq(smaps_classify(&s, &sum), 0);
+	cr_assert_geq(sum.cls[SMAPS_C_FILE_DATA].count, 3);
+	smaps_summary_release(&sum);
+	smaps_release(&s);
+}
+
+Test(smaps, malformed_lines_counted_and_skipped)
+{
+	struct smaps s, ref;
+
+	parse_fixture("malformed", &s);
+	parse_fixture("shell-bash", &ref);
+	cr_assert_eq(s.n, 43);
+	cr_assert_eq(s.n_malformed, 6);
+	cr_assert_eq(total(&s, SMAPS_F_SIZE), total(&ref, SMAPS_F_SIZE));
+	cr_assert_eq(total(&s, SMAPS_F_ANONYMOUS),
+		     total(&ref, SMAPS_F_ANONYMOUS));
+	smaps_release(&s);
+	smaps_release(&ref);
+}
+
+Test(smaps, garbage_is_ebadmsg)
+{
+	struct smaps s;
+
+	smaps_init(&s);
+	cr_assert_eq(smaps_parse("hello\nworld\n", 12, &s), -EBADMSG);
+	smaps_init(&s);
+	cr_assert_eq(smaps_parse("", 0, &s), -EBADMSG);
+	smaps_init(&s);
+	cr_assert_eq(smaps_parse("ffff-0000 rw-p 0 00:00 0\n", 25, &s),
+		     -EBADMSG, "end before start");
+}
+
+/* Feeding in chunks of every size gives the same table as one buffer. */
+Test(smaps, streaming_chunks_equal_whole)
+{
+	struct strbuf sb, a, b;
+	struct smaps whole;
+
+	load(FIX "shell-bash/smaps", &sb);
+	smaps_init(&whole);
+	cr_assert_eq(smaps_parse(sb.buf, sb.len, &whole), 0);
+	strbuf_init(&a, 1u << 20);
+	cr_assert_eq(smaps_render_pmap(&whole, 1, "x", &a), 0);
+	for (size_t chunk = 1; chunk < 200; chunk += 7) {
+		struct smaps s;
+
+		smaps_init(&s);
+		for (size_t off = 0; off < sb.len; off += chunk) {
+			size_t n = sb.len - off < chunk ? sb.len - off : chunk;
+
+			cr_assert_eq(smaps_feed(&s, sb.buf + off, n), 0);
+		}
+		cr_assert_eq(smaps_finish(&s), 0);
+		strbuf_init(&b, 1u << 20);
+		cr_assert_eq(smaps_render_pmap(&s, 1, "x", &b), 0);
+		cr_assert_str_eq(a.buf, b.buf, "chunk %zu", chunk);
+		strbuf_release(&b);
+		smaps_release(&s);
+	}
+	strbuf_release(&a);
+	strbuf_release(&sb);
+	smaps_release(&whole);
+}
+
+static const char *const many_fields[] = {
+	"Size",		 "KernelPageSize", "MMUPageSize",     "Rss",
+	"Pss",		 "Pss_Dirty",	   "Shared_Clean",    "Shared_Dirty",
+	"Private_Clean", "Private_Dirty",  "Referenced",      "Anonymous",
+	"KSM",		 "LazyFree",	   "AnonHugePages",   "ShmemPmdMapped",
+	"FilePmdMapped", "Shared_Hugetlb", "Private_Hugetlb", "Swap",
+	"SwapPss",	 "Locked",
+};
+
+/* 20,000 mappings (~14 MB of text) parse and render in well under a
+ * second: linear, no quadratic step. */
+Test(smaps, twenty_thousand_mappings, .timeout = 20)
+{
+	struct strbuf sb, out;
+	struct smaps s;
+	uint64_t t0;
+	size_t n = 20000;
+
+	strbuf_init(&sb, 64u << 20);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t start = 0x7f0000000000ull + i * 0x2000;
+
+		strbuf_addf(&sb, "%012llx-%012llx %s 00000000 00:00 0 %s\n",
+			    (unsigned long long)start,
+			    (unsigned long long)start + 0x1000,
+			    i % 2 ? "r--p" : "rw-p", i % 3 ? "" : "[anon:x]");
+		for (size_t f = 0; f < 22; f++)
+			strbuf_addf(&sb, "%s:%12u kB\n", many_fields[f],
+				    f == 0   ? 4u
+				    : f == 3 ? (unsigned)(i % 2) * 4
+					     : 0u);
+		strbuf_adds(&sb,
+			    "THPeligible:    0\nVmFlags: rd mr mw me ac\n");
+	}
+	cr_assert_gt(sb.len, 12u << 20);
+	t0 = now_monotonic_us();
+	smaps_init(&s);
+	cr_assert_eq(smaps_parse(sb.buf, sb.len, &s), 0);
+	strbuf_init(&out, 64u << 20);
+	cr_assert_eq(smaps_render_pmap(&s, 42, "many", &out), 0);
+	cr_assert_lt(now_monotonic_us() - t0, 2000000,
+		     "parse+render of 20k mappings took %llu us",
+		     (unsigned long long)(now_monotonic_us() - t0));
+	cr_assert_eq(s.n, n);
+	cr_assert_eq(s.n_fields, 23);
+	cr_assert_eq(total(&s, SMAPS_F_SIZE), 4 * n);
+	cr_assert_eq(total(&s, SMAPS_F_RSS), 4 * n / 2);
+	cr_assert(strstr(out.buf, " 80000 ") != NULL, "Size total column");
+	smaps_release(&s);
+	strbuf_release(&sb);
+	strbuf_release(&out);
+}
+
+Test(smaps, json_view)
+{
+	struct smaps s;
+	struct json_object *o, *maps, *tot, *rss;
+
+	parse_fixture("shell-bash", &s);
+	o = smaps_to_json(&s, 7);
+	cr_assert_not_null(o);
+	cr_assert(json_object_object_get_ex(o, "mappings", &maps));
+	cr_assert_eq(json_object_array_length(maps), s.n);
+	cr_assert(json_object_object_get_ex(o, "totals", &tot));
+	cr_assert(json_object_object_get_ex(tot, "Rss", &rss));
+	cr_assert_eq((uint64_t)json_object_get_int64(rss),
+		     total(&s, SMAPS_F_RSS));
+	json_object_put(o);
+	smaps_release(&s);
+}

@@ -263,6 +263,14 @@ static int inspect(struct ptcall_session *s, const struct ptcall_opts *o)
 	if (r < 0)
 		return r;
 	r = read_file_at(s->pid_fd, "maps", MAPS_MAX, &s->maps_sb);
+	if (r == -EACCES || r == -EPERM) {
+		/* maps needs the same rights as ptrace */
+		ptcall_why(s, true,
+			   "ptrace of pid %d denied: cannot read its maps "
+			   "(needs CAP_SYS_PTRACE or the same uid)",
+			   s->pid);
+		return -EPERM;
+	}
 	if (r < 0) {
 		ptcall_why(s, false, "cannot read maps of pid %d: %s", s->pid,
 			   strerror(-r));

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* spool_find/spool_attach on spool trees built in a temporary directory
+ * (no live /proc or /sys). */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "oomlens/bundle.h"
+#include "oomlens/fileio.h"
+#include "oomlens/spool.h"
+
+static char root[64];
+
+static void put(const char *rel, const char *text)
+{
+	char path[512], dir[512];
+	char *slash;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	*slash = '\0';
+	cr_assert_eq(mkdir_p_at(AT_FDCWD, dir, 0755), 0);
+	cr_assert_eq(
+		write_file_atomic_at(AT_FDCWD, path, text, strlen(text), 0644),
+		0);
+}
+
+static void spool(const char *dir, const char *cgroup)
+{
+	char rel[256], text[512];
+
+	snprintf(rel, sizeof(rel), "%s/manifest.json", dir);
+	if (cgroup)
+		snprintf(text, sizeof(text),
+			 "{\"schema\":\"%s\",\"cgroup\":\"%s\",\"pids\":[1]}",
+			 SPOOL_SCHEMA, cgroup);
+	else
+		snprintf(text, sizeof(text),
+			 "{\"schema\":\"%s\",\"cgroup\":null,\"pids\":[1]}",
+			 SPOOL_SCHEMA);
+	put(rel, text);
+	snprintf(rel, sizeof(rel), "%s/timeline.json", dir);
+	put(rel, "{\"schema\":\"oomlens.io/timeline/v1\",\"samples\":[]}");
+}
+
+static void snap(const char *dir, const char *name, unsigned long t_ms, int pid)
+{
+	char rel[256], text[256];
+
+	snprintf(rel, sizeof(rel), "%s/snapshots/%s/snapshot.json", dir, name);
+	snprintf(text, sizeof(text),
+		 "{\"reason\":\"threshold-90\",\"t_ms\":%lu}", t_ms);
+	put(rel, text);
+	snprintf(rel, sizeof(rel), "%s/snapshots/%s/processes/%d/pmap.txt", dir,
+		 name, pid);
+	put(rel, "table\n");
+	snprintf(rel, sizeof(rel), "%s/snapshots/%s/processes/%d/arenas.json",
+		 dir, name, pid);
+	put(rel, "{\"arena_heaps\":4}");
+}
+
+static void setup(void)
+{
+	snprintf(root, sizeof(root), "/tmp/oomlens-test-spool-XXXXXX");
+	cr_assert_not_null(mkdtemp(root));
+}
+
+static void teardown(void)
+{
+	rm_rf_at(AT_FDCWD, root);
+}
+
+TestSuite(spool, .init = setup, .fini = teardown);
+
+Test(spool, cgroup_matching_rules)
+{
+	cr_assert(spool_cgroup_matches("/a/b", "/a/b"));
+	cr_assert(spool_cgroup_matches("/a/b/c", "/a/b"), "child");
+	cr_assert(spool_cgroup_matches("/a", "/a/b"), "ancestor");
+	cr_assert_not(spool_cgroup_matches("/ab", "/a"));
+	cr_assert_not(spool_cgroup_matches("/", "/a"), "root claims nothing");
+	cr_assert_not(spool_cgroup_matches("", "/a"));
+	cr_assert_not(spool_cgroup_matches(NULL, "/a"));
+}
+
+Test(spool, find_prefers_exact_then_child_then_ancestor)
+{
+	char parent[128], d1[128];
+	const char *dirs[2];
+	struct spool_info info;
+
+	snprintf(parent, sizeof(parent), "%s/node", root);
+	snprintf(d1, sizeof(d1), "%s/single", root);
+	spool("node/podA", "/kubepods/podA");
+	spool("node/podA-ctr", "/kubepods/podA/ctr");
+	spool("node/other", "/kubepods/podB");
+	spool("node/pids-only", NULL);
+	put("node/not-a-spool/readme", "x");
+	spool("single", "/demo/app");
+	dirs[0] = parent;
+	dirs[1] = d1;
+	cr_assert_eq(spool_find(dirs, 2, "/kubepods/podA", &info), 0);
+	cr_assert(info.exact);
+	cr_assert(strstr(info.dir, "node/podA") && !strstr(info.dir, "ctr"));
+	/* The kernel blamed the pod; only the container has a sidecar. */
+	cr_assert_eq(spool_find(dirs, 2, "/kubepods/podA/ctr/leaf", &info), 0);
+	cr_assert_str_eq(info.cgroup, "/kubepods/podA/ctr");
+	cr_assert_eq(spool_find(dirs, 2, "/demo/app", &info), 0);
+	cr_assert_str_eq(info.dir, d1);
+	cr_assert_eq(spool_find(dirs, 2, "/nothing", &info), -ENOENT);
+	cr_assert_eq(spool_find(dirs, 0, "/demo/app", &info), -ENOENT);
+}
+
+Test(spool, attach_newest_snapshot_before_the_kill)
+{
+	char d[128];
+	const char *dirs[1] = {d};
+	struct bundle *b;
+	struct spool_info info;
+
+	snprintf(d, sizeof(d), "%s/s", root);
+	spool("s", "/demo/app");
+	snap("s", "20261130T100000.000Z", 1000, 41);
+	snap("s", "20261130T100001.000Z", 2000, 42);
+	snap("s", "20261130T100002.000Z", 3000, 43);
+	put("s/snapshots/20261130T100003.000Z.tmp/snapshot.json",
+	    "{\"t_ms\":2500}");
+	cr_assert_eq(bundle_new("t1", &b), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app", 2500, &info), 0);
+	cr_assert_str_eq(info.snapshot, "20261130T100001.000Z");
+	cr_assert_eq(info.snapshot_ms, 2000);
+	cr_assert(bundle_has(b, "timeline.json"));
+	cr_assert(bundle_has(b, "spool/manifest.json"));
+	cr_assert(bundle_has(b, "spool/snapshot.json"));
+	cr_assert(bundle_has(b, "processes/42/pmap.txt"));
+	cr_assert(bundle_has(b, "processes/42/arenas.json"));
+	cr_assert_not(bundle_has(b, "processes/43/pmap.txt"));
+	cr_assert_eq(info.n_files, 5);
+	bundle_free(b);
+	/* No bound: the newest complete one, never the .tmp. */
+	cr_assert_eq(bundle_new("t2", &b), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app", 0, &info), 0);
+	cr_assert_str_eq(info.snapshot, "20261130T100002.000Z");
+	cr_assert(bundle_has(b, "processes/43/pmap.txt"));
+	bundle_free(b);
+}
+
+Test(spool, attach_without_snapshots_or_match)
+{
+	char d[128];
+	const char *dirs[1] = {d};
+	struct bundle *b;
+	struct spool_info info;
+
+	snprintf(d, sizeof(d), "%s/s", root);
+	spool("s", "/demo/app");
+	cr_assert_eq(bundle_new("t3", &b), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app/x", 0, &info), 0);
+	cr_assert_str_eq(info.snapshot, "");
+	cr_assert(bundle_has(b, "timeline.json"));
+	cr_assert_eq(spool_attach(b, dirs, 1, "/other", 0, &info), -ENOENT);
+	bundle_free(b);
+}
+
+Test(spool, symlinked_files_are_not_followed)
+{
+	char d[128], target[256], link[256];
+	const char *dirs[1] = {d};
+	struct bundle *b;
+
+	snprintf(d, sizeof(d), "%s/s", root);
+	spool("s", "/demo/app");
+	snap("s", "20261130T100000.000Z", 1000, 7);
+	snprintf(target, sizeof(target), "/etc/hostname");
+	snprintf(link, sizeof(link),
+		 "%s/s/snapshots/20261130T100000.000Z/processes/7/status",
+		 root);
+	cr_assert_eq(symlink(target, link), 0);
+	cr_assert_eq(bundle_new("t4", &b), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app", 0, NULL), 0);
+	cr_assert_not(bundle_has(b, "processes/7/status"));
+	cr_assert(bundle_has(b, "processes/7/pmap.txt"));
+	bundle_free(b);
+}

@@ -6,7 +6,7 @@ PKGS="gcc make libcurl4-openssl-dev libjson-c-dev libwebsockets-dev
 libcriterion-dev zlib1g-dev libyaml-dev python3 python3-pytest procps
 cppcheck clang-format qemu-system-x86 busybox-static openssl
 openjdk-17-jdk-headless kmod cpio chromium
-musl-tools libjemalloc2 gdb strace"
+musl-tools libjemalloc2 gdb strace time"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -60,6 +60,8 @@ PF_FLOWSCHEMA = "80364861-bf5b-4c83-9bce-4919f26ad436"
 PF_PRIORITY = "37643b8a-81de-48e3-8b96-4e6e535e076a"
 PF_FLOWSCHEMA_EXEMPT = "e1942e15-55b7-4bed-ac90-d4ca23ef0169"
 PF_PRIORITY_EXEMPT = "5b14471c-38dd-41d0-8237-32545e447320"
+PF_FLOWSCHEMA_ANON = "8a1ad40c-9e70-4336-b948-e3bbe60d15c3"  # global-default
+PF_PRIORITY_ANON = "26c2b052-8f1d-4303-9983-404c94d00fb1"
 THROTTLE_BODY = b"Too many requests, please try again later.\n"
 NAME_COLUMN_DESC = (
     "Name must be unique within a namespace. Is required when creating "
@@ -321,6 +323,8 @@ STORAGE_HASH = {"oomreports": "vYtDOciUYx8=", "oombundles": "+ub28jGNWmc="}
 
 CRUD_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch",
               "update", "watch"]
+CR_VERBS = ["delete", "deletecollection", "get", "list", "patch", "create", "update",
+            "watch"]  # the apiextensions server's order
 
 
 class Res:
@@ -362,7 +366,7 @@ def crd_resource(crd):
     names = spec["names"]
     r = Res(spec["group"], ver["name"], names["plural"], names["kind"],
             singular=names.get("singular", ""), namespaced=spec["scope"] == "Namespaced",
-            builtin=False, short=names.get("shortNames", ()),
+            builtin=False, short=names.get("shortNames", ()), verbs=CR_VERBS,
             status="status" in ver.get("subresources", {}),
             schema=ver["schema"]["openAPIV3Schema"], columns=cols,
             categories=names.get("categories", ()))
@@ -514,6 +518,9 @@ POD_STATUS_ORDER = ["phase", "conditions", "message", "reason", "nominatedNodeNa
 CSTATUS_ORDER = ["name", "state", "lastState", "ready", "restartCount", "image",
                  "imageID", "containerID", "started"]
 COND_ORDER = ["type", "status", "lastProbeTime", "lastTransitionTime", "reason", "message"]
+OBJREF_ORDER = ["kind", "namespace", "name", "uid", "apiVersion", "resourceVersion",
+                "fieldPath"]
+OWNER_ORDER = ["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"]
 TOP_ORDER = {
     ("", "Pod"): ["kind", "apiVersion", "metadata", "spec", "status"],
     ("", "Namespace"): ["kind", "apiVersion", "metadata", "spec", "status"],
@@ -536,6 +543,9 @@ def present(res, obj):
     o = reorder(obj, TOP_ORDER.get((res.group, res.kind), ["kind", "apiVersion", "metadata"]))
     if isinstance(o.get("metadata"), dict):
         o["metadata"] = present_meta(o["metadata"])
+    for k in ("involvedObject", "regarding", "related"):
+        if isinstance(o.get(k), dict):
+            o[k] = reorder(o[k], OBJREF_ORDER)
     if res.kind == "Pod":
         spec = reorder(o.get("spec"), POD_SPEC_ORDER)
         if isinstance(spec, dict) and isinstance(spec.get("containers"), list):
@@ -555,6 +565,8 @@ def present(res, obj):
 
 def present_meta(m):
     m = reorder(m, META_ORDER)
+    if isinstance(m.get("ownerReferences"), list):
+        m["ownerReferences"] = [reorder(r, OWNER_ORDER) for r in m["ownerReferences"]]
     if isinstance(m.get("managedFields"), list):
         m["managedFields"] = [reorder(e, MF_ORDER) for e in m["managedFields"]]
     return m
@@ -1505,6 +1517,10 @@ class FakeAPI:
         elif res.kind == "Pod":
             if old is None:
                 pod_defaults(obj)
+            for c in (obj.get("status") or {}).get("conditions") or []:
+                if isinstance(c, dict):
+                    c.setdefault("lastProbeTime", None)
+                    c.setdefault("lastTransitionTime", None)
             errs = pod_errors(obj)
         elif res.kind == "Event":
             event_defaults(res, obj)
@@ -2159,11 +2175,13 @@ class ApiHandler(BaseHTTPRequestHandler):
         if audit:
             hdrs["Audit-Id"] = str(uuid.uuid4())
         if pf and self.user is not None:
-            exempt = "system:masters" in self.user.groups
-            hdrs["X-Kubernetes-Pf-Flowschema-Uid"] = PF_FLOWSCHEMA_EXEMPT if exempt \
-                else PF_FLOWSCHEMA
-            hdrs["X-Kubernetes-Pf-Prioritylevel-Uid"] = PF_PRIORITY_EXEMPT if exempt \
-                else PF_PRIORITY
+            fs, pl = PF_FLOWSCHEMA, PF_PRIORITY
+            if "system:masters" in self.user.groups:
+                fs, pl = PF_FLOWSCHEMA_EXEMPT, PF_PRIORITY_EXEMPT
+            elif self.user is ANONYMOUS:
+                fs, pl = PF_FLOWSCHEMA_ANON, PF_PRIORITY_ANON
+            hdrs["X-Kubernetes-Pf-Flowschema-Uid"] = fs
+            hdrs["X-Kubernetes-Pf-Prioritylevel-Uid"] = pl
         if code in (403, 429):
             hdrs["X-Content-Type-Options"] = "nosniff"
         hdrs.update(extra or {})
@@ -2193,7 +2211,8 @@ class ApiHandler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def send_json(self, code, d, audit=True, pf=True, extra=None, close=False):
-        text = go_json_pretty(d) if self.pretty else go_json(d)
+        # Go's json.Encoder ends compact output with a newline
+        text = go_json_pretty(d) if self.pretty else go_json(d) + "\n"
         self.respond(code, text.encode(), audit=audit, pf=pf, extra=extra, close=close)
 
     def send_error_status(self, e, close=False):
@@ -2242,12 +2261,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                 body = self.rfile.read(n) if n else b""
                 if len(body) < n:
                     raise ClientGone()
-        if body is None:
-            e = ApiError(413, "RequestEntityTooLarge",
-                         "Request entity too large: limit is %d" % MAX_BODY)
-            e.close = True
-            raise e
-        return body
+        return body  # None: too large
 
     # ---- dispatch
 
@@ -2269,11 +2283,16 @@ class ApiHandler(BaseHTTPRequestHandler):
             if f:
                 time.sleep(f["seconds"])
             body = self.read_body()
-            self.rec["bytes"] = len(body)
+            self.rec["bytes"] = len(body or b"")
             if url.path.startswith("/fake/") and api.control_token:
-                return self.fake_control(url.path[len("/fake/"):], body)
+                return self.fake_control(url.path[len("/fake/"):], body or b"")
             self.user = self.authenticate()
             self.rec["user"] = self.user.name
+            if body is None:
+                e = ApiError(413, "RequestEntityTooLarge",
+                             "Request entity too large: limit is %d" % MAX_BODY)
+                e.close = True
+                raise e
             self.faults(url.path)
             self.route(url.path, body)
         except ApiError as e:

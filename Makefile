@@ -18,7 +18,7 @@ WARN     += -Werror
 endif
 CPPFLAGS += -D_GNU_SOURCE -Icommon/include
 ALLCFLAGS = -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) -MMD -MP
-LIBS     := -lcurl -ljson-c -lwebsockets -lyaml -lz -lpthread
+LIBS     := -lcurl -ljson-c -lwebsockets -lyaml -lz -lpthread -lm
 
 COMMON_SRC  := $(wildcard common/src/*.c)
 AGENT_SRC   := $(wildcard agent/src/*.c)

@@ -7,6 +7,10 @@
 
 #include "agent.h"
 #include "oomlens/bundle.h"
+#include "oomlens/diagnosis.h"
+#include "oomlens/fileio.h"
+#include "oomlens/log.h"
+#include "oomlens/report.h"
 #include "oomlens/log.h"
 #include "oomlens/strbuf.h"
 
@@ -143,6 +147,8 @@ static void fill_manifest(struct agent *a, const struct oom_report *r,
 	json_object_object_add(man, "pod", NULL);
 	json_object_object_add(man, "container", NULL);
 	json_object_object_add(man, "captured_at", json_object_new_string(ts));
+	json_object_object_add(man, "captured_at_ms",
+			       json_object_new_uint64(wall_us / 1000));
 	json_object_object_add(man, "trigger",
 			       json_object_new_string("oom_kill"));
 	json_object_object_add(man, "kernel_report_complete",
@@ -152,9 +158,68 @@ static void fill_manifest(struct agent *a, const struct oom_report *r,
 	json_object_object_add(man, "victims", victims_json(r));
 }
 
-static void print_line(const char *id, const char *path,
-		       const struct oom_report *r, int64_t latency, long size)
+struct line_verdict {
+	char verdict[32];
+	char summary[320];
+};
+
+/* diagnosis.json from what the bundle holds so far; the verdict and summary
+ * also go into the manifest and the report line. */
+static void add_diagnosis(struct bundle *b, const struct oom_report *r,
+			  struct json_object *man, uint64_t kill_ms,
+			  struct line_verdict *ret)
 {
+	struct diag_input in;
+	struct diagnosis *d = calloc(1, sizeof(*d));
+	struct json_object *dj;
+
+	if (!d || diagnosis_load_bundle(b, r, kill_ms, &in) < 0) {
+		free(d);
+		bundle_note_truncated(b, "diagnosis.json", "out of memory");
+		return;
+	}
+	diagnosis_run(&in, d);
+	dj = diagnosis_to_json(d);
+	if (dj)
+		bundle_add_json(b, "diagnosis.json", dj, BUNDLE_ESSENTIAL);
+	json_object_put(dj);
+	strlcpy_safe(ret->verdict, diag_kind_name(d->verdicts[0].kind),
+		     sizeof(ret->verdict));
+	strlcpy_safe(ret->summary, d->summary, sizeof(ret->summary));
+	json_object_object_add(man, "verdict",
+			       json_object_new_string(ret->verdict));
+	json_object_object_add(man, "summary",
+			       json_object_new_string(ret->summary));
+	diag_input_release(&in);
+	free(d);
+}
+
+/* report.html inside the bundle, and beside it on disk for a browser. */
+static void add_report(struct agent *a, struct bundle *b, const char *id)
+{
+	_cleanup_strbuf_ struct strbuf html;
+	char name[128];
+	int q;
+
+	strbuf_init(&html, 4u << 20);
+	q = report_render_html(b, &html);
+	if (q < 0) {
+		bundle_note_truncated(b, "report.html", strerror(-q));
+		return;
+	}
+	bundle_add(b, "report.html", html.buf, html.len, BUNDLE_ESSENTIAL);
+	snprintf(name, sizeof(name), "%s.html", id);
+	q = write_file_atomic_at(a->reports_fd, name, html.buf, html.len, 0640);
+	if (q < 0)
+		log_warn("cannot write \"%s\": %s, ignoring", name,
+			 strerror(-q));
+}
+
+static void print_line(const char *id, const char *path,
+		       const struct oom_report *r, int64_t latency, long size,
+		       const struct line_verdict *v)
+{
+	char html[4096];
 	struct json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "id", json_object_new_string(id));
@@ -168,6 +233,15 @@ static void print_line(const char *id, const char *path,
 	json_object_object_add(o, "detect_latency_us",
 			       json_object_new_int64(latency));
 	json_object_object_add(o, "bundle_bytes", json_object_new_int64(size));
+	snprintf(html, sizeof(html), "%.*s.html",
+		 (int)(strlen(path) - strlen(".tar.gz")), path);
+	json_object_object_add(o, "report_html", json_object_new_string(html));
+	if (v->verdict[0]) {
+		json_object_object_add(o, "verdict",
+				       json_object_new_string(v->verdict));
+		json_object_object_add(o, "summary",
+				       json_object_new_string(v->summary));
+	}
 	printf("%s\n", json_object_to_json_string_ext(
 			       o, JSON_C_TO_STRING_PLAIN |
 					  JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -184,6 +258,8 @@ int agent_capture(struct agent *a, struct oom_report *r)
 	char id[96], name[128], path[4096];
 	struct bundle *b;
 	struct json_object *man, *kj;
+	struct line_verdict verdict = {0};
+	uint64_t kill_ms;
 	long size;
 	int q;
 
@@ -207,13 +283,18 @@ int agent_capture(struct agent *a, struct oom_report *r)
 	add_cgroup(a, b, r, man);
 	json_object_object_add(man, "detect_latency_us",
 			       json_object_new_int64(latency));
+	kill_ms = (wall - (latency > 0 ? (uint64_t)latency : 0)) / 1000;
+	json_object_object_add(man, "killed_at_ms",
+			       json_object_new_uint64(kill_ms));
+	add_diagnosis(b, r, man, kill_ms, &verdict);
+	add_report(a, b, id);
 	snprintf(name, sizeof(name), "%s.tar.gz", id);
 	size = bundle_write(b, a->reports_fd, name, 0);
 	bundle_free(b);
 	if (size < 0)
 		return (int)size;
 	snprintf(path, sizeof(path), "%s/reports/%s", a->opts.state_dir, name);
-	print_line(id, path, r, latency, size);
+	print_line(id, path, r, latency, size, &verdict);
 	a->reports_written++;
 	return 0;
 }

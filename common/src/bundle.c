@@ -280,6 +280,20 @@ const char *bundle_get(const struct bundle *b, const char *path,
 	return f->data;
 }
 
+int bundle_foreach(const struct bundle *b,
+		   int (*fn)(const char *path, const char *data, size_t len,
+			     void *userdata),
+		   void *userdata)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		int r = fn(b->files[i].path, b->files[i].data, b->files[i].len,
+			   userdata);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* ---- ustar + gzip ---- */
 
 static void tar_octal(char *field, size_t width, uint64_t v)

@@ -16,10 +16,11 @@ struct json_object;
 
 /* Priorities: lower is kept longer. */
 enum bundle_prio {
-	BUNDLE_ESSENTIAL = 0, /* manifest, diagnosis, kernel report: never cut */
-	BUNDLE_HIGH = 1,      /* parsed JSON, cgroup files, timeline */
-	BUNDLE_NORMAL = 2,    /* per-process summaries, jvm outputs */
-	BUNDLE_LOW = 3,       /* pmap tables, raw dumps */
+	BUNDLE_ESSENTIAL =
+		0,	   /* manifest, diagnosis, kernel report: never cut */
+	BUNDLE_HIGH = 1,   /* parsed JSON, cgroup files, timeline */
+	BUNDLE_NORMAL = 2, /* per-process summaries, jvm outputs */
+	BUNDLE_LOW = 3,	   /* pmap tables, raw dumps */
 };
 
 struct bundle;
@@ -35,11 +36,11 @@ struct json_object *bundle_manifest(struct bundle *b);
 
 /* Adds (or replaces) a file at path inside the bundle ("kernel/oom.txt").
  * The data is copied. path must be relative, without "..". */
-int bundle_add(struct bundle *b, const char *path, const void *data,
-	       size_t len, enum bundle_prio prio);
+int bundle_add(struct bundle *b, const char *path, const void *data, size_t len,
+	       enum bundle_prio prio);
 /* Adds a json-c object serialized pretty-printed. */
-int bundle_add_json(struct bundle *b, const char *path,
-		    struct json_object *obj, enum bundle_prio prio);
+int bundle_add_json(struct bundle *b, const char *path, struct json_object *obj,
+		    enum bundle_prio prio);
 /* Copies the regular file dirfd/src (at most max bytes; larger files are
  * cut and listed as truncated). Never follows symlinks. */
 int bundle_add_file_at(struct bundle *b, const char *path, int dirfd,
@@ -49,13 +50,19 @@ int bundle_add_file_at(struct bundle *b, const char *path, int dirfd,
 int bundle_add_tree_at(struct bundle *b, const char *prefix, int dirfd,
 		       const char *src, enum bundle_prio prio);
 /* Records that something was cut before it reached the bundle. */
-int bundle_note_truncated(struct bundle *b, const char *path,
-			  const char *why);
+int bundle_note_truncated(struct bundle *b, const char *path, const char *why);
 /* True when path has been added. */
 bool bundle_has(const struct bundle *b, const char *path);
 /* Returns the data of a file added earlier (not a copy), or NULL. */
 const char *bundle_get(const struct bundle *b, const char *path,
 		       size_t *ret_len);
+
+/* Calls fn for every file added so far, in order; stops at fn's first
+ * negative return and returns it. */
+int bundle_foreach(const struct bundle *b,
+		   int (*fn)(const char *path, const char *data, size_t len,
+			     void *userdata),
+		   void *userdata);
 
 /* Serialises to tar.gz within max_bytes (0 = BUNDLE_MAX_BYTES) and writes
  * dirfd/path atomically (temp, fsync, rename). Returns the archive size or

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* diagnosis: the memory ledger and the verdict.
+ *
+ * The ledger splits the container's usage at the kill into parts, each
+ * with its source; the parts add up to the usage and whatever does not
+ * reconcile is a part of its own ("unreconciled"), never hidden. The
+ * verdicts say why, ordered by confidence, each with evidence lines and
+ * recommendations carrying concrete values.
+ *
+ * Pure: diagnosis_run() takes a filled struct diag_input (no I/O). The
+ * loader diagnosis_load_bundle() fills one from a bundle's files. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_object;
+struct bundle;
+struct oom_report;
+
+#define DIAG_MAX_NMT 40
+#define DIAG_MAX_LINES 8
+#define DIAG_LINE 256
+
+struct diag_nmt_cat {
+	char name[48];
+	uint64_t committed_kb, malloc_kb;
+};
+
+struct diag_proc {
+	int pid, ppid;
+	char comm[64];
+	bool victim;
+	uint64_t rss_anon_kb, rss_file_kb, rss_shmem_kb, swap_kb;
+	/* from smaps (heavy snapshot) */
+	bool have_smaps;
+	uint64_t heap_rss_kb, arena_rss_kb, stack_rss_kb;
+	size_t n_arenas;
+	/* from the allocator itself (ptcall allocator.json, or the JVM's
+	 * native_heap_info) */
+	bool have_alloc;
+	uint64_t alloc_inuse_bytes, alloc_system_bytes;
+	char alloc_source[48];
+	/* JVM */
+	bool jvm, have_nmt, have_heap;
+	uint64_t heap_committed_kb, heap_used_kb, heap_max_kb;
+	uint64_t nmt_committed_kb, nmt_malloc_kb;
+	struct diag_nmt_cat nmt[DIAG_MAX_NMT];
+	size_t n_nmt;
+	bool have_trim;
+	uint64_t trim_before_kb, trim_after_kb;
+};
+
+struct diag_sample {
+	double t;	/* seconds, relative to the kill (≤ 0) */
+	uint64_t usage; /* bytes; the container's usage or the RSS sum */
+	uint64_t anon;	/* bytes of anonymous RSS, 0 when unknown */
+};
+
+struct diag_input {
+	/* usage and limit at the kill */
+	bool have_usage;
+	uint64_t usage_bytes, limit_bytes; /* limit UINT64_MAX: none */
+	char usage_source[64];
+	/* memcg statistics at the kill (bytes) */
+	bool have_stats;
+	uint64_t anon, file, shmem, kernel_stack, pagetables, slab, sock,
+		percpu, vmalloc, kernel;
+	bool have_kernel_total; /* v2 "kernel" line */
+	/* the processes (newest snapshot, and the kernel's victims) */
+	struct diag_proc *procs;
+	size_t n_procs;
+	int victim_pid;
+	int main_pid; /* the container's main process, 0 when unknown */
+	bool group_kill;
+	/* timeline up to the kill */
+	struct diag_sample *tl;
+	size_t n_tl;
+	bool have_snapshot;
+	double snapshot_age_s;	     /* seconds before the kill */
+	char emptydir_medium_memory; /* reserved */
+};
+
+void diag_input_init(struct diag_input *in);
+void diag_input_release(struct diag_input *in);
+
+enum diag_kind {
+	DIAG_JAVA_HEAP,
+	DIAG_JVM_NATIVE,
+	DIAG_GLIBC_RETENTION,
+	DIAG_NATIVE_GROWTH,
+	DIAG_TMPFS_SHMEM,
+	DIAG_KERNEL_MEMORY,
+	DIAG_SPIKE,
+	DIAG_LIMIT_TOO_LOW,
+	DIAG_CHILD_PROCESS,
+	DIAG_UNKNOWN,
+	_DIAG_KIND_MAX,
+};
+
+const char *diag_kind_name(enum diag_kind k);
+
+struct diag_part {
+	char name[48];
+	char source[96];
+	uint64_t bytes;
+	bool estimate;
+};
+
+struct diag_verdict {
+	enum diag_kind kind;
+	char detail[64]; /* e.g. the NMT category for jvm-native */
+	int confidence;	 /* 0–100 */
+	uint64_t bytes;	 /* the figure behind it */
+	char evidence[DIAG_MAX_LINES][DIAG_LINE];
+	size_t n_evidence;
+	char recommend[DIAG_MAX_LINES][DIAG_LINE];
+	size_t n_recommend;
+};
+
+#define DIAG_MAX_PARTS 24
+
+struct diagnosis {
+	uint64_t usage_bytes, limit_bytes;
+	struct diag_part parts[DIAG_MAX_PARTS];
+	size_t n_parts;
+	int64_t unreconciled; /* usage − Σ parts before the closing part */
+	struct diag_verdict verdicts[_DIAG_KIND_MAX];
+	size_t n_verdicts;
+	char summary[320];
+};
+
+/* Computes the ledger and the verdicts. Never fails on missing data: what
+ * is absent lowers confidence and shows as an estimate. Returns 0. */
+int diagnosis_run(const struct diag_input *in, struct diagnosis *ret);
+
+/* diagnosis.json (new reference; NULL on allocation failure). */
+struct json_object *diagnosis_to_json(const struct diagnosis *d);
+
+/* Fills ret (initialised here) from a bundle under construction: the
+ * kernel report r (may be NULL), timeline.json (sample times made relative
+ * to kill_ms, wall-clock ms; 0 = the last sample) and processes/<pid>/… .
+ * Returns 0 or -ENOMEM; release ret with diag_input_release(). */
+int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
+			  uint64_t kill_ms, struct diag_input *ret);

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Fills a diag_input from what a bundle holds: the kernel report, the
+ * cgroup state in the manifest, the sidecar's timeline and snapshot. */
+#include <json-c/json.h>
+#include <stdio.h>
+
+#include "oomlens/bundle.h"
+#include "oomlens/diagnosis.h"
+#include "oomlens/jvm.h"
+#include "oomlens/kmsg.h"
+#include "oomlens/parse.h"
+#include "oomlens/procfs.h"
+#include "oomlens/util.h"
+
+static bool stat_get(const struct oom_report *r, const char *name,
+		     uint64_t *ret)
+{
+	for (size_t i = 0; i < r->n_stats; i++)
+		if (streq(r->stats[i].name, name)) {
+			*ret = r->stats[i].value;
+			return true;
+		}
+	return false;
+}
+
+/* v1 prints hierarchical totals as total_*; prefer them. */
+static uint64_t stat_any(const struct oom_report *r, const char *v2,
+			 const char *v1_total, const char *v1)
+{
+	uint64_t v = 0;
+
+	if (v2 && stat_get(r, v2, &v))
+		return v;
+	if (v1_total && stat_get(r, v1_total, &v))
+		return v;
+	if (v1 && stat_get(r, v1, &v))
+		return v;
+	return 0;
+}
+
+static void load_report(const struct oom_report *r, struct diag_input *in)
+{
+	uint64_t v;
+
+	if (r->memcg.present) {
+		in->have_usage = true;
+		in->usage_bytes = r->memcg.usage_kb * 1024;
+		/* v1 prints PAGE_COUNTER_MAX in kB for "no limit" */
+		in->limit_bytes = r->memcg.limit_kb >= (1ull << 52)
+					  ? UINT64_MAX
+					  : r->memcg.limit_kb * 1024;
+		strlcpy_safe(in->usage_source, "kernel report at the kill",
+			     sizeof(in->usage_source));
+	}
+	if (r->n_stats) {
+		in->have_stats = true;
+		in->anon = stat_any(r, "anon", "total_rss", "rss");
+		in->file = stat_any(r, "file", "total_cache", "cache");
+		in->shmem = stat_any(r, "shmem", "total_shmem", "shmem");
+		in->kernel_stack = stat_any(r, "kernel_stack", NULL, NULL);
+		in->pagetables = stat_any(r, "pagetables", NULL, NULL);
+		in->slab = stat_any(r, "slab", NULL, NULL);
+		in->sock = stat_any(r, "sock", NULL, NULL);
+		in->percpu = stat_any(r, "percpu", NULL, NULL);
+		in->vmalloc = stat_any(r, "vmalloc", NULL, NULL);
+		if (stat_get(r, "kernel", &v)) {
+			in->kernel = v;
+			in->have_kernel_total = true;
+		} else if (r->kmem.present) {
+			in->kernel = r->kmem.usage_kb * 1024;
+			in->have_kernel_total = true;
+		}
+	}
+	in->group_kill = r->group_kill;
+	if (r->n_victims)
+		in->victim_pid = r->victims[0].pid;
+}
+
+/* Victims the snapshot does not know get a row from the kernel's figures. */
+static int add_victims(const struct oom_report *r, struct diag_input *in)
+{
+	for (size_t i = 0; i < r->n_victims; i++) {
+		const struct kmsg_victim *kv = &r->victims[i];
+		struct diag_proc *p = NULL;
+		void *grown;
+
+		for (size_t j = 0; j < in->n_procs; j++)
+			if (in->procs[j].pid == kv->pid)
+				p = &in->procs[j];
+		if (!p) {
+			grown = realloc(in->procs,
+					(in->n_procs + 1) * sizeof(*in->procs));
+			if (!grown)
+				return -ENOMEM;
+			in->procs = grown;
+			p = &in->procs[in->n_procs++];
+			memset(p, 0, sizeof(*p));
+			p->pid = kv->pid;
+			strlcpy_safe(p->comm, kv->comm, sizeof(p->comm));
+			/* the kernel's figures at the kill */
+			p->rss_anon_kb = kv->anon_rss_kb;
+			p->rss_file_kb = kv->file_rss_kb;
+			p->rss_shmem_kb = kv->shmem_rss_kb;
+		}
+		p->victim = true;
+	}
+	return 0;
+}
+
+static struct json_object *parse_json(const struct bundle *b, const char *dir,
+				      const char *name)
+{
+	char path[256];
+	const char *data;
+	size_t len;
+
+	if (dir)
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+	else
+		snprintf(path, sizeof(path), "%s", name);
+	data = bundle_get(b, path, &len);
+	return data ? json_tokener_parse(data) : NULL;
+}
+
+static uint64_t jget_u64(struct json_object *o, const char *a, const char *b)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, a, &v))
+		return 0;
+	if (b && !json_object_object_get_ex(v, b, &v))
+		return 0;
+	return (uint64_t)json_object_get_int64(v);
+}
+
+static bool jhas(struct json_object *o, const char *a)
+{
+	return o && json_object_object_get_ex(o, a, NULL);
+}
+
+static void load_jvm(const struct bundle *b, const char *dir,
+		     struct diag_proc *p)
+{
+	char path[256];
+	const char *data;
+	size_t len;
+	struct jvm_heap_info hi;
+	struct json_object *trim;
+	struct jvm_nmt *nmt = calloc(1, sizeof(*nmt));
+
+	snprintf(path, sizeof(path), "%s/jvm/native_memory.txt", dir);
+	data = bundle_get(b, path, &len);
+	if (data && nmt && jvm_parse_nmt(data, len, nmt) == 0 && nmt->enabled) {
+		p->jvm = p->have_nmt = true;
+		p->nmt_committed_kb = nmt->committed / 1024;
+		p->nmt_malloc_kb = nmt->malloc / 1024;
+		for (size_t i = 0; i < nmt->n_categories && i < DIAG_MAX_NMT;
+		     i++) {
+			strlcpy_safe(p->nmt[i].name, nmt->categories[i].name,
+				     sizeof(p->nmt[i].name));
+			p->nmt[i].committed_kb =
+				nmt->categories[i].committed / 1024;
+			p->nmt[i].malloc_kb = nmt->categories[i].malloc / 1024;
+			p->n_nmt = i + 1;
+		}
+	}
+	free(nmt);
+	snprintf(path, sizeof(path), "%s/jvm/heap_info.txt", dir);
+	data = bundle_get(b, path, &len);
+	if (data && jvm_parse_heap_info(data, len, &hi) == 0) {
+		p->jvm = p->have_heap = true;
+		p->heap_committed_kb = hi.committed / 1024;
+		p->heap_used_kb = hi.used / 1024;
+		p->heap_max_kb = hi.reserved / 1024;
+	}
+	trim = parse_json(b, dir, "jvm/trim.json");
+	if (jhas(trim, "rss_before")) {
+		p->have_trim = true;
+		p->trim_before_kb = jget_u64(trim, "rss_before", NULL) / 1024;
+		p->trim_after_kb = jget_u64(trim, "rss_after", NULL) / 1024;
+	}
+	json_object_put(trim);
+}
+
+static void load_smaps(const struct bundle *b, const char *dir,
+		       struct diag_proc *p)
+{
+	struct json_object *ar = parse_json(b, dir, "arenas.json");
+	struct json_object *cl = parse_json(b, dir, "classes.json");
+	struct json_object *al = parse_json(b, dir, "allocator.json");
+
+	if (ar) {
+		p->have_smaps = true;
+		p->heap_rss_kb = jget_u64(ar, "main_heap", "rss_kb");
+		p->arena_rss_kb = jget_u64(ar, "arena_rss_kb", NULL);
+		p->n_arenas = (size_t)jget_u64(ar, "arena_heaps", NULL);
+	}
+	if (cl)
+		p->stack_rss_kb = jget_u64(cl, "thread_stack", "rss_kb") +
+				  jget_u64(cl, "stack", "rss_kb");
+	if (jhas(al, "in_use_bytes")) {
+		p->have_alloc = true;
+		p->alloc_inuse_bytes = jget_u64(al, "in_use_bytes", NULL);
+		p->alloc_system_bytes = jget_u64(al, "system_bytes", NULL);
+		strlcpy_safe(p->alloc_source, "mallinfo2 (ptrace)",
+			     sizeof(p->alloc_source));
+	}
+	json_object_put(ar);
+	json_object_put(cl);
+	json_object_put(al);
+}
+
+struct proc_scan {
+	const struct bundle *b;
+	struct diag_input *in;
+	int err;
+};
+
+static int scan_one(const char *path, const char *data, size_t len, void *ud)
+{
+	struct proc_scan *s = ud;
+	struct proc_status st;
+	struct diag_proc *p;
+	char dir[64];
+	void *grown;
+	int n;
+
+	if (!startswith(path, "processes/") || !strstr(path, "/status") ||
+	    strlen(path) - strlen("/status") >= sizeof(dir) ||
+	    !streq(path + strlen(path) - strlen("/status"), "/status"))
+		return 0;
+	if (procfs_parse_status(data, len, &st) < 0)
+		return 0;
+	n = (int)(strlen(path) - strlen("/status"));
+	snprintf(dir, sizeof(dir), "%.*s", n, path);
+	grown = realloc(s->in->procs,
+			(s->in->n_procs + 1) * sizeof(*s->in->procs));
+	if (!grown)
+		return s->err = -ENOMEM;
+	s->in->procs = grown;
+	p = &s->in->procs[s->in->n_procs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = st.pid;
+	p->ppid = st.ppid;
+	strlcpy_safe(p->comm, st.name, sizeof(p->comm));
+	p->rss_anon_kb = st.rss_anon_kb;
+	p->rss_file_kb = st.rss_file_kb;
+	p->rss_shmem_kb = st.rss_shmem_kb;
+	p->swap_kb = st.vm_swap_kb;
+	load_smaps(s->b, dir, p);
+	load_jvm(s->b, dir, p);
+	s->in->have_snapshot = true;
+	return 0;
+}
+
+/* timeline.json (oomlens.io/timeline/v1): t_ms is wall-clock ms. */
+static int load_timeline(const struct bundle *b, uint64_t kill_ms,
+			 struct diag_input *in)
+{
+	struct json_object *o = parse_json(b, NULL, "timeline.json");
+	struct json_object *samples, *snaps;
+	size_t n;
+
+	if (!o)
+		return 0;
+	if (!json_object_object_get_ex(o, "samples", &samples) ||
+	    !(n = json_object_array_length(samples))) {
+		json_object_put(o);
+		return 0;
+	}
+	in->tl = calloc(n, sizeof(*in->tl));
+	if (!in->tl) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	if (!kill_ms)
+		kill_ms = jget_u64(json_object_array_get_idx(samples, n - 1),
+				   "t_ms", NULL);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *s = json_object_array_get_idx(samples, i);
+		struct json_object *procs;
+		struct diag_sample *d = &in->tl[in->n_tl];
+		uint64_t t = jget_u64(s, "t_ms", NULL);
+
+		d->t = ((double)t - (double)kill_ms) / 1000.0;
+		d->usage = jget_u64(s, "usage", NULL);
+		if (json_object_object_get_ex(s, "procs", &procs))
+			for (size_t j = 0; j < json_object_array_length(procs);
+			     j++)
+				d->anon += 1024 *
+					   jget_u64(json_object_array_get_idx(
+							    procs, j),
+						    "anon_kb", NULL);
+		if (!d->usage) /* no cgroup: the RSS sum stands in */
+			d->usage = d->anon;
+		if (in->limit_bytes == UINT64_MAX && jget_u64(s, "limit", NULL))
+			in->limit_bytes = jget_u64(s, "limit", NULL);
+		in->n_tl++;
+	}
+	if (json_object_object_get_ex(o, "snapshots", &snaps) &&
+	    (n = json_object_array_length(snaps)))
+		in->snapshot_age_s =
+			((double)kill_ms -
+			 (double)jget_u64(
+				 json_object_array_get_idx(snaps, n - 1),
+				 "t_ms", NULL)) /
+			1000.0;
+	json_object_put(o);
+	return 0;
+}
+
+int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
+			  uint64_t kill_ms, struct diag_input *ret)
+{
+	struct proc_scan s = {.b = b, .in = ret};
+	int q;
+
+	diag_input_init(ret);
+	if (r)
+		load_report(r, ret);
+	bundle_foreach(b, scan_one, &s);
+	if (s.err < 0)
+		return s.err;
+	if (r && add_victims(r, ret) < 0)
+		return -ENOMEM;
+	q = load_timeline(b, kill_ms, ret);
+	if (q < 0)
+		return q;
+	if (!ret->have_usage && ret->n_tl) {
+		ret->have_usage = true;
+		ret->usage_bytes = ret->tl[ret->n_tl - 1].usage;
+		strlcpy_safe(ret->usage_source, "last timeline sample",
+			     sizeof(ret->usage_source));
+	}
+	return 0;
+}

@@ -295,6 +295,24 @@ int smaps_parse(const char *buf, size_t len, struct smaps *ret)
 	return r;
 }
 
+/* After EOF: a live process with mappings never has an empty smaps, so an
+ * empty (or unopenable) second read means it exited while we read and the
+ * table may be cut short. */
+static bool vanished(int dirfd, const char *path)
+{
+	_cleanup_close_ int fd = -1;
+	char c[64];
+	ssize_t n;
+
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return true;
+	do
+		n = read(fd, c, sizeof(c));
+	while (n < 0 && errno == EINTR);
+	return n <= 0;
+}
+
 int smaps_read_at(int dirfd, const char *path, struct smaps *ret)
 {
 	_cleanup_close_ int fd = -1;
@@ -329,8 +347,12 @@ int smaps_read_at(int dirfd, const char *path, struct smaps *ret)
 		smaps_release(ret);
 		return q < 0 ? q : r;
 	}
-	if (r < 0)
+	if (r < 0 || vanished(dirfd, path))
 		ret->truncated = true;
+	if (ret->n == 0 && ret->truncated) {
+		smaps_release(ret);
+		return -ESRCH;
+	}
 	return 0;
 }
 

@@ -78,9 +78,10 @@ int smaps_finish(struct smaps *s);
 int smaps_parse(const char *buf, size_t len, struct smaps *ret);
 
 /* Reads dirfd/path (e.g. a /proc/<pid> fd and "smaps") streaming in 64 KiB
- * chunks. A read that fails midway (-ESRCH: the process exited) keeps what
- * was parsed, sets ret->truncated and returns 0 when at least one mapping
- * was read; otherwise -errno. Blocks on the read only. */
+ * chunks. When the process exits during the read (a read error, or smaps
+ * empty on a second look after EOF) what was parsed is kept, with
+ * ret->truncated set; returns 0 when at least one mapping was read, else
+ * -ESRCH (gone, zombie or kernel thread) or -errno. Blocks on reads only. */
 int smaps_read_at(int dirfd, const char *path, struct smaps *ret);
 
 /* Value of a well-known field of mapping i, 0 when the kernel has none. */

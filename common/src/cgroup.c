@@ -202,13 +202,14 @@ static bool key_is(const char *k, size_t klen, const char *name)
 int cgroup_parse_events(const char *buf, size_t len, struct cgroup_events *ret)
 {
 	struct cgroup_events ev = {0};
-	const char *p = buf, *end = buf + len, *k;
+	const char *p = buf, *end, *k;
 	size_t kl;
 	uint64_t v;
 	int r, known = 0;
 
 	if (!buf)
 		return -EBADMSG;
+	end = buf + len;
 	while ((r = next_kv(&p, end, &k, &kl, &v)) > 0) {
 		uint64_t *slot = NULL;
 
@@ -241,7 +242,7 @@ int cgroup_parse_oom_control(const char *buf, size_t len,
 			     struct cgroup_events *ret)
 {
 	struct cgroup_events ev = {0};
-	const char *p = buf, *end = buf + len, *k;
+	const char *p = buf, *end, *k;
 	size_t kl;
 	uint64_t v;
 	int r;
@@ -249,6 +250,7 @@ int cgroup_parse_oom_control(const char *buf, size_t len,
 
 	if (!buf)
 		return -EBADMSG;
+	end = buf + len;
 	while ((r = next_kv(&p, end, &k, &kl, &v)) > 0) {
 		if (key_is(k, kl, "under_oom")) {
 			ev.under_oom = v != 0;
@@ -268,7 +270,7 @@ int cgroup_parse_oom_control(const char *buf, size_t len,
 
 int cgroup_parse_stat(const char *buf, size_t len, struct cgroup_stat *ret)
 {
-	const char *p = buf, *end = buf + len, *k;
+	const char *p = buf, *end, *k;
 	struct cgroup_stat s = {0};
 	size_t kl, alloc = 0;
 	uint64_t v;
@@ -276,6 +278,7 @@ int cgroup_parse_stat(const char *buf, size_t len, struct cgroup_stat *ret)
 
 	if (!buf)
 		return -EBADMSG;
+	end = buf + len;
 	while ((r = next_kv(&p, end, &k, &kl, &v)) > 0) {
 		if (kl >= sizeof(s.e[0].name))
 			continue; /* no kernel key is this long; keep the rest

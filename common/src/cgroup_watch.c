@@ -690,30 +690,34 @@ void cgroup_watch_free(struct cgroup_watch *w)
  * (and re-creation) is seen: kernfs reports it only to the parent. */
 static int watch_parent(struct cgroup_watch *w, const char *root)
 {
-	_cleanup_free_ char *parent = strdup(root);
-	char p[4300];
+	const char *slash = strrchr(root, '/');
 	struct parent_watch *pw;
-	char *slash;
+	char parent[4096], p[4300];
 	int wd, r;
 
-	if (!parent)
-		return -ENOMEM;
-	slash = strrchr(parent, '/');
 	if (!slash || streq(root, "/"))
 		return 0;
-	slash[slash == parent ? 1 : 0] = '\0';
+	if ((size_t)(slash - root) >= sizeof(parent))
+		return -ENAMETOOLONG;
+	/* "/a" → "/", "/a/b" → "/a" */
+	if (slash == root)
+		strlcpy_safe(parent, "/", sizeof(parent));
+	else
+		strlcpy_safe(parent, root, (size_t)(slash - root) + 1);
 	r = proc_path(w, parent, NULL, p, sizeof(p));
 	if (r < 0)
 		return r;
 	wd = inotify_add_watch(w->ino, p, DIR_MASK);
 	if (wd < 0)
 		return -errno;
-	pw = realloc(w->pw, (w->n_pw + 1) * sizeof(*w->pw));
+	pw = realloc(w->pw, (w->n_pw + 1) * sizeof(*pw));
 	if (!pw)
 		return -ENOMEM;
 	w->pw = pw;
-	w->pw[w->n_pw].wd = wd;
-	w->pw[w->n_pw++].path = TAKE_PTR(parent);
+	w->pw[w->n_pw].path = strdup(parent);
+	if (!w->pw[w->n_pw].path)
+		return -ENOMEM;
+	w->pw[w->n_pw++].wd = wd;
 	return 0;
 }
 

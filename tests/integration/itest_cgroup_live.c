@@ -205,6 +205,7 @@ static bool one_kill(const struct got *g)
 	return kills(g, want) >= 1;
 }
 
+/* cppcheck-suppress unknownMacro */
 Test(cgroup_live, oom_kill_is_notified_with_delta_1, .init = setup,
      .fini = teardown, .timeout = 30)
 {

@@ -288,6 +288,7 @@ ParameterizedTest(struct detect_case *c, cgroup, detect)
 
 /* --- readers on fixtures -------------------------------------------------- */
 
+/* cppcheck-suppress unknownMacro */
 Test(cgroup, read_state_v1_after_kill, .fini = close_case)
 {
 	struct cgroup_state s = {0};

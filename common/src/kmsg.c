@@ -137,6 +137,23 @@ static bool in_kill_phase(enum kind k)
 	return k == K_KILLED || k == K_REAPER || k == K_GROUP;
 }
 
+/* A second "Killed process" line for another pid, not in a memory.oom.group
+ * kill: the kernel rate-limits the report header (dump_header, 10 per 5 s)
+ * but never the kill line, so quick kills in a row leave bare kill lines.
+ * Each is its own kill. */
+static bool another_kill(struct kmsg_assembler *a, enum kind k)
+{
+	struct kmsg_victim v;
+
+	if (k != K_KILLED || a->sec != SEC_KILLS || a->cur.group_kill ||
+	    a->cur.n_victims == 0 || kmsg_parse_killed(a->line.buf, &v) < 0)
+		return false;
+	for (size_t i = 0; i < a->cur.n_victims; i++)
+		if (a->cur.victims[i].pid == v.pid)
+			return false;
+	return true;
+}
+
 /* Report lines that may begin a report whose head the ring buffer lost. */
 static bool starts_orphan(enum kind k)
 {
@@ -457,14 +474,16 @@ int kmsg_assembler_feed(struct kmsg_assembler *a, const struct kmsg_record *rec)
 {
 	size_t n = rec->text_len < a->line.max ? rec->text_len : a->line.max;
 	int ready = 0, ret;
+	bool split;
 	enum kind k;
 
 	strbuf_reset(&a->line);
 	if (strbuf_add(&a->line, rec->text, n) < 0)
 		return -ENOMEM;
 	k = classify(a->line.buf);
-	if (a->active &&
-	    (k == K_TRIGGER || (a->sec == SEC_KILLS && !in_kill_phase(k)))) {
+	split = a->active && another_kill(a, k);
+	if (a->active && (k == K_TRIGGER || split ||
+			  (a->sec == SEC_KILLS && !in_kill_phase(k)))) {
 		ready = finish(a);
 		if (ready < 0)
 			return ready;
@@ -473,6 +492,7 @@ int kmsg_assembler_feed(struct kmsg_assembler *a, const struct kmsg_record *rec)
 		if (k != K_TRIGGER && !starts_orphan(k))
 			return ready;
 		start(a, rec);
+		a->cur.ratelimited = split;
 	}
 	if (rec->seq != UINT64_MAX && a->last_seq != UINT64_MAX &&
 	    rec->seq != a->last_seq + 1)

@@ -174,6 +174,7 @@ struct json_object *oom_report_to_json(const struct oom_report *r)
 	ADD(o, "usec", jseq(r->usec));
 	ADD(o, "complete", json_object_new_boolean(r->complete));
 	ADD(o, "global", json_object_new_boolean(r->global));
+	ADD(o, "ratelimited", json_object_new_boolean(r->ratelimited));
 	ADD(o, "trigger", trigger_json(r));
 	ADD(o, "constraint", r->constraint[0] ? jstr(r->constraint) : NULL);
 	ADD(o, "oom_memcg", jstr(r->oom_memcg));

@@ -953,3 +953,63 @@ Test(kmsg, json_invalid_utf8_comm)
 	json_object_put(o);
 	oom_report_release(&r);
 }
+
+/* Quick kills in a row: the kernel suppressed 15 report headers; each
+ * bare kill line is a kill of its own, never a victim of the report
+ * before it. */
+Test(kmsg, ratelimited_headers)
+{
+	struct collected c;
+	struct strbuf sb;
+	int n;
+
+	strbuf_init(&sb, 1u << 20);
+	cr_assert_geq(read_file_at(AT_FDCWD, FIX "v1-6.18-ratelimited/kmsg.txt",
+				   1u << 20, &sb),
+		      0);
+	c.n = 0;
+	n = kmsg_parse_buffer(sb.buf, sb.len, collect, &c);
+	cr_assert_eq(n, -E2BIG, "more than %d reports", MAX_REPORTS);
+	cr_assert_eq(c.n, MAX_REPORTS);
+	cr_assert_eq(c.r[0].n_victims, 1);
+	cr_assert_eq(c.r[0].victims[0].pid, 32530);
+	cr_assert(c.r[0].complete);
+	cr_assert_not(c.r[0].ratelimited);
+	cr_assert_eq(c.r[1].n_victims, 1);
+	cr_assert_eq(c.r[1].victims[0].pid, 32533);
+	cr_assert_eq(c.r[1].seq_first, 11014);
+	cr_assert_eq(c.r[1].victims[0].usec, 954854985);
+	cr_assert(c.r[1].ratelimited);
+	cr_assert_not(c.r[1].complete);
+	cr_assert_not(c.r[1].trigger.present);
+	cr_assert_eq(c.r[7].victims[0].pid, 32560);
+	collected_release(&c);
+	strbuf_release(&sb);
+}
+
+static int count_reports(struct oom_report *r, void *userdata)
+{
+	size_t *counts = userdata;
+
+	counts[0]++;
+	counts[1] += r->ratelimited;
+	counts[2] += r->n_victims;
+	return 0;
+}
+
+Test(kmsg, ratelimited_count)
+{
+	struct strbuf sb;
+	size_t counts[3] = {0};
+
+	strbuf_init(&sb, 1u << 20);
+	cr_assert_geq(read_file_at(AT_FDCWD, FIX "v1-6.18-ratelimited/kmsg.txt",
+				   1u << 20, &sb),
+		      0);
+	cr_assert_eq(kmsg_parse_buffer(sb.buf, sb.len, count_reports, counts),
+		     17);
+	cr_assert_eq(counts[0], 17);
+	cr_assert_eq(counts[1], 15);
+	cr_assert_eq(counts[2], 17, "one victim each");
+	strbuf_release(&sb);
+}

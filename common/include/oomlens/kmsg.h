@@ -107,6 +107,10 @@ struct oom_report {
 			       dmesg input; kmsg_parse_buffer() re-reads it
 			       (kernel/oom.txt) */
 	bool raw_truncated; /* raw hit its cap (KMSG_RAW_MAX) */
+	bool ratelimited;   /* a bare "Killed process" line right after another
+			       kill: the kernel suppressed this report's header
+			       (no trigger, memcg, stats or tasks; complete is
+			       false). Match it to a cgroup by time. */
 };
 
 #define KMSG_RAW_MAX (4u << 20)

@@ -308,7 +308,7 @@ static int build_request(const struct jvm_target *t, int proto, const char *op,
 }
 
 /* "<status>\n<text>": moves text into ret. */
-static int split_reply(struct strbuf *raw, bool truncated,
+static int split_reply(struct strbuf *raw, size_t max, bool truncated,
 		       struct jvm_reply *ret)
 {
 	const char *nl = memchr(raw->buf, '\n', raw->len < 16 ? raw->len : 16);
@@ -322,6 +322,11 @@ static int split_reply(struct strbuf *raw, bool truncated,
 	skip = (size_t)(nl - raw->buf) + 1;
 	memmove(raw->buf, raw->buf + skip, raw->len - skip + 1);
 	raw->len -= skip;
+	if (raw->len > max) {
+		raw->len = max;
+		raw->buf[max] = '\0';
+		truncated = true;
+	}
 	ret->status = (int)status;
 	ret->truncated = truncated;
 	ret->text = *raw;
@@ -349,7 +354,7 @@ static int exchange(const struct jvm_target *t, int tmpfd, const char *req,
 	r = jvm_read_fd(s, &raw, deadline);
 	if (r < 0 && r != -E2BIG)
 		return r;
-	return split_reply(&raw, r == -E2BIG, ret);
+	return split_reply(&raw, t->opts.reply_max, r == -E2BIG, ret);
 }
 
 static int execute_proto(const struct jvm_target *t, int proto, const char *op,

@@ -14,13 +14,13 @@
 
 static void jcmd_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: oomlens-sidecar jcmd [--timeout MS] [--host-root DIR] "
-		"PID COMMAND [ARGS...]\n"
-		"Runs a diagnostic command in the JVM PID and prints its "
-		"output like jcmd.\n"
-		"Exit status: 0 ok, 1 the JVM or the attach failed, 2 "
-		"usage.\n");
+	fprintf(f, "usage: oomlens-sidecar jcmd [--timeout MS] [--max-reply "
+		   "BYTES] "
+		   "[--host-root DIR] PID COMMAND [ARGS...]\n"
+		   "Runs a diagnostic command in the JVM PID and prints its "
+		   "output like jcmd.\n"
+		   "Exit status: 0 ok, 1 the JVM or the attach failed, 2 "
+		   "usage.\n");
 }
 
 /* Joins argv[from..] with spaces, as jcmd does. */
@@ -72,6 +72,7 @@ int cmd_jcmd(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"timeout", required_argument, NULL, 't'},
+		{"max-reply", required_argument, NULL, 'm'},
 		{"host-root", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -79,6 +80,7 @@ int cmd_jcmd(int argc, char **argv)
 	_cleanup_strbuf_ struct strbuf cmdline;
 	struct jvm_attach_opts o = {0};
 	const char *root = "/";
+	uint64_t max;
 	struct host h;
 	int c, pid, r;
 
@@ -88,6 +90,11 @@ int cmd_jcmd(int argc, char **argv)
 		if (c == 't' && parse_uint(optarg, &o.timeout_ms) == 0 &&
 		    o.timeout_ms > 0)
 			continue;
+		if (c == 'm' && parse_size(optarg, &max) == 0 && max > 0 &&
+		    max <= (1ull << 30)) {
+			o.reply_max = (size_t)max;
+			continue;
+		}
 		if (c == 'R') {
 			root = optarg;
 			continue;

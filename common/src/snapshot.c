@@ -113,6 +113,7 @@ static int snap_smaps(struct snap_ctx *c, int pid, const struct strbuf *cmd,
 	struct smaps_summary sum;
 	int r;
 
+	strbuf_init(&table, STRBUF_DEFAULT_MAX);
 	smaps_init(&s);
 	r = smaps_read_at(c->pid_fd, "smaps", &s);
 	if (r < 0) {
@@ -121,7 +122,6 @@ static int snap_smaps(struct snap_ctx *c, int pid, const struct strbuf *cmd,
 	}
 	if (s.truncated)
 		note_error(c, "smaps", -ESRCH);
-	strbuf_init(&table, STRBUF_DEFAULT_MAX);
 	r = smaps_render_pmap(&s, pid, cmd->buf, &table);
 	if (r >= 0)
 		r = put_file(c, "pmap.txt", table.buf, table.len);

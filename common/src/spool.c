@@ -53,10 +53,10 @@ static int read_manifest_cgroup(int dirfd, const char *path, char *ret,
 	struct json_object *o, *cg;
 	int r;
 
+	strbuf_init(&sb, MANIFEST_MAX + 1);
 	fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	strbuf_init(&sb, MANIFEST_MAX + 1);
 	r = read_file_at_nofollow(fd, SPOOL_MANIFEST, MANIFEST_MAX, &sb);
 	if (r < 0)
 		return r;
@@ -154,10 +154,10 @@ static uint64_t snapshot_time(int snap_fd, const char *name)
 	struct json_object *o, *t;
 	uint64_t v = 0;
 
+	strbuf_init(&sb, MANIFEST_MAX + 1);
 	fd = openat(snap_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	strbuf_init(&sb, MANIFEST_MAX + 1);
 	if (read_file_at_nofollow(fd, "snapshot.json", MANIFEST_MAX, &sb) < 0)
 		return 0;
 	o = json_tokener_parse(sb.buf);

@@ -29,10 +29,10 @@ static int print_pmap(const struct host *h, int pid, bool json, bool redact)
 	struct smaps s;
 	int r;
 
-	if (fd < 0)
-		return fd;
 	strbuf_init(&cmd, 128u << 10);
 	strbuf_init(&out, STRBUF_DEFAULT_MAX);
+	if (fd < 0)
+		return fd;
 	r = procfs_read_cmdline(fd, redact, &cmd);
 	if (r < 0 && r != -E2BIG)
 		return r;

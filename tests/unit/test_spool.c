@@ -98,6 +98,7 @@ Test(spool, find_prefers_exact_then_child_then_ancestor)
 	spool("node/other", "/kubepods/podB");
 	spool("node/pids-only", NULL);
 	put("node/not-a-spool/readme", "x");
+	put("node/plain-file", "x");
 	spool("single", "/demo/app");
 	dirs[0] = parent;
 	dirs[1] = d1;

@@ -379,6 +379,9 @@ def default_resources(crds=None):
         Res("", "v1", "pods", "Pod", namespaced=True, short=["po"], status=True,
             categories=["all"]),
         Res("", "v1", "events", "Event", short=["ev"]),
+        Res("", "v1", "configmaps", "ConfigMap", short=["cm"]),
+        Res("", "v1", "secrets", "Secret"),
+        Res("", "v1", "nodes", "Node", namespaced=False, short=["no"], status=True),
         Res("", "v1", "namespaces", "Namespace", namespaced=False, short=["ns"],
             status=True, verbs=["create", "delete", "get", "list", "patch", "update",
                                 "watch"]),
@@ -2379,6 +2382,8 @@ class ApiHandler(BaseHTTPRequestHandler):
                                             "clientCIDR": "0.0.0.0/0",
                                             "serverAddress": "%s:%d" % (api.host,
                                                                         api.port)}]})
+        if path == "/openapi/v2":
+            return self.openapi_v2()
         if path == "/apis":
             return self.send_json(200, {"kind": "APIGroupList", "apiVersion": "v1",
                                         "groups": api_groups(api)})
@@ -2398,6 +2403,17 @@ class ApiHandler(BaseHTTPRequestHandler):
                         "groupVersion": parts[1] + "/" + parts[2],
                         "resources": discovery_resources(api, parts[1], parts[2])})
         self.respond(404, b"404 page not found\n", ctype="text/plain; charset=utf-8")
+
+    def openapi_v2(self):
+        """An OpenAPI v2 document without definitions: kubectl then skips its
+        client-side validation of our types (the server validates)."""
+        if "protobuf" in self.headers.get("Accept", ""):
+            info = _pb_str(1, "Kubernetes") + _pb_str(2, VERSION_INFO["gitVersion"])
+            doc = _pb_str(1, "2.0") + _pb_bytes(2, info)
+            return self.respond(200, doc, ctype=OPENAPI_PB)
+        self.send_json(200, {"swagger": "2.0", "info": {
+            "title": "Kubernetes", "version": VERSION_INFO["gitVersion"]},
+            "paths": {}, "definitions": {}})
 
     def resource(self, api, group, version, rest, body):
         watch = False
@@ -2749,6 +2765,23 @@ class ApiHandler(BaseHTTPRequestHandler):
         except KeyError:
             return self.respond(404, b'{"error":"unknown action"}\n')
         self.respond(200, (json.dumps(out) + "\n").encode())
+
+
+OPENAPI_PB = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"  # kube-openapi
+
+
+def _pb_bytes(field, data):
+    n, var = len(data), b""
+    while True:
+        var += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
+        n >>= 7
+        if not n:
+            break
+    return bytes([field << 3 | 2]) + var + data
+
+
+def _pb_str(field, s):
+    return _pb_bytes(field, s.encode())
 
 
 class _Answered(Exception):

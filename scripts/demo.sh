@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${B:-build}
 AGENT=$B/bin/oomlens-agent
+SIDECAR=$B/bin/oomlens-sidecar
 DEMO=${DEMO_CGROUP:-oomlens-demo}
 STATE=${DEMO_STATE:-$B/demo}
 
@@ -23,6 +24,7 @@ else
 fi
 
 cleanup() {
+	for p in "${SIDECARS[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	[ -n "${AGENT_PID:-}" ] && kill -TERM "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null
 	for d in $(find "$ROOT/$DEMO" -depth -type d 2>/dev/null); do
 		for p in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
@@ -36,23 +38,32 @@ mkdir -p "$ROOT/$DEMO"
 rm -rf "$STATE"; mkdir -p "$STATE"
 
 echo "demo: cgroup $MODE, demo cgroup /$DEMO, state in $STATE"
+mkdir -p "$STATE/spool"
 "$AGENT" run --standalone --watch "/$DEMO" --state-dir "$STATE" \
-	>"$STATE/agent.out" 2>"$STATE/agent.log" &
+	--spool-dir "$STATE/spool" >"$STATE/agent.out" 2>"$STATE/agent.log" &
 AGENT_PID=$!
 for _ in $(seq 100); do grep -q 'msg="ready"' "$STATE/agent.log" && break; sleep 0.05; done
 grep -q 'msg="ready"' "$STATE/agent.log" || { cat "$STATE/agent.log"; die "agent did not start"; }
 
-# run_victim NAME LIMIT_MB CMD...: runs CMD in /$DEMO/NAME with the limit.
+SIDECARS=()
+# run_victim NAME LIMIT_MB CMD...: runs CMD in /$DEMO/NAME with the limit,
+# a sidecar recording it into its own spool.
 run_victim() {
 	local name=$1 mb=$2; shift 2
 	mkdir -p "$ROOT/$DEMO/$name"
 	echo $((mb << 20)) > "$ROOT/$DEMO/$name/$LIMIT_FILE"
 	echo
 	echo "demo: victim '$name' ($*) in /$DEMO/$name, limit ${mb} MiB"
+	"$SIDECAR" run --standalone --cgroup "/$DEMO/$name" \
+		--spool "$STATE/spool/$name" --interval-ms 250 \
+		>"$STATE/sidecar-$name.log" 2>&1 &
+	SIDECARS+=($!)
+	sleep 0.3
 	local before
 	before=$(wc -l < "$STATE/agent.out")
 	sh -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' sh \
-		"$ROOT/$DEMO/$name" "$@" >"$STATE/$name.out" 2>&1 || true
+		"$ROOT/$DEMO/$name" "$@" >"$STATE/$name.out" 2>&1 &
+	wait $! 2>/dev/null || true
 	for _ in $(seq 100); do
 		[ "$(wc -l < "$STATE/agent.out")" -gt "$before" ] && break
 		sleep 0.05
@@ -76,7 +87,9 @@ if r.get("report_html"):
 PY
 }
 
-run_victim hog 48 "$B/victims/hog" --step-mb 4
+run_victim hog 48 "$B/victims/hog" --step-mb 4 --delay-ms 100
+run_victim retention 160 "$B/victims/retention" --threads 8 --mb-per-thread 4 \
+	--mode grow --interval-ms 400
 
 echo
 echo "demo: done. Bundles in $STATE/reports/ (tar tzf to list, 'tar xzf' to open)."

@@ -11,6 +11,7 @@
 #include "oomlens/fileio.h"
 #include "oomlens/log.h"
 #include "oomlens/report.h"
+#include "oomlens/spool.h"
 #include "oomlens/log.h"
 #include "oomlens/strbuf.h"
 
@@ -194,6 +195,44 @@ static void add_diagnosis(struct bundle *b, const struct oom_report *r,
 	free(d);
 }
 
+/* The sidecar's flight recorder and newest pre-kill snapshot. */
+static void add_spool(struct agent *a, struct bundle *b,
+		      const struct oom_report *r, struct json_object *man,
+		      uint64_t kill_ms)
+{
+	struct spool_info info;
+	struct json_object *o;
+	int q;
+
+	if (!a->opts.n_spool)
+		return;
+	q = spool_attach(b, a->opts.spool, (size_t)a->opts.n_spool,
+			 oom_report_victim_memcg(r), kill_ms, &info);
+	if (q == -ENOENT) {
+		log_info("no sidecar spool watches \"%s\"",
+			 oom_report_victim_memcg(r));
+		return;
+	}
+	if (q < 0) {
+		log_warn("spool \"%s\": %s, ignoring", info.dir, strerror(-q));
+		bundle_note_truncated(b, "spool/", strerror(-q));
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "dir", json_object_new_string(info.dir));
+	json_object_object_add(o, "cgroup",
+			       json_object_new_string(info.cgroup));
+	json_object_object_add(o, "snapshot",
+			       json_object_new_string(info.snapshot));
+	json_object_object_add(o, "snapshot_ms",
+			       json_object_new_uint64(info.snapshot_ms));
+	if (info.snapshot_ms && kill_ms >= info.snapshot_ms)
+		json_object_object_add(
+			o, "snapshot_age_s",
+			json_object_new_double(
+				(double)(kill_ms - info.snapshot_ms) / 1000.0));
+	json_object_object_add(man, "sidecar", o);
+}
+
 /* report.html inside the bundle, and beside it on disk for a browser. */
 static void add_report(struct agent *a, struct bundle *b, const char *id)
 {
@@ -286,6 +325,7 @@ int agent_capture(struct agent *a, struct oom_report *r)
 	kill_ms = (wall - (latency > 0 ? (uint64_t)latency : 0)) / 1000;
 	json_object_object_add(man, "killed_at_ms",
 			       json_object_new_uint64(kill_ms));
+	add_spool(a, b, r, man, kill_ms);
 	add_diagnosis(b, r, man, kill_ms, &verdict);
 	add_report(a, b, id);
 	snprintf(name, sizeof(name), "%s.tar.gz", id);

@@ -458,8 +458,16 @@ static void v_glibc(const struct diag_input *in, struct diagnosis *d)
 		v = verdict(d, DIAG_GLIBC_RETENTION, 35, unknown);
 	if (!v)
 		return;
-	EVID(v, "glibc keeps %s of freed memory, %.0f%% of the %s in use",
-	     H(v->bytes), pct(v->bytes, u), H(u));
+	if (kept)
+		EVID(v,
+		     "glibc keeps %s of freed memory, %.0f%% of the %s in "
+		     "use",
+		     H(v->bytes), pct(v->bytes, u), H(u));
+	else
+		EVID(v,
+		     "glibc's arenas hold %s, %.0f%% of the %s in use, "
+		     "spread over many arenas",
+		     H(v->bytes), pct(v->bytes, u), H(u));
 	if (top)
 		EVID(v, "pid %d: [heap] RSS %s and %zu arena heaps with %s RSS",
 		     top->pid, H(top->heap_rss_kb * KiB), top->n_arenas,
@@ -527,7 +535,7 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 	for (size_t i = 0; i < in->n_tl; i++) {
 		const struct diag_sample *s = &in->tl[i];
 
-		if (s->t >= -10.0 && s->usage < low) {
+		if (s->t >= -10.0 && s->usage < low && s->nprocs) {
 			low = s->usage;
 			low_t = s->t;
 		}

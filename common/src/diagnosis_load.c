@@ -278,19 +278,18 @@ static int load_timeline(const struct bundle *b, uint64_t kill_ms,
 				   "t_ms", NULL);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *s = json_object_array_get_idx(samples, i);
-		struct json_object *procs;
+		struct json_object *procs = NULL;
 		struct diag_sample *d = &in->tl[in->n_tl];
 		uint64_t t = jget_u64(s, "t_ms", NULL);
 
 		d->t = ((double)t - (double)kill_ms) / 1000.0;
 		d->usage = jget_u64(s, "usage", NULL);
 		if (json_object_object_get_ex(s, "procs", &procs))
-			for (size_t j = 0; j < json_object_array_length(procs);
-			     j++)
-				d->anon += 1024 *
-					   jget_u64(json_object_array_get_idx(
-							    procs, j),
-						    "anon_kb", NULL);
+			d->nprocs = (unsigned)json_object_array_length(procs);
+		for (size_t j = 0; j < d->nprocs; j++)
+			d->anon += 1024 *
+				   jget_u64(json_object_array_get_idx(procs, j),
+					    "anon_kb", NULL);
 		if (!d->usage) /* no cgroup: the RSS sum stands in */
 			d->usage = d->anon;
 		if (in->limit_bytes == UINT64_MAX && jget_u64(s, "limit", NULL))

@@ -53,9 +53,10 @@ struct diag_proc {
 };
 
 struct diag_sample {
-	double t;	/* seconds, relative to the kill (≤ 0) */
-	uint64_t usage; /* bytes; the container's usage or the RSS sum */
-	uint64_t anon;	/* bytes of anonymous RSS, 0 when unknown */
+	double t;	 /* seconds, relative to the kill (≤ 0) */
+	uint64_t usage;	 /* bytes; the container's usage or the RSS sum */
+	uint64_t anon;	 /* bytes of anonymous RSS, 0 when unknown */
+	unsigned nprocs; /* processes sampled (0: before the workload ran) */
 };
 
 struct diag_input {

@@ -5,3 +5,4 @@
 
 int cmd_run(int argc, char **argv);
 int cmd_parse_kmsg(int argc, char **argv);
+int cmd_show(int argc, char **argv);

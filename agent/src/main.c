@@ -15,6 +15,7 @@ struct command {
 static const struct command commands[] = {
 	{"run", cmd_run, "watch cgroups and write a bundle for every OOM kill"},
 	{"parse-kmsg", cmd_parse_kmsg, "print kernel OOM reports as JSON"},
+	{"show", cmd_show, "print a bundle's verdict, evidence and ledger"},
 };
 
 static void usage(FILE *f)

@@ -582,3 +582,43 @@ int bundle_read(int dirfd, const char *path,
 	}
 	return -EBADMSG; /* no end-of-archive block: cut short */
 }
+
+struct load_ctx {
+	struct bundle *b;
+	int err;
+};
+
+static int load_one(const char *name, const char *data, size_t len, void *ud)
+{
+	struct load_ctx *c = ud;
+	const char *slash = strchr(name, '/');
+	char id[129];
+	int r;
+
+	if (!slash || (size_t)(slash - name) >= sizeof(id))
+		return -EBADMSG;
+	if (!c->b) {
+		snprintf(id, sizeof(id), "%.*s", (int)(slash - name), name);
+		r = bundle_new(id, &c->b);
+		if (r < 0)
+			return r;
+	} else if (strncmp(name, c->b->id, strlen(c->b->id)) != 0) {
+		return -EBADMSG; /* one bundle per archive */
+	}
+	return bundle_add(c->b, slash + 1, data, len, BUNDLE_HIGH);
+}
+
+int bundle_load(int dirfd, const char *path, struct bundle **ret)
+{
+	struct load_ctx c = {0};
+	int r = bundle_read(dirfd, path, load_one, &c);
+
+	if (r >= 0 && !c.b)
+		r = -EBADMSG;
+	if (r < 0) {
+		bundle_free(c.b);
+		return r;
+	}
+	*ret = c.b;
+	return 0;
+}

@@ -70,6 +70,11 @@ int bundle_foreach(const struct bundle *b,
 long bundle_write(struct bundle *b, int dirfd, const char *path,
 		  size_t max_bytes);
 
+/* Loads a bundle archive into a new struct bundle (files as written,
+ * manifest.json among them; the id from the top directory). For `show`
+ * and tests. Returns 0, -EBADMSG, -errno. */
+int bundle_load(int dirfd, const char *path, struct bundle **ret);
+
 /* Reads a bundle archive back: calls fn for each regular file in it.
  * For `show`, tests and the agent's merge of snapshots. */
 int bundle_read(int dirfd, const char *path,

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* oomlens-agent show BUNDLE.tar.gz [--html]: the bundle's verdict, evidence
+ * and ledger in a terminal (colour only on a tty), or its report.html. */
+#include <fcntl.h>
+#include <stdio.h>
+
+#include "commands.h"
+#include "oomlens/bundle.h"
+#include "oomlens/report.h"
+#include "oomlens/strbuf.h"
+
+int cmd_show(int argc, char **argv)
+{
+	struct bundle *b;
+	_cleanup_strbuf_ struct strbuf out;
+	const char *path = NULL;
+	bool html = false;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (streq(argv[i], "--html"))
+			html = true;
+		else if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
+			printf("usage: oomlens-agent show BUNDLE.tar.gz "
+			       "[--html]\n");
+			return 0;
+		} else if (!path)
+			path = argv[i];
+		else
+			path = NULL, i = argc;
+	}
+	if (!path) {
+		fprintf(stderr,
+			"usage: oomlens-agent show BUNDLE.tar.gz [--html]\n");
+		return 2;
+	}
+	r = bundle_load(AT_FDCWD, path, &b);
+	if (r < 0) {
+		fprintf(stderr, "show: cannot read bundle '%s': %s\n", path,
+			r == -EBADMSG ? "not an oomlens bundle (tar.gz)"
+				      : strerror(-r));
+		return 1;
+	}
+	strbuf_init(&out, 64u << 20);
+	r = html ? report_render_html(b, &out)
+		 : report_render_text(b, isatty(STDOUT_FILENO), &out);
+	bundle_free(b);
+	if (r < 0) {
+		fprintf(stderr, "show: %s\n", strerror(-r));
+		return 1;
+	}
+	fwrite(out.buf, 1, out.len, stdout);
+	return 0;
+}

@@ -91,5 +91,16 @@ run_victim hog 48 "$B/victims/hog" --step-mb 4 --delay-ms 100
 run_victim retention 160 "$B/victims/retention" --threads 8 --mb-per-thread 4 \
 	--mode grow --interval-ms 400
 
+# A JVM whose heap grows past the limit: the bundle carries its NMT summary
+# and heap info (processes/<pid>/jvm/), taken by the sidecar before the kill.
+if command -v java >/dev/null && command -v javac >/dev/null; then
+	mkdir -p "$B/victims/java"
+	javac -nowarn -d "$B/victims/java" tests/victims/java/HeapHog.java
+	run_victim jvm 160 java -XX:NativeMemoryTracking=summary -Xmx512m \
+		-XX:+UseSerialGC -cp "$B/victims/java" HeapHog 400 15
+else
+	echo "demo: no java/javac: JVM victim skipped"
+fi
+
 echo
 echo "demo: done. Bundles in $STATE/reports/ (tar tzf to list, 'tar xzf' to open)."

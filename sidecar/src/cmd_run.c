@@ -138,7 +138,8 @@ static bool want_snapshot(struct run_state *st, char *reason, size_t size)
 	unsigned crossed;
 	double eta;
 
-	if (!s || !s->limit)
+	/* Nothing to snapshot (the victim is gone, memory not yet freed). */
+	if (!s || !s->limit || st->n_alive == 0)
 		return false;
 	crossed = rec_thresholds_update(&st->cfg->th, 100.0 * (double)s->usage /
 							      (double)s->limit);

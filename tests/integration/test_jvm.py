@@ -363,3 +363,50 @@ def test_jvm_jdk25_protocol_v2(classes, tmp_path):
         assert r.returncode == 0 and json.loads(r.stdout)["rss_after"] > 0
     finally:
         j.kill()
+
+
+def test_jvm_oom_kill_in_cgroup_snapshot_has_nmt_before_kill(classes, tmp_path):
+    root = "/sys/fs/cgroup/memory"
+    if not os.path.exists(os.path.join(root, "cgroup.procs")):
+        pytest.skip("no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory")
+    cg = os.path.join(root, "oomlens-test-jvm-1")
+    os.makedirs(cg, exist_ok=True)
+    sc = java = None
+    try:
+        with open(os.path.join(cg, "memory.limit_in_bytes"), "w") as f:
+            f.write(str(160 << 20))
+        spool = tmp_path / "spool"
+        sc = subprocess.Popen([SIDECAR, "run", "--standalone", "--cgroup",
+                               "/oomlens-test-jvm-1", "--spool", str(spool),
+                               "--interval-ms", "250"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.3)
+        java = subprocess.Popen(
+            ["sh", "-c", 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"', "sh", cg,
+             java_bin(JDK17), "-XX:NativeMemoryTracking=summary", "-Xmx512m",
+             "-XX:+UseSerialGC", "-cp", CLASSES, "HeapHog", "400", "15"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        assert java.wait(60) == -9  # SIGKILL from the OOM killer
+        snaps = sorted(spool.glob("snapshots/*/processes/*/jvm/native_memory.json"))
+        assert snaps, list(spool.rglob("*"))
+        nmt = json.loads(snaps[-1].read_text())
+        assert nmt["enabled"] is True and nmt["committed"] > 32 << 20
+        heap = json.loads((snaps[-1].parent / "heap_info.json").read_text())
+        assert heap["collector"] == "Serial" and heap["used"] > 32 << 20
+    finally:
+        for p in (java, sc):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+        with open(os.path.join(cg, "cgroup.procs")) as f:
+            for pid in f.read().split():
+                try:
+                    os.kill(int(pid), 9)
+                except ProcessLookupError:
+                    pass
+        for _ in range(50):
+            try:
+                os.rmdir(cg)
+                break
+            except OSError:
+                time.sleep(0.1)

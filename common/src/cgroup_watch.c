@@ -239,6 +239,9 @@ static int node_setup(struct cgroup_watch *w, struct cg_node *nd, int dfd)
 	return 0;
 }
 
+static int check_oom(struct cgroup_watch *w, struct cg_node *nd,
+		     bool report_zero);
+
 /* Starts watching the cgroup at path (its directory open as dfd). */
 static int node_add(struct cgroup_watch *w, const char *path, int dfd,
 		    bool emit)
@@ -264,7 +267,16 @@ static int node_add(struct cgroup_watch *w, const char *path, int dfd,
 		return r;
 	}
 	w->nodes[w->n++] = nd;
-	return emit ? queue_event(w, CGE_ADDED, path, 0, 0) : 0;
+	if (!emit)
+		return 0;
+	r = queue_event(w, CGE_ADDED, path, 0, 0);
+	if (r < 0)
+		return r;
+	/* Created after the watch began: a kill before the registration (a
+	 * victim that started at once) is new too, so count from 0. */
+	nd->oom_kill = 0;
+	r = check_oom(w, nd, false);
+	return r < 0 && r != -ENOENT ? r : 0;
 }
 
 static int join_path(const char *dir, const char *name, char *buf, size_t size)

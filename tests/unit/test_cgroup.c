@@ -616,6 +616,30 @@ Test(cgroup_watch, v2_nested_cgroups_added_later_and_removed,
 	cgroup_watch_free(w);
 }
 
+Test(cgroup_watch, new_cgroup_with_a_kill_before_its_watch,
+     .init = copy_fixture, .fini = remove_copy)
+{
+	struct cgroup_watch *w = NULL;
+	struct got g = {0};
+	char cmd[256];
+	ssize_t i;
+
+	cr_assert_eq(cgroup_watch_new(&fs, &w), 0);
+	cr_assert_eq(cgroup_watch_add_tree(w, POD), 0);
+	/* Created and killed in before the watcher looked: still counted. */
+	snprintf(cmd, sizeof(cmd), "mkdir %s/root/sys/fs/cgroup/pod/fast", tmp);
+	cr_assert_eq(system(cmd), 0);
+	write_at("/pod/fast/memory.events.local", "oom 0\noom_kill 1\n");
+	pump(w, &g, 2);
+	cr_assert_geq(find_ev(&g, CGE_ADDED, "/pod/fast"), 0);
+	i = find_ev(&g, CGE_OOM, "/pod/fast");
+	cr_assert_geq(i, 0);
+	cr_assert_eq(g.delta[i], 1);
+	/* The cgroups present at add_tree keep their old kills uncounted. */
+	cr_assert_eq(find_ev(&g, CGE_OOM, CTR), -1);
+	cgroup_watch_free(w);
+}
+
 Test(cgroup_watch, v2_root_removed_and_recreated, .init = copy_fixture,
      .fini = remove_copy)
 {

@@ -232,7 +232,7 @@ def qemu_argv(initrd, serial_log, share_root, outdir):
             "-display", "none", "-serial", f"file:{serial_log}",
             "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
             "-kernel", VMLINUX, "-initrd", initrd,
-            "-append", "console=ttyS0 rdinit=/init panic=-1 quiet"]
+            "-append", "console=ttyS0 rdinit=/init panic=-1 quiet tsc=reliable"]
     if share_root:
         argv += ["-virtfs", "local,path=/,mount_tag=hostroot,"
                  "security_model=none,readonly=on,multidevs=remap"]

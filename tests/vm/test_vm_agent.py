@@ -1,0 +1,171 @@
+"""The real oomlens-agent on real cgroup v2 (kernel 6.1 in a qemu guest).
+
+Each test boots the guest, starts `oomlens-agent run --standalone` from the
+build directory (the host root is shared read-only and used as a chroot),
+kills a static victim in a memory cgroup and checks the agent's JSON line
+and bundle against the pids the guest script recorded.
+"""
+
+import json
+import os
+import tarfile
+
+import pytest
+
+import vmlib
+
+# Guest side. start_agent SUBTREE starts the agent in the chroot (state on
+# the guest's tmpfs) and waits until it watches; run_in CGROUP ARGS starts
+# the static hog; stop_agent waits for N report lines, sends SIGTERM and
+# copies the agent's output and state to /out.
+LIB = r"""
+set -u
+CG=/sys/fs/cgroup
+AGENT=$OOMLENS_BUILD/bin/oomlens-agent
+start_agent() {
+	chroot /host "$AGENT" run --standalone --watch "$1" \
+		--state-dir /tmp/state --host-root / \
+		>/host/tmp/agent.out 2>/host/tmp/agent.err &
+	agent=$!
+	# Ready once it logs "ready"; give it at most 10 s.
+	i=0
+	while [ $i -lt 100 ]; do
+		grep -qw ready /host/tmp/agent.err && break
+		kill -0 $agent 2>/dev/null || break
+		sleep 0.1; i=$((i + 1))
+	done
+	echo "agent $agent ready after $i polls"
+}
+run_in() { # cgpath hog-args...; $! is the hog's pid
+	sh -c 'echo $$ >'"$CG$1"'/cgroup.procs; exec /bin/hog "$@"' hog \
+		"$2" "${3:-}" >>/tmp/hog.log 2>&1 &
+}
+stop_agent() { # lines
+	i=0
+	while [ $i -lt 100 ]; do
+		[ "$(grep -c . /host/tmp/agent.out)" -ge "$1" ] && break
+		sleep 0.1; i=$((i + 1))
+	done
+	sleep 0.2
+	kill -TERM $agent
+	wait $agent
+	echo $? >/out/agent.rc
+	cp /host/tmp/agent.out /host/tmp/agent.err /out/
+	mkdir -p /out/state
+	cp -r /host/tmp/state/. /out/state/
+	echo "agent exit $(cat /out/agent.rc), $(grep -c . /out/agent.out) lines"
+	cat /out/agent.err | tail -n 20
+}
+"""
+
+
+@pytest.fixture
+def agent(vm):
+    path = os.path.join(vmlib.build_dir(), "bin", "oomlens-agent")
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"{path} not built (make all)")
+    return path
+
+
+def _reports(outdir):
+    lines = (outdir / "agent.out").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _victims(outdir):
+    rows = (outdir / "victims.txt").read_text().split("\n")
+    return [int(r.split()[0]) for r in rows if r.strip()]
+
+
+def _check_common(outdir, report, log):
+    assert (outdir / "agent.rc").read_text().strip() == "0", log
+    assert 0 < report["detect_latency_us"] < 1_000_000, report
+    # The path is the guest's; the state dir was copied to outdir/state.
+    rel = report["path"].split("/tmp/state/", 1)[1]
+    bundle = outdir / "state" / rel
+    assert bundle.is_file(), report["path"]
+    assert bundle.name.endswith(".tar.gz")
+    with tarfile.open(bundle, "r:gz") as tar:
+        names = tar.getnames()
+        manifest = [n for n in names if n.endswith("manifest.json")]
+        oom = [n for n in names if n.endswith("kernel/oom.txt")]
+        assert manifest and oom, names
+        text = tar.extractfile(oom[0]).read().decode()
+        json.loads(tar.extractfile(manifest[0]).read())
+    assert "invoked oom-killer" in text
+    return text
+
+
+def _run(run_guest, outdir, body):
+    code, log = run_guest(LIB + body, timeout=90, outdir=str(outdir))
+    assert code == 0, log
+    return log
+
+
+def test_single_kill(run_guest, outdir, agent):
+    log = _run(run_guest, outdir, r"""
+mkdir $CG/demo
+echo 32M >$CG/demo/memory.max
+start_agent /demo
+run_in /demo 0; v=$!
+echo $v >/out/victims.txt
+wait $v; echo "victim exit $?"
+stop_agent 1
+""")
+    reports = _reports(outdir)
+    assert len(reports) == 1, log
+    r = reports[0]
+    assert r["cgroup"] == "/demo"
+    assert [(v["pid"], v["comm"]) for v in r["victims"]] == \
+        [(_victims(outdir)[0], "hog")]
+    text = _check_common(outdir, r, log)
+    assert f"Killed process {_victims(outdir)[0]} (hog)" in text
+
+
+def test_oom_group_kills_every_task(run_guest, outdir, agent):
+    log = _run(run_guest, outdir, r"""
+mkdir $CG/demo
+echo 32M >$CG/demo/memory.max
+echo 1 >$CG/demo/memory.oom.group
+start_agent /demo
+run_in /demo 4 hold; h1=$!
+run_in /demo 4 hold; h2=$!
+sleep 0.3
+run_in /demo 0; g=$!
+printf '%s\n%s\n%s\n' $g $h1 $h2 >/out/victims.txt
+wait $g $h1 $h2
+stop_agent 1
+""")
+    reports = _reports(outdir)
+    assert len(reports) == 1, log
+    r = reports[0]
+    assert r["cgroup"] == "/demo"
+    pids = _victims(outdir)
+    assert sorted({v["pid"] for v in r["victims"]}) == sorted(pids), r
+    assert all(v["comm"] == "hog" for v in r["victims"])
+    text = _check_common(outdir, r, log)
+    assert "memory.oom.group" in text
+
+
+def test_pod_container_kill_reported_for_container(run_guest, outdir, agent):
+    log = _run(run_guest, outdir, r"""
+mkdir $CG/pod
+echo 32M >$CG/pod/memory.max
+echo +memory >$CG/pod/cgroup.subtree_control
+mkdir $CG/pod/pause $CG/pod/ctr
+sh -c 'echo $$ >'$CG/pod/pause/cgroup.procs'; exec sleep 1000' &
+pause=$!
+start_agent /pod
+run_in /pod/ctr 0; v=$!
+echo $v >/out/victims.txt
+wait $v; echo "victim exit $?"
+stop_agent 1
+kill $pause
+""")
+    reports = _reports(outdir)
+    assert len(reports) == 1, log
+    r = reports[0]
+    assert r["cgroup"] == "/pod/ctr"
+    assert [v["pid"] for v in r["victims"]] == _victims(outdir)
+    text = _check_common(outdir, r, log)
+    assert "oom_memcg=/pod,task_memcg=/pod/ctr" in text

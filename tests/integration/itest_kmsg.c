@@ -199,6 +199,7 @@ static bool find_report(struct kmsg_reader *rd, struct kmsg_assembler *a,
 	return false;
 }
 
+/* cppcheck-suppress unknownMacro */
 Test(kmsg_live, real_oom_kill, .fini = cg_cleanup)
 {
 	struct kmsg_reader *rd;

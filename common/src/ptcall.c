@@ -62,7 +62,10 @@ static bool is_musl_name(const char *path)
 {
 	const char *b = base_name(path);
 
-	return startswith(b, "ld-musl-") || startswith(b, "libc.musl-");
+	/* Alpine: ld-musl-x86_64.so.1, libc.musl-x86_64.so.1; Debian:
+	 * /usr/lib/x86_64-linux-musl/libc.so */
+	return startswith(b, "ld-musl-") || startswith(b, "libc.musl-") ||
+	       strstr(path, "-linux-musl/") != NULL;
 }
 
 bool ptcall_pc_in_libc(const struct ptcall_session *s, uint64_t pc)

@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,6 +74,26 @@ static int read_line(struct victim *v, int ms)
 	return (int)n;
 }
 
+/* Waits until the victim's main thread blocks in read() (syscall 0). */
+static void wait_in_read(pid_t pid)
+{
+	char path[64], buf[256];
+	uint64_t until = now_monotonic_us() + 5000000;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
+	while (now_monotonic_us() < until) {
+		int fd = open(path, O_RDONLY);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+		if (fd >= 0)
+			close(fd);
+		if (n > 2 && buf[0] == '0' && buf[1] == ' ')
+			return;
+		usleep(1000);
+	}
+	cr_assert_fail("pid %d never blocked in read()", pid);
+}
+
 static void start_victim_env(struct victim *v, char *const argv[],
 			     const char *preload)
 {
@@ -99,6 +120,8 @@ static void start_victim_env(struct victim *v, char *const argv[],
 		     argv[0]);
 	cr_assert(strstr(v->line, "\"ready\":true"), "victim said: %s",
 		  v->line);
+	if (!strstr(argv[0], "spin"))
+		wait_in_read(v->pid);
 }
 
 static void start_victim(struct victim *v, char *const argv[])
@@ -268,6 +291,7 @@ Test(ptcall, blocked_read_completes_normally_after_calls)
 	victim_path(path, sizeof(path), "ptcall_reader");
 	start_victim(&v, (char *const[]){path, "1", "1", NULL});
 	for (int i = 0; i < 20; i++) {
+		wait_in_read(v.pid); /* restarted after the previous call */
 		cr_assert_eq(ptcall_mallinfo2(v.pid, NULL, &mi, &rep), 0, "%s",
 			     rep.reason);
 		cr_assert_eq(rep.tid, v.pid, "the read()ing thread is used");
@@ -361,5 +385,389 @@ Test(ptcall, stress_1000_calls_no_crash_deadlock_or_lost_signal)
 	victim_cmd(&v, 'p');
 	cr_expect_str_eq(v.line, "{\"read\":1,\"cmd\":\"p\"}");
 	munmap((void *)snd.counters, 4096);
+	stop_victim(&v);
+}
+
+/* ---- the generic layer, deadline, signals ---- */
+
+Test(ptcall, generic_call_follows_the_abi)
+{
+	char path[600];
+	struct victim v;
+	struct ptcall_session *s;
+	struct ptcall_report rep;
+	uint64_t fn, ret = 0, args[1] = {(uint64_t)-7};
+
+	victim_path(path, sizeof(path), "ptcall_reader");
+	start_victim(&v, (char *const[]){path, "1", "1", NULL});
+	cr_assert_eq(ptcall_open(v.pid, NULL, &s, &rep), 0, "%s", rep.reason);
+	cr_expect_eq(ptcall_resolve(s, "strlen", &fn), -ENOTSUP, "IFUNC");
+	cr_expect_eq(ptcall_resolve(s, "no_such_function_here", &fn), -ENOSYS);
+	cr_assert_eq(ptcall_attach(s), 0, "%s", rep.reason);
+	cr_assert_eq(ptcall_resolve(s, "labs", &fn), 0);
+	cr_assert_eq(ptcall_call(s, fn, args, 1, &ret), 0, "%s", rep.reason);
+	cr_expect_eq(ret, 7);
+	cr_assert_eq(ptcall_resolve(s, "getpid", &fn), 0);
+	cr_assert_eq(ptcall_call(s, fn, NULL, 0, &ret), 0, "%s", rep.reason);
+	cr_expect_eq((pid_t)ret, v.pid);
+	cr_expect_eq(ptcall_close(s), 0, "%s", rep.reason);
+	cr_expect_eq(rep.calls, 2);
+	victim_cmd(&v, 'p');
+	cr_expect_str_eq(v.line, "{\"read\":1,\"errno\":0,\"cmd\":\"p\"}");
+	stop_victim(&v);
+}
+
+Test(ptcall, deadline_restores_and_detaches)
+{
+	char path[600];
+	struct victim v;
+	struct ptcall_session *s;
+	struct ptcall_report rep;
+	struct ptcall_opts o = {-1, 300};
+	uint64_t fn, ret, args[1] = {5}, t0;
+
+	victim_path(path, sizeof(path), "ptcall_reader");
+	start_victim(&v, (char *const[]){path, "1", "1", NULL});
+	t0 = now_monotonic_us();
+	cr_assert_eq(ptcall_open(v.pid, &o, &s, &rep), 0, "%s", rep.reason);
+	cr_assert_eq(ptcall_resolve(s, "sleep", &fn), 0);
+	cr_assert_eq(ptcall_attach(s), 0, "%s", rep.reason);
+	cr_expect_eq(ptcall_call(s, fn, args, 1, &ret), -ETIMEDOUT);
+	cr_expect(strstr(rep.reason, "deadline"), "%s", rep.reason);
+	cr_expect_eq(ptcall_close(s), 0, "%s", rep.reason);
+	cr_expect_lt(now_monotonic_us() - t0, 1500000,
+		     "bounded by the "
+		     "deadline");
+	/* restored exactly: the interrupted read() still gets its byte */
+	victim_cmd(&v, 'p');
+	cr_expect_str_eq(v.line, "{\"read\":1,\"errno\":0,\"cmd\":\"p\"}");
+	stop_victim(&v);
+}
+
+struct late_signal {
+	pid_t pid;
+	volatile uint64_t *counters;
+	uint64_t seen_during;
+};
+
+static void *signal_later(void *arg)
+{
+	struct late_signal *l = arg;
+
+	usleep(100000);
+	kill(l->pid, SIGUSR1);
+	usleep(200000);
+	l->seen_during = l->counters[0];
+	return NULL;
+}
+
+Test(ptcall, signals_during_a_call_are_delivered_after_it)
+{
+	char path[600], counter[300];
+	struct victim v;
+	struct ptcall_session *s;
+	struct ptcall_report rep;
+	struct late_signal l = {0};
+	uint64_t fn, ret, args[1] = {600000}, until;
+	pthread_t th;
+	int fd;
+
+	victim_path(path, sizeof(path), "ptcall_stress");
+	snprintf(counter, sizeof(counter), "%s/late-counters", tmpdir);
+	start_victim(&v, (char *const[]){path, counter, "1", NULL});
+	fd = open(counter, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	l.counters = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	l.pid = v.pid;
+	cr_assert_eq(ptcall_open(v.pid, NULL, &s, &rep), 0, "%s", rep.reason);
+	cr_assert_eq(ptcall_resolve(s, "usleep", &fn), 0);
+	cr_assert_eq(ptcall_attach(s), 0, "%s", rep.reason);
+	cr_assert_eq(rep.tid, v.pid, "the signal-taking main thread is used");
+	cr_assert_eq(pthread_create(&th, NULL, signal_later, &l), 0);
+	cr_expect_eq(ptcall_call(s, fn, args, 1, &ret), 0, "%s", rep.reason);
+	pthread_join(th, NULL);
+	cr_expect_eq(l.seen_during, 0, "not handled inside our call");
+	cr_expect_eq(ptcall_close(s), 0, "%s", rep.reason);
+	until = now_monotonic_us() + 2000000;
+	while (l.counters[0] == 0 && now_monotonic_us() < until)
+		usleep(1000);
+	cr_expect_eq(l.counters[0], 1, "delivered once after the detach");
+	cr_expect_eq(l.counters[2], 0, "read() did not fail");
+	victim_cmd(&v, 'p');
+	cr_expect_str_eq(v.line, "{\"read\":1,\"cmd\":\"p\"}");
+	munmap((void *)l.counters, 4096);
+	stop_victim(&v);
+}
+
+/* ---- refusals ---- */
+
+/* Builds tmpdir/name with cc; skips the test with the reason on failure. */
+static void build_or_skip(const char *cc, const char *flags, const char *src,
+			  const char *name, char *out, size_t size)
+{
+	char cmd[2048];
+
+	snprintf(out, size, "%s/%s", tmpdir, name);
+	snprintf(cmd, sizeof(cmd), "%s %s -o %s %s -lpthread >%s.log 2>&1", cc,
+		 flags, out, src, out);
+	if (system(cmd) != 0)
+		cr_skip_test("cannot build %s with '%s %s' (see %s.log)", name,
+			     cc, flags, out);
+}
+
+static void write_src(const char *name, const char *text, char *out,
+		      size_t size)
+{
+	FILE *f;
+
+	snprintf(out, size, "%s/%s", tmpdir, name);
+	f = fopen(out, "w");
+	cr_assert(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void expect_refusal(pid_t pid, int err, const char *words)
+{
+	struct ptcall_mallinfo2 mi;
+	struct ptcall_report rep;
+	char state[64];
+
+	cr_expect_eq(ptcall_mallinfo2(pid, NULL, &mi, &rep), err,
+		     "expected %d (%s): %s", err, strerror(-err), rep.reason);
+	cr_expect(strstr(rep.reason, words), "reason '%s' lacks '%s'",
+		  rep.reason, words);
+	/* never left stopped or traced */
+	snprintf(state, sizeof(state), "/proc/%d/status", pid);
+	cr_expect_eq(kill(pid, 0), 0, "target alive");
+}
+
+Test(ptcall, refuses_a_static_binary)
+{
+	char bin[600];
+	struct victim v;
+
+	build_or_skip("cc", "-static -O1", "tests/victims/ptcall_reader.c",
+		      "reader-static", bin, sizeof(bin));
+	start_victim(&v, (char *const[]){bin, "1", "1", NULL});
+	expect_refusal(v.pid, -ENOEXEC, "statically linked");
+	victim_cmd(&v, 'p');
+	cr_expect_str_eq(v.line, "{\"read\":1,\"errno\":0,\"cmd\":\"p\"}");
+	stop_victim(&v);
+}
+
+static const char musl_src[] =
+	"#include <stdio.h>\n#include <unistd.h>\n"
+	"int main(void){char c;printf(\"{\\\"ready\\\":true}\\n\");"
+	"fflush(stdout);while(read(0,&c,1)==1){printf(\"{\\\"read\\\":1}\\n\");"
+	"fflush(stdout);}return 0;}\n";
+
+Test(ptcall, refuses_musl)
+{
+	char src[600], bin[600];
+	struct victim v;
+
+	if (system("command -v musl-gcc >/dev/null 2>&1") != 0)
+		cr_skip_test("musl-gcc not installed (apt-get install "
+			     "musl-tools)");
+	write_src("musl.c", musl_src, src, sizeof(src));
+	/* musl-gcc links statically by default; ask for its dynamic
+	 * loader so the musl detection itself is what refuses */
+	build_or_skip("musl-gcc",
+		      "-O1 -Wl,-dynamic-linker,/lib/ld-musl-x86_64.so.1", src,
+		      "musl-reader", bin, sizeof(bin));
+	if (access("/lib/ld-musl-x86_64.so.1", X_OK) != 0)
+		cr_skip_test("no /lib/ld-musl-x86_64.so.1 to run a dynamic "
+			     "musl binary");
+	start_victim(&v, (char *const[]){bin, NULL});
+	expect_refusal(v.pid, -ENOEXEC, "musl");
+	victim_cmd(&v, 'p');
+	cr_expect_str_eq(v.line, "{\"read\":1}");
+	stop_victim(&v);
+}
+
+static const char fake_malloc_src[] =
+	"#include <stddef.h>\n"
+	"extern void *__libc_malloc(size_t);extern void __libc_free(void*);\n"
+	"extern void *__libc_calloc(size_t,size_t);\n"
+	"extern void *__libc_realloc(void*,size_t);\n"
+	"void *malloc(size_t n){return __libc_malloc(n);}\n"
+	"void free(void *p){__libc_free(p);}\n"
+	"void *calloc(size_t a,size_t b){return __libc_calloc(a,b);}\n"
+	"void *realloc(void *p,size_t n){return __libc_realloc(p,n);}\n";
+
+Test(ptcall, refuses_a_preloaded_malloc)
+{
+	char src[600], lib[600], path[600];
+	struct victim v;
+
+	victim_path(path, sizeof(path), "ptcall_reader");
+	write_src("fakemalloc.c", fake_malloc_src, src, sizeof(src));
+	build_or_skip("cc", "-shared -fPIC -O1", src, "libfakemalloc.so", lib,
+		      sizeof(lib));
+	start_victim_env(&v, (char *const[]){path, "1", "1", NULL}, lib);
+	expect_refusal(v.pid, -ENOTSUP, "libfakemalloc.so defines it");
+	stop_victim(&v);
+}
+
+Test(ptcall, refuses_jemalloc)
+{
+	static const char je[] = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+	char path[600];
+	struct victim v;
+
+	if (access(je, R_OK) != 0)
+		cr_skip_test("%s not installed (apt-get install libjemalloc2)",
+			     je);
+	victim_path(path, sizeof(path), "ptcall_reader");
+	start_victim_env(&v, (char *const[]){path, "1", "1", NULL}, je);
+	expect_refusal(v.pid, -ENOTSUP, "libjemalloc.so.2 defines it");
+	victim_cmd(&v, 'p');
+	cr_expect_str_eq(v.line, "{\"read\":1,\"errno\":0,\"cmd\":\"p\"}");
+	stop_victim(&v);
+}
+
+static bool wait_traced(pid_t pid, bool traced)
+{
+	char path[64], buf[4096];
+	uint64_t until = now_monotonic_us() + 5000000;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	while (now_monotonic_us() < until) {
+		int fd = open(path, O_RDONLY);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+		const char *p;
+
+		if (fd >= 0)
+			close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		p = strstr(buf, "TracerPid:\t");
+		if (p && (p[11] != '0') == traced)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+Test(ptcall, refuses_a_process_traced_by_another_tracer)
+{
+	char path[600];
+	struct victim v;
+	pid_t tracer;
+	int st;
+
+	victim_path(path, sizeof(path), "ptcall_reader");
+	start_victim(&v, (char *const[]){path, "1", "1", NULL});
+	tracer = fork();
+	cr_assert_geq(tracer, 0);
+	if (tracer == 0) {
+		if (ptrace(PTRACE_SEIZE, v.pid, NULL, NULL) < 0)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	cr_assert(wait_traced(v.pid, true), "tracer did not attach");
+	expect_refusal(v.pid, -EBUSY, "already traced");
+	kill(tracer, SIGKILL);
+	waitpid(tracer, &st, 0);
+	cr_assert(wait_traced(v.pid, false));
+	victim_cmd(&v, 'p');
+	cr_expect_str_eq(v.line, "{\"read\":1,\"errno\":0,\"cmd\":\"p\"}");
+	stop_victim(&v);
+}
+
+Test(ptcall, refuses_a_process_under_strace)
+{
+	char path[600];
+	struct victim v;
+	pid_t strace;
+	int st;
+
+	if (access("/usr/bin/strace", X_OK) != 0)
+		cr_skip_test("strace not installed");
+	victim_path(path, sizeof(path), "ptcall_reader");
+	start_victim(&v, (char *const[]){path, "1", "1", NULL});
+	strace = fork();
+	cr_assert_geq(strace, 0);
+	if (strace == 0) {
+		char p[16];
+
+		snprintf(p, sizeof(p), "%d", v.pid);
+		execl("/usr/bin/strace", "strace", "-qq", "-o", "/dev/null",
+		      "-p", p, (char *)NULL);
+		_exit(127);
+	}
+	cr_assert(wait_traced(v.pid, true), "strace did not attach");
+	expect_refusal(v.pid, -EBUSY, "already traced");
+	kill(strace, SIGTERM);
+	waitpid(strace, &st, 0);
+	cr_assert(wait_traced(v.pid, false));
+	victim_cmd(&v, 'p');
+	cr_expect_str_eq(v.line, "{\"read\":1,\"errno\":0,\"cmd\":\"p\"}");
+	stop_victim(&v);
+}
+
+Test(ptcall, refuses_without_ptrace_rights)
+{
+	char path[600];
+	struct victim v;
+	int p[2], st, r = 0;
+	pid_t child;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to switch to nobody");
+	victim_path(path, sizeof(path), "ptcall_reader");
+	start_victim(&v, (char *const[]){path, "1", "1", NULL});
+	cr_assert_eq(pipe(p), 0);
+	child = fork();
+	cr_assert_geq(child, 0);
+	if (child == 0) {
+		struct ptcall_mallinfo2 mi;
+		struct ptcall_report rep;
+
+		/* nobody, no capabilities: a different uid without
+		 * CAP_SYS_PTRACE, as under Yama or a locked-down pod */
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(2);
+		r = ptcall_mallinfo2(v.pid, NULL, &mi, &rep);
+		if (write(p[1], &r, sizeof(r)) != sizeof(r) ||
+		    write(p[1], rep.reason, sizeof(rep.reason)) < 0)
+			_exit(3);
+		_exit(0);
+	}
+	close(p[1]);
+	waitpid(child, &st, 0);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	cr_assert_eq(read(p[0], &r, sizeof(r)), sizeof(r));
+	cr_assert_gt(read(p[0], v.line, sizeof(v.line)), 0);
+	close(p[0]);
+	cr_expect_eq(r, -EPERM, "got %d: %s", r, v.line);
+	cr_expect(strstr(v.line, "denied"), "%s", v.line);
+	victim_cmd(&v, 'p');
+	cr_expect_str_eq(v.line, "{\"read\":1,\"errno\":0,\"cmd\":\"p\"}");
+	stop_victim(&v);
+}
+
+Test(ptcall, refuses_when_no_thread_is_safe)
+{
+	char path[600], stat[64], buf[512];
+	struct victim v;
+	int fd;
+	ssize_t n;
+
+	victim_path(path, sizeof(path), "ptcall_spin");
+	start_victim(&v, (char *const[]){path, NULL});
+	usleep(50000);
+	expect_refusal(v.pid, -EAGAIN, "running inside libc");
+	/* detached and running again, not left stopped */
+	snprintf(stat, sizeof(stat), "/proc/%d/stat", v.pid);
+	fd = open(stat, O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	cr_assert_gt(n, 0);
+	buf[n] = '\0';
+	cr_expect(strstr(buf, ") R ") || strstr(buf, ") S "), "%s", buf);
 	stop_victim(&v);
 }

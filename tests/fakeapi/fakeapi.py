@@ -1353,7 +1353,9 @@ class FakeAPI:
             spec = {"user": spec}
         return User.from_spec(spec) if spec else None
 
-    def user_by_name(self, name, groups):
+    def user_by_name(self, name, groups, unknown_rules=()):
+        """The user of that name with the rules of its token; unknown users get
+        unknown_rules (nothing by default, None = everything)."""
         with self.flock:
             specs = list(self.tokens.values()) + list(self.extra_tokens.values())
         for s in specs:
@@ -1361,7 +1363,8 @@ class FakeAPI:
                 u = User.from_spec(s)
                 u.groups = list(groups) or u.groups
                 return u
-        return User(name, "", groups, rules=[])
+        return User(name, "", groups,
+                    rules=None if unknown_rules is None else list(unknown_rules))
 
     def add_token(self, token, user, groups=(), rules=None, uid=""):
         with self.flock:
@@ -2328,7 +2331,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                         elif k == "organizationName":
                             orgs.append(v)
                 if cn:
-                    u = api.user_by_name(cn, orgs + ["system:authenticated"])
+                    u = api.user_by_name(cn, orgs + ["system:authenticated"], None)
                     if orgs and "system:masters" in orgs:
                         u.rules = None
                     return u

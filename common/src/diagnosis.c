@@ -526,7 +526,8 @@ static void regress(const struct diag_input *in, double *ret_slope,
 static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 {
 	uint64_t lim = d->limit_bytes, low = UINT64_MAX, near = 0;
-	double span, slope, r2, low_t = 0;
+	double span, slope, r2, low_t = 0, start_t = 0;
+	bool started = false;
 	struct diag_verdict *v;
 
 	if (in->n_tl < 3 || lim == UINT64_MAX)
@@ -535,6 +536,10 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 	for (size_t i = 0; i < in->n_tl; i++) {
 		const struct diag_sample *s = &in->tl[i];
 
+		if (s->nprocs && !started) {
+			started = true;
+			start_t = s->t;
+		}
 		if (s->t >= -10.0 && s->usage < low && s->nprocs) {
 			low = s->usage;
 			low_t = s->t;
@@ -543,11 +548,21 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 	}
 	regress(in, &slope, &r2);
 	if (low != UINT64_MAX && low * 2 <= lim) {
-		v = verdict(d, DIAG_SPIKE, 70, d->usage_bytes - low);
+		/* A workload that hits the limit right after it started is
+		 * as likely sized too small as bursting: say which. */
+		bool young = start_t >= -10.0 && low_t - start_t < 1.5;
+
+		v = verdict(d, DIAG_SPIKE, young ? 45 : 70,
+			    d->usage_bytes - low);
 		EVID(v,
 		     "usage went from %s (%.0f%% of the limit) to the limit "
 		     "in the last %.1f s",
 		     H(low), pct(low, lim), -low_t);
+		if (young)
+			EVID(v,
+			     "the workload started only %.1f s before the "
+			     "kill",
+			     -start_t);
 		RECO(v,
 		     "find what allocates in a burst (a large request, a "
 		     "batch); bound it, or raise the limit to %s",

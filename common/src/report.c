@@ -180,7 +180,7 @@ static void page_head(struct page *p)
 	out(p, " · cgroup <code>");
 	esc(p, gets(p->man, "cgroup"));
 	out(p, "</code> · bundle ");
-	esc(p, gets(p->man, "id"));
+	esc(p, bundle_id(p->b));
 	out(p, "</div>\n");
 }
 
@@ -484,11 +484,22 @@ static void page_timeline(struct page *p)
 		     tx(&g, (getd(s, "t_ms") - kill_ms) / 1000),
 		     ty(&g, getd(s, "usage")));
 	}
-	out(p,
-	    "\"><title>cgroup usage</title></polyline></svg><div class=\"sub\">"
-	    "black: the cgroup's usage · red: the limit and the kill · "
-	    "orange dashed: 80/90/95% · blue: snapshots · shaded: each "
-	    "process's RSS, stacked</div></section>\n");
+	out(p, "\"><title>cgroup usage</title></polyline>");
+	if (getd(p->diag, "usage_bytes") > 0) { /* last sample → the kill */
+		struct json_object *last =
+			json_object_array_get_idx(samples, n - 1);
+		outf(p,
+		     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+		     "y2=\"%.1f\" stroke=\"#1d2330\" stroke-width=\"2\" "
+		     "stroke-dasharray=\"3 3\"/>",
+		     tx(&g, (getd(last, "t_ms") - kill_ms) / 1000),
+		     ty(&g, getd(last, "usage")), tx(&g, 0),
+		     ty(&g, getd(p->diag, "usage_bytes")));
+	}
+	out(p, "</svg><div class=\"sub\">"
+	       "black: the cgroup's usage · red: the limit and the kill · "
+	       "orange dashed: 80/90/95% · blue: snapshots · shaded: each "
+	       "process's RSS, stacked</div></section>\n");
 }
 
 struct mapping_row {

@@ -15,11 +15,19 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 mkdir -p "$CACHE"
 cd "$CACHE"
+# One preparation at a time (parallel test runs share the cache).
+exec 9>"$CACHE/.lock"
+flock 9
 
 pick_kernel_pkg() {
 	apt-cache depends linux-image-amd64 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-image-6\.1[^ ]*-amd64\)$/\1/p' |
 		head -n1
+}
+
+newest_deb() { # glob
+	# shellcheck disable=SC2012,SC2086 # $1 is a glob
+	ls -1 $1 2>/dev/null | sort -V | tail -n1
 }
 
 fetch_kernel() {
@@ -30,21 +38,23 @@ fetch_kernel() {
 		pkg=$(pick_kernel_pkg)
 	fi
 	if [ -n "$pkg" ]; then
-		deb=$(ls -1 "$pkg"_*.deb 2>/dev/null | tail -n1 || true)
+		deb=$(newest_deb "${pkg}_*.deb")
 		if [ -z "$deb" ]; then
 			echo "vm: apt-get download $pkg" >&2
 			apt-get download "$pkg" >/dev/null 2>&1 ||
-				apt-get download "$pkg" >&2
-			deb=$(ls -1 "$pkg"_*.deb | tail -n1)
+				apt-get download "$pkg" >&2 || true
+			deb=$(newest_deb "${pkg}_*.deb")
 		fi
-	else
-		# No apt metadata: fall back to whatever was fetched before.
-		deb=$(ls -1 linux-image-6.1*-amd64_*.deb 2>/dev/null | tail -n1 || true)
 	fi
+	# No apt metadata or no mirror: whatever was fetched before.
+	[ -n "$deb" ] || deb=$(newest_deb "linux-image-6.1*-amd64_*.deb")
 	if [ -z "$deb" ]; then
-		echo "vm: cannot find linux-image-amd64's kernel package" >&2
+		echo "vm: cannot get linux-image-amd64's kernel package" >&2
 		exit 1
 	fi
+	for old in linux-image-*.deb; do
+		[ "$old" = "$deb" ] || rm -f "$old"
+	done
 	echo "$deb"
 }
 

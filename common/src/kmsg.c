@@ -480,7 +480,9 @@ int kmsg_assembler_feed(struct kmsg_assembler *a, const struct kmsg_record *rec)
 	strbuf_reset(&a->line);
 	if (strbuf_add(&a->line, rec->text, n) < 0)
 		return -ENOMEM;
-	k = classify(a->line.buf);
+	/* Only the kernel (facility 0) writes OOM reports; a record that
+	 * user space wrote to /dev/kmsg cannot fake one. */
+	k = rec->prio >= 8 ? K_OTHER : classify(a->line.buf);
 	split = a->active && another_kill(a, k);
 	if (a->active && (k == K_TRIGGER || split ||
 			  (a->sec == SEC_KILLS && !in_kill_phase(k)))) {

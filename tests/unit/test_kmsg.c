@@ -1013,3 +1013,47 @@ Test(kmsg, ratelimited_count)
 	cr_assert_eq(counts[2], 17, "one victim each");
 	strbuf_release(&sb);
 }
+
+static int feed_prio(struct kmsg_assembler *a, int prio, uint64_t seq,
+		     const char *t)
+{
+	struct kmsg_record rec = {
+		.seq = seq,
+		.usec = seq,
+		.prio = prio,
+		.text = t,
+		.text_len = strlen(t),
+	};
+
+	return kmsg_assembler_feed(a, &rec);
+}
+
+/* Records written to /dev/kmsg from user space (facility != kernel) never
+ * start, end or join a report. */
+Test(kmsg, user_space_records_cannot_fake_reports)
+{
+	struct kmsg_assembler *a = kmsg_assembler_new();
+	struct oom_report r;
+
+	cr_assert_eq(feed_prio(a, 14, 1, "evil invoked oom-killer: order=0"),
+		     0);
+	cr_assert_eq(feed_prio(a, 11, 2,
+			       "Killed process 1 (init) "
+			       "total-vm:1kB"),
+		     0);
+	cr_assert_eq(kmsg_assembler_flush(a, true), 0);
+	cr_assert_eq(feed_prio(a, 4, 3, "x invoked oom-killer: order=0"), 0);
+	cr_assert_eq(feed_prio(a, 3, 4, "Killed process 5 (x) total-vm:1kB"),
+		     0);
+	/* An unrelated record: it closes the report, it does not join it. */
+	cr_assert_eq(feed_prio(a, 11, 5,
+			       "Killed process 1 (init) "
+			       "total-vm:1kB"),
+		     1);
+	cr_assert_eq(feed_prio(a, 6, 6, "eth0: up"), 0);
+	cr_assert_eq(kmsg_assembler_pop(a, &r), 1);
+	cr_assert_eq(r.n_victims, 1);
+	cr_assert_eq(r.victims[0].pid, 5);
+	oom_report_release(&r);
+	kmsg_assembler_free(a);
+}

@@ -69,7 +69,7 @@ int ptcall_mallinfo2(int pid, const struct ptcall_opts *o,
 		     struct ptcall_mallinfo2 *ret, struct ptcall_report *rep)
 {
 	struct ptcall_session *s;
-	struct ptcall_mallinfo2 mi;
+	struct ptcall_mallinfo2 mi = {0};
 	uint64_t fn;
 	int r;
 
@@ -203,7 +203,7 @@ int ptcall_malloc_stats(int pid, const struct ptcall_opts *o,
 			size_t *ret_len, struct ptcall_report *rep)
 {
 	struct ptcall_session *s;
-	struct ptcall_mallinfo2 mi;
+	struct ptcall_mallinfo2 mi = {0};
 	struct info_fns f;
 	uint64_t fn = 0;
 	char *xml = NULL;

@@ -53,6 +53,7 @@ static void suite_fini(void)
 		fprintf(stderr, "cleanup of %s failed\n", tmpdir);
 }
 
+// cppcheck-suppress unknownMacro
 TestSuite(ptcall, .init = suite_init, .fini = suite_fini, .timeout = 90);
 
 /* Reads one line (without '\n') within ms. Returns its length or -1. */

@@ -43,6 +43,13 @@ const char *jvm_strerror(int r)
 		return "malformed reply from the JVM";
 	case JVM_E_NO_COMMAND:
 		return "the JVM does not have this command";
+	case EACCES:
+		return "permission denied on the target's /proc files: run as "
+		       "root, or as the JVM's uid and gid";
+	case JVM_E_DROPPED:
+		return "the JVM closed the connection without a reply (its "
+		       "peer check wants our euid and egid equal to its own, "
+		       "or root)";
 	default:
 		return strerror(-r);
 	}
@@ -315,6 +322,8 @@ static int split_reply(struct strbuf *raw, size_t max, bool truncated,
 	int64_t status;
 	size_t skip;
 
+	if (raw->len == 0)
+		return -JVM_E_DROPPED;
 	if (!nl ||
 	    parse_i64_n(raw->buf, (size_t)(nl - raw->buf), &status) < 0 ||
 	    status < INT32_MIN || status > INT32_MAX)

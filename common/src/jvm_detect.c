@@ -93,14 +93,18 @@ static int read_status(int pidfd, struct jvm_info *i)
 	return 0;
 }
 
-static bool maps_have_libjvm(int pidfd)
+/* 1 when libjvm.so is mapped, 0 not, -errno when maps is unreadable. */
+static int maps_have_libjvm(int pidfd)
 {
 	_cleanup_strbuf_ struct strbuf sb;
+	int r;
 
 	strbuf_init(&sb, 16u << 20);
+	r = read_file_at(pidfd, "maps", 16u << 20, &sb);
 	/* A partial read (E2BIG, a vanished process) still counts. */
-	read_file_at(pidfd, "maps", 16u << 20, &sb);
-	return strstr(sb.buf, "/libjvm.so\n") != NULL;
+	if (strstr(sb.buf, "/libjvm.so\n"))
+		return 1;
+	return r == -EACCES || r == -EPERM ? -EACCES : 0;
 }
 
 /* Reads <tmp>/hsperfdata_* /<nspid> owned by the target's uid. */
@@ -165,7 +169,7 @@ int jvm_detect(const struct host *h, int pid, struct jvm_info *ret)
 	_cleanup_close_ int pidfd = -1;
 	struct jvm_info i = {.pid = pid, .nspid = pid, .attach_capable = -1};
 	struct jvm_creds saved;
-	int r;
+	int r, maps;
 
 	pidfd = host_open_pid(h, pid);
 	if (pidfd < 0)
@@ -173,12 +177,17 @@ int jvm_detect(const struct host *h, int pid, struct jvm_info *ret)
 	r = read_status(pidfd, &i);
 	if (r < 0)
 		return r;
+	/* Not root and another uid: maps may still be readable, hsperfdata
+	 * (0600) is not; attaching will fail with a clear error later. */
 	r = jvm_creds_enter(i.uid, i.gid, &saved);
-	if (r < 0)
-		return r;
-	i.libjvm = maps_have_libjvm(pidfd);
-	detect_perfdata(pidfd, &i);
-	jvm_creds_leave(&saved);
+	maps = maps_have_libjvm(pidfd);
+	i.libjvm = maps > 0;
+	if (r == 0) {
+		detect_perfdata(pidfd, &i);
+		jvm_creds_leave(&saved);
+	}
+	if (maps < 0 && !i.hsperfdata)
+		return maps;
 	*ret = i;
 	return 0;
 }

@@ -241,7 +241,8 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 	if (!ao.reply_timeout_ms)
 		ao.reply_timeout_ms = SNAP_REPLY_TIMEOUT_MS;
 	r = jvm_attach(h, pid, &ao, &t);
-	if (r == -JVM_E_NOT_JVM || r == -ESRCH)
+	/* Not a JVM, gone, or unreadable (the snapshot records that). */
+	if (r == -JVM_E_NOT_JVM || r == -ESRCH || r == -EACCES)
 		return r;
 	rm = mkdir_p_at(out_dirfd, "jvm", 0755);
 	if (rm < 0)

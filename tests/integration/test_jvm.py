@@ -281,6 +281,23 @@ def test_jvm_running_as_other_uid(classes):
         j.kill()
 
 
+def test_jvm_caller_not_root_same_uid_works_other_uid_refused(classes, nmt_jvm):
+    as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    j = Jvm("HeapHog", [4], prefix=as_nobody, cwd="/")
+    try:
+        r = subprocess.run(as_nobody + [SIDECAR, "jcmd", str(j.pid), "VM.uptime"],
+                           capture_output=True, text=True, timeout=30, cwd="/")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith(f"{j.pid}:\n")
+        # nobody cannot reach root's JVM: a clear error, no signal.
+        r = subprocess.run(as_nobody + [SIDECAR, "jcmd", str(nmt_jvm.pid), "VM.uptime"],
+                           capture_output=True, text=True, timeout=30, cwd="/")
+        assert r.returncode == 1 and "permission denied" in r.stderr
+        assert nmt_jvm.alive()
+    finally:
+        j.kill()
+
+
 def test_jvm_private_tmp_namespace_and_symlink_refused(classes, nmt_jvm):
     j = Jvm("HeapHog", [4], prefix=["unshare", "-m", "--propagation", "private", "sh", "-c",
                                      "mount -t tmpfs tmpfs /tmp && exec"])

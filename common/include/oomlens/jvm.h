@@ -30,6 +30,7 @@
 #define JVM_E_OWNER EPERM	  /* socket not owned by the JVM */
 #define JVM_E_PROTO EPROTO	  /* malformed reply */
 #define JVM_E_NO_COMMAND ENOSYS	  /* the JVM lacks the command */
+#define JVM_E_DROPPED ECONNRESET  /* closed without a reply */
 
 #define JVM_TIMEOUT_MS_DEFAULT 5000u
 #define JVM_REPLY_TIMEOUT_MS_DEFAULT 30000u
@@ -81,7 +82,8 @@ int jvm_perfdata_string(const void *buf, size_t len, const char *name,
 
 /* Reads /proc/<pid>/{status,maps} and the target's hsperfdata (credentials
  * switched while reading it). Returns 0 and fills ret (also for non-JVMs:
- * check jvm_info_is_jvm), -ESRCH when the process is gone, -errno. */
+ * check jvm_info_is_jvm), -ESRCH when the process is gone, -EACCES when
+ * neither maps nor hsperfdata could be read, -errno. */
 int jvm_detect(const struct host *h, int pid, struct jvm_info *ret);
 
 static inline bool jvm_info_is_jvm(const struct jvm_info *i)

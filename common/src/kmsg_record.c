@@ -140,14 +140,32 @@ static const char *skip_facility_level(const char *s, const char *end)
 	return p + 1;
 }
 
+/* `dmesg -r` starts a line with "<prio>". Returns it, or -1. */
+static int raw_prio(const char **buf, const char *end)
+{
+	const char *p = *buf + 1;
+	int v = 0;
+
+	if (p >= end || (*buf)[0] != '<')
+		return -1;
+	for (; p < end && *p >= '0' && *p <= '9' && v < 1024; p++)
+		v = v * 10 + (*p - '0');
+	if (p == *buf + 1 || p >= end || *p != '>' || v >= 1024)
+		return -1;
+	*buf = p + 1;
+	return v;
+}
+
 int kmsg_parse_dmesg_line(const char *buf, size_t len, struct strbuf *scratch,
 			  struct kmsg_record *ret)
 {
 	const char *p, *end = buf + len;
 	uint64_t usec = UINT64_MAX;
+	int prio;
 
 	while (end > buf && (end[-1] == '\n' || end[-1] == '\r'))
 		end--;
+	prio = raw_prio(&buf, end);
 	p = skip_facility_level(buf, end);
 	if (p < end && *p == '[' && dmesg_timestamp(&p, end, &usec) < 0)
 		usec = UINT64_MAX; /* "[" that is not a timestamp: plain text */
@@ -159,7 +177,7 @@ int kmsg_parse_dmesg_line(const char *buf, size_t len, struct strbuf *scratch,
 	*ret = (struct kmsg_record){
 		.seq = UINT64_MAX,
 		.usec = usec,
-		.prio = -1,
+		.prio = prio,
 		.text = scratch->buf,
 		.text_len = scratch->len,
 	};

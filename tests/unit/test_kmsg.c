@@ -160,6 +160,11 @@ Test(kmsg, dmesg_lines)
 	cr_assert_eq(rec.usec, 431103494);
 	cr_assert_eq(rec.seq, UINT64_MAX);
 	cr_assert_str_eq(sb.buf, "hog invoked oom-killer: x");
+	l = "<3>[    7.000001] Killed";
+	cr_assert_eq(kmsg_parse_dmesg_line(l, strlen(l), &sb, &rec), 0);
+	cr_assert_eq(rec.prio, 3);
+	cr_assert_eq(rec.usec, 7000001);
+	cr_assert_str_eq(sb.buf, "Killed");
 	l = "kern  :err   : [    2.5] Killed";
 	cr_assert_eq(kmsg_parse_dmesg_line(l, strlen(l), &sb, &rec), 0);
 	cr_assert_eq(rec.usec, 2500000);
@@ -488,6 +493,35 @@ Test(kmsg, dmesg_equals_kmsg)
 		collected_release(&k);
 		collected_release(&d);
 	}
+}
+
+/* A JVM killed in its memcg: the trigger is a thread ("VM Thread", a
+ * comm with a space; its pid is the thread's), the victim the process.
+ * `dmesg -r` ("<4>[ ts] text") gives the same report. */
+Test(kmsg, jvm_thread_trigger_and_dmesg_r)
+{
+	struct collected k, d;
+
+	cr_assert_eq(parse_file(FIX "v1-6.18-jvm/kmsg.txt", &k), 1);
+	cr_assert_eq(parse_file(FIX "v1-6.18-jvm/dmesg-r.txt", &d), 1);
+	for (int i = 0; i < 2; i++) {
+		const struct oom_report *r = i ? &d.r[0] : &k.r[0];
+
+		cr_assert_str_eq(r->trigger.comm, "VM Thread");
+		cr_assert_eq(r->trigger.pid, 23446);
+		cr_assert_eq(r->victims[0].pid, 23442);
+		cr_assert_str_eq(r->victims[0].comm, "java");
+		cr_assert_eq(r->victims[0].anon_rss_kb, 162816);
+		cr_assert_eq(r->memcg.limit_kb, 163840);
+		cr_assert_eq(r->tasks[0].rss_file, 5002);
+		cr_assert_str_eq(r->task_memcg, "/oomlens-test-jvm-1");
+		cr_assert_eq(r->usec, 1308952017);
+		cr_assert(r->complete);
+	}
+	cr_assert_eq(k.r[0].seq_first, 15204);
+	cr_assert_eq(k.r[0].seq_last, 15282);
+	collected_release(&k);
+	collected_release(&d);
 }
 
 Test(kmsg, hostile_comm)

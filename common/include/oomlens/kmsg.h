@@ -37,8 +37,10 @@ struct kmsg_record {
 int kmsg_parse_record(const char *buf, size_t len, struct strbuf *scratch,
 		      struct kmsg_record *ret);
 
-/* Parses one line of dmesg text, "[  114.184803] text" or plain "text".
- * seq = UINT64_MAX, usec from the timestamp when present. */
+/* Parses one line of dmesg text, "[  114.184803] text" or plain "text",
+ * also with `dmesg -x` ("kern  :info  : ") or `dmesg -r` ("<6>") before
+ * it. seq = UINT64_MAX, usec from the timestamp when present, prio from
+ * "<N>" else -1. */
 int kmsg_parse_dmesg_line(const char *buf, size_t len, struct strbuf *scratch,
 			  struct kmsg_record *ret);
 
@@ -73,7 +75,8 @@ struct oom_report {
 	struct {
 		bool present; /* the "invoked oom-killer" line was seen */
 		char comm[KMSG_COMM_MAX];
-		int pid; /* from the "CPU: … PID: N Comm:" line; 0 if absent */
+		int pid; /* the allocating thread (a TID: "CPU: … PID: N
+			    Comm:"); 0 when absent */
 		char gfp_mask[64]; /* as printed, e.g. "0xcc0(GFP_KERNEL)" */
 		int order;
 		int oom_score_adj;

@@ -1212,6 +1212,9 @@ class FakeAPI:
         self.tls = None
         self.down_until = 0.0
         self.restarts = 0
+        self.life = threading.Lock()  # start/stop/down/up one at a time
+        self.stopped = False
+        self.down_gen = 0
         with self.store.cond:
             for ns in namespaces:
                 self._insert(self.by_key["namespaces"], {"metadata": {"name": ns}},
@@ -1250,7 +1253,9 @@ class FakeAPI:
 
     def stop(self):
         """Stops both servers and drops every connection."""
-        self._stop_api()
+        with self.life:
+            self.stopped = True
+            self._stop_api()
         if self.ctl:
             self.ctl.shutdown()
             self.ctl.server_close()
@@ -1424,16 +1429,21 @@ class FakeAPI:
         """Stops listening and drops all connections; listens again on the same
         port after `seconds` with the state kept. With expire, the watch cache
         restarts at the current RV, so older watch RVs get 410 (a real restart)."""
-        self._stop_api()
-        with self.store.cond:
-            if expire:
-                self.store.watch_floor = self.store.rv
-        self.down_until = time.time() + float(seconds)
-        self.restarts += 1
+        with self.life:
+            self._stop_api()
+            with self.store.cond:
+                if expire:
+                    self.store.watch_floor = self.store.rv
+            self.down_until = time.time() + float(seconds)
+            self.restarts += 1
+            self.down_gen += 1
+            gen = self.down_gen
 
         def back():
             time.sleep(float(seconds))
-            self._serve_api()
+            with self.life:  # a later down() or stop() wins
+                if gen == self.down_gen and not self.stopped and self.httpd is None:
+                    self._serve_api()
         threading.Thread(target=back, daemon=True).start()
 
     def compact(self, rv=None):
@@ -2646,10 +2656,11 @@ class ApiHandler(BaseHTTPRequestHandler):
                 lsel((o.get("metadata") or {}).get("labels")) and fsel(o)
 
         try:
-            timeout = float(self.q["timeoutSeconds"]) if self.q.get("timeoutSeconds") \
-                else (api.watch_timeout or random.uniform(1800, 3600))
+            timeout = float(self.q.get("timeoutSeconds") or 0)
         except ValueError:
             raise bad_request("timeoutSeconds: invalid value")
+        if timeout <= 0:  # the server's choice: --min-request-timeout × [1, 2)
+            timeout = api.watch_timeout or random.uniform(1800, 3600)
         bookmarks = self.q.get("allowWatchBookmarks") in ("true", "1")
         rv_s = self.q.get("resourceVersion", "")
         st = api.store

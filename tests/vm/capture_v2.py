@@ -10,7 +10,8 @@ writes:
                                                       kill (a --host-root tree)
   tests/fixtures/cgroup/v2-6.1-<case>-before/root/... the same before it
   README.md in each, victims.txt (the pids the guest recorded).
-Usage: tests/vm/capture_v2.py [case...]   (cases: single oomgroup pod-ctr)
+Usage: tests/vm/capture_v2.py [case...]
+       (cases: single oomgroup pod-ctr hostile global)
 """
 
 import datetime
@@ -47,7 +48,7 @@ snap() { # label cgpath...
 	return 0
 }
 run_in() { # cgpath hog-args... ; background, $! = the hog's pid
-	sh -c 'echo $$ >'"$CG$1"'/cgroup.procs; exec /bin/hog "$@"' hog \
+	sh -c 'echo $$ >"$0"; exec /bin/hog "$@"' "$CG$1/cgroup.procs" \
 		"$2" "${3:-}" >>/tmp/hog.log 2>&1 &
 }
 mark() { echo "oomlens-capture: $*" >/dev/kmsg; }
@@ -101,6 +102,34 @@ mark end oomgroup
 n=$(finish)
 [ "$st" = 137 ] && [ "$s1" = 137 ] && [ "$s2" = 137 ] && [ "$n" -ge 3 ]
 """,
+    "hostile": r"""
+mkdir -p "$CG/demo/a b,task=x"
+echo 32M >$CG/demo/memory.max
+echo +memory >$CG/demo/cgroup.subtree_control
+snap before /demo "/demo/a b,task=x"
+mark start hostile
+HOG_COMM="$(printf 'evil) (x\nUID:9')" run_in "/demo/a b,task=x" 0
+victim=$!
+printf '%s evil) (x\\nUID:9 /demo/a b,task=x\n' $victim >/out/victims.txt
+wait $victim; st=$?
+echo "victim $victim exit $st"
+sleep 0.2
+snap after /demo "/demo/a b,task=x"
+mark end hostile
+n=$(finish)
+[ "$st" = 137 ] && [ "$n" -ge 1 ]
+""",
+    "global": r"""
+mark start global
+run_in / 0
+victim=$!
+echo "$victim hog / (no memory cgroup limit)" >/out/victims.txt
+wait $victim; st=$?
+echo "victim $victim exit $st"
+mark end global
+n=$(finish)
+[ "$st" = 137 ] && [ "$n" -ge 1 ]
+""",
     "pod-ctr": r"""
 mkdir $CG/pod
 echo 32M >$CG/pod/memory.max
@@ -132,6 +161,15 @@ CASE_NOTES = {
     "oomgroup": "/demo with memory.max=32M and memory.oom.group=1; three "
                 "tasks: two `hog 4 hold` (4 MiB each, then sleep) and one "
                 "growing `hog`; the whole group is killed.",
+    "hostile": "/demo holds memory.max=32M; the growing `hog` runs in the "
+               "child cgroup `/demo/a b,task=x` (space and comma in the "
+               "name) and renamed itself (PR_SET_NAME) to the 14 bytes "
+               "`evil) (x<newline>UID:9`, which the kernel escapes as "
+               "`\\x0a` in /dev/kmsg.",
+    "global": "a global (not memcg) OOM: the growing `hog` in the root "
+              "cgroup with no limit fills the guest's 512 MiB (no swap); "
+              "CONSTRAINT_NONE, Mem-Info and the whole task list. No "
+              "cgroup files were captured for this case.",
     "pod-ctr": "/pod holds memory.max=32M, with +memory in its "
                "subtree_control; /pod/ctr (no limit of its own) runs the "
                "growing `hog`, /pod/pause runs `sleep 1000`; the kernel "
@@ -181,6 +219,8 @@ def capture(case):
                            "marker record to the end, read with "
                            "`cat /dev/kmsg` after the kill."))
         for label, suffix in (("after", ""), ("before", "-before")):
+            if not os.path.isdir(os.path.join(out, label)):
+                continue
             cdir = os.path.join(FIXTURES, "cgroup", name + suffix)
             shutil.rmtree(cdir, ignore_errors=True)
             shutil.copytree(os.path.join(out, label), cdir)

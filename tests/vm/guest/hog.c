@@ -3,6 +3,8 @@
  * Usage: hog [MB [hold]]
  *   MB    allocate and touch this many MiB (0 or absent: grow forever)
  *   hold  after MB MiB, sleep forever instead of exiting
+ * With HOG_COMM set, renames itself (prctl PR_SET_NAME; at most 15 bytes)
+ * first, to put awkward names into the kernel's report.
  * Prints "hog: pid=N" first and "hog: MB=N" for each 8 MiB, flushed, so a
  * guest script can record the victim's pid. Touches every page (anonymous
  * memory that counts against the memory cgroup).
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #define CHUNK (1024 * 1024)
@@ -36,6 +39,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: hog [MB [hold]]\n");
 		return 2;
 	}
+	if (getenv("HOG_COMM"))
+		prctl(PR_SET_NAME, getenv("HOG_COMM"), 0, 0, 0);
 	printf("hog: pid=%d\n", (int)getpid());
 	fflush(stdout);
 	for (i = 0; mb == 0 || i < mb; i++) {

@@ -527,7 +527,7 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 {
 	uint64_t lim = d->limit_bytes, low = UINT64_MAX, near = 0;
 	double span, slope, r2, low_t = 0, start_t = 0;
-	bool started = false;
+	bool started = false, linear;
 	struct diag_verdict *v;
 
 	if (in->n_tl < 3 || lim == UINT64_MAX)
@@ -547,7 +547,8 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 		near += s->usage * 100 >= lim * 85;
 	}
 	regress(in, &slope, &r2);
-	if (low != UINT64_MAX && low * 2 <= lim) {
+	linear = in->n_tl >= 10 && span >= 10 && slope > 0 && r2 >= 0.8;
+	if (!linear && low != UINT64_MAX && low * 2 <= lim) {
 		/* A workload that hits the limit right after it started is
 		 * as likely sized too small as bursting: say which. */
 		bool young = start_t >= -10.0 && low_t - start_t < 1.5;
@@ -567,7 +568,7 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 		     "find what allocates in a burst (a large request, a "
 		     "batch); bound it, or raise the limit to %s",
 		     H(suggested_limit(in, d)));
-	} else if (in->n_tl >= 10 && span >= 10 && slope > 0 && r2 >= 0.8) {
+	} else if (linear) {
 		v = verdict(d, DIAG_NATIVE_GROWTH, 45 + (int)(r2 * 30),
 			    (uint64_t)(slope * span));
 		EVID(v,
@@ -583,8 +584,7 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 		     (double)(suggested_limit(in, d) - d->usage_bytes) / slope /
 			     60);
 	}
-	if (span >= 30 && near * 10 >= in->n_tl * 8 &&
-	    !(slope > 0 && r2 >= 0.8)) {
+	if (span >= 30 && near * 10 >= in->n_tl * 8 && !linear) {
 		v = verdict(d, DIAG_LIMIT_TOO_LOW, 60, lim);
 		EVID(v,
 		     "usage stayed above 85%% of the %s limit for %.0f%% of "

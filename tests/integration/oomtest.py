@@ -195,3 +195,44 @@ class Agent:
             self.proc.send_signal(signal.SIGTERM)
         rc = self.proc.wait(timeout=10)
         return rc
+
+
+class Sidecar:
+    """oomlens-sidecar run --standalone on one cgroup, writing a spool."""
+
+    def __init__(self, cgroup_path, spool, extra=()):
+        self.spool = spool
+        os.makedirs(os.path.dirname(spool), exist_ok=True)
+        self.log = open(spool + ".log", "w")
+        self.proc = subprocess.Popen(
+            [SIDECAR, "run", "--standalone", "--cgroup", cgroup_path,
+             "--spool", spool, "--interval-ms", "250", *extra],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 10
+        while not os.path.exists(os.path.join(spool, "manifest.json")):
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise AssertionError("sidecar did not start: "
+                                     + open(spool + ".log").read())
+            time.sleep(0.05)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout=10)
+        self.log.close()
+        return rc
+
+
+def bundle_files(path):
+    """{name inside the bundle dir: bytes} of a bundle .tar.gz."""
+    import tarfile
+    with tarfile.open(path) as t:
+        return {m.name.split("/", 1)[1]: t.extractfile(m).read()
+                for m in t.getmembers() if m.isfile()}
+
+
+def ledger_part(diag, name):
+    for p in diag["ledger"]:
+        if p["name"] == name:
+            return p["bytes"]
+    return 0

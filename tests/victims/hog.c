@@ -7,7 +7,9 @@
  * --child: the parent forks one child that does the allocating (the
  * victim is then not the main process); the parent waits and reports how
  * the child ended. --name sets the comm (prctl), for hostile-name tests.
- * --max-mb: stop growing at N MiB and sleep (a steady state). */
+ * --max-mb: stop growing at N MiB and sleep (a steady state).
+ * --idle-ms: hold --base-mb MiB and idle that long before growing (a
+ * spike after a quiet period). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +63,7 @@ static void grow(long step_mb, long delay_ms, long max_mb)
 
 int main(int argc, char **argv)
 {
-	long step = 4, delay = 0, max_mb = 0;
+	long step = 4, delay = 0, max_mb = 0, idle = 0, base = 0;
 	const char *name = NULL;
 	int child = 0;
 
@@ -72,6 +74,10 @@ int main(int argc, char **argv)
 			delay = arg_long(argv[++i]);
 		else if (!strcmp(argv[i], "--max-mb") && i + 1 < argc)
 			max_mb = arg_long(argv[++i]);
+		else if (!strcmp(argv[i], "--idle-ms") && i + 1 < argc)
+			idle = arg_long(argv[++i]);
+		else if (!strcmp(argv[i], "--base-mb") && i + 1 < argc)
+			base = arg_long(argv[++i]);
 		else if (!strcmp(argv[i], "--name") && i + 1 < argc)
 			name = argv[++i];
 		else if (!strcmp(argv[i], "--child"))
@@ -104,6 +110,20 @@ int main(int argc, char **argv)
 	}
 	if (name)
 		prctl(PR_SET_NAME, name);
+	if (base) {
+		char *p = malloc((size_t)base << 20);
+
+		if (p)
+			memset(p, 0x5a, (size_t)base << 20);
+	}
+	if (idle) {
+		struct timespec ts = {idle / 1000, (idle % 1000) * 1000000L};
+
+		printf("{\"event\":\"idle\",\"pid\":%d,\"mb\":%ld}\n",
+		       getpid(), base);
+		fflush(stdout);
+		nanosleep(&ts, NULL);
+	}
 	grow(step, delay, max_mb);
 	return 1;
 }

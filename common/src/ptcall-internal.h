@@ -82,7 +82,8 @@ struct ptmaps {
 };
 
 /* Parses maps text in place (newlines become NULs; paths point into buf).
- * Pure. Returns 0, -EBADMSG on a malformed line, -ENOMEM. */
+ * buf[len] must be NUL (a strbuf is). Pure. Returns 0, -EBADMSG on a
+ * malformed line, -ENOMEM. */
 int ptmaps_parse(char *buf, size_t len, struct ptmaps *ret);
 void ptmaps_release(struct ptmaps *m);
 /* The mapping containing addr, or NULL. */

@@ -69,12 +69,7 @@ int ptmaps_parse(char *buf, size_t len, struct ptmaps *ret)
 			v = nv;
 			alloc = na;
 		}
-		if (nl < end)
-			*nl = '\0';
-		else if (memchr(p, '\0', (size_t)(end - p)) == NULL) {
-			free(v); /* cannot terminate in place */
-			return -EBADMSG;
-		}
+		*nl = '\0'; /* buf[len] is already NUL */
 		if (parse_maps_line(p, &v[n]) < 0) {
 			free(v);
 			return -EBADMSG;

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Fuzz target: ptcall's parsers — malloc_info XML (text read back from a
+ * target's memory) and /proc/<pid>/maps lines — with invariants. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/src/ptcall-internal.h"
+#include "oomlens/ptcall.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_info(const char *buf, size_t size)
+{
+	struct ptcall_malloc_info mi;
+
+	if (ptcall_parse_malloc_info(buf, size, &mi) != 0)
+		return;
+	for (size_t i = 0; i < mi.n_arenas; i++)
+		if (mi.arenas[i].nr < 0)
+			abort();
+	ptcall_malloc_info_release(&mi);
+}
+
+static void check_maps(char *buf, size_t size)
+{
+	struct ptmaps m;
+
+	if (ptmaps_parse(buf, size, &m) != 0)
+		return;
+	for (size_t i = 0; i < m.n; i++) {
+		if (m.v[i].end < m.v[i].start || !m.v[i].path ||
+		    strlen(m.v[i].perms) != 4)
+			abort();
+		if (m.v[i].start < m.v[i].end &&
+		    ptmaps_find(&m, m.v[i].start) == NULL && i == 0)
+			abort();
+	}
+	ptmaps_release(&m);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *buf = malloc(size + 1);
+
+	if (!buf)
+		return 0;
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	check_info(buf, size);
+	check_maps(buf, size); /* in place: last */
+	free(buf);
+	return 0;
+}

@@ -40,10 +40,14 @@ def classes():
         pytest.fail(f"{SIDECAR} not built (run make)")
     os.makedirs(CLASSES, exist_ok=True)
     src = os.path.join(REPO, "tests", "victims", "java")
-    subprocess.run(["javac", "-nowarn", "-XDsuppressNotes", "-d", CLASSES]
-                   + [os.path.join(src, f) for f in sorted(os.listdir(src))
-                      if f.endswith(".java")],
-                   check=True, capture_output=True)
+    sources = [os.path.join(src, f) for f in sorted(os.listdir(src)) if f.endswith(".java")]
+
+    def stale(java):  # javac takes seconds here: only when a source changed
+        cls = os.path.join(CLASSES, os.path.basename(java)[:-5] + ".class")
+        return not os.path.exists(cls) or os.path.getmtime(cls) < os.path.getmtime(java)
+    if any(stale(f) for f in sources):
+        subprocess.run(["javac", "-nowarn", "-XDsuppressNotes", "-d", CLASSES] + sources,
+                       check=True, capture_output=True)
     return CLASSES
 
 
@@ -318,6 +322,33 @@ def test_jvm_private_tmp_namespace_and_symlink_refused(classes, nmt_jvm):
         assert r.stdout == ""
         assert j.alive()
     finally:
+        j.kill()
+
+
+def test_jvm_pid1_in_own_pid_and_mount_namespace(classes):
+    # A container's view: the JVM is PID 1 with a private /tmp; the socket
+    # is .java_pid1 there, reached from here by its host pid.
+    j = Jvm("HeapHog", [4], prefix=["unshare", "-p", "-f", "-m", "--mount-proc", "sh", "-c",
+                                     "mount -t tmpfs tmpfs /tmp && exec"])
+    host_pid = None
+    try:
+        kids = []
+        for t in os.listdir(f"/proc/{j.pid}/task"):
+            with open(f"/proc/{j.pid}/task/{t}/children") as f:
+                kids += f.read().split()
+        assert len(kids) == 1
+        host_pid = int(kids[0])
+        with open(f"/proc/{host_pid}/status") as f:
+            nspid = [l.split()[1:] for l in f if l.startswith("NSpid:")][0]
+        assert nspid == [str(host_pid), "1"]
+        r = sidecar("jcmd", host_pid, "VM.uptime")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith(f"{host_pid}:\n")
+        assert os.path.exists(f"/proc/{host_pid}/root/tmp/.java_pid1")
+        assert not os.path.exists(f"/proc/{host_pid}/root/tmp/.attach_pid1")
+    finally:
+        if host_pid:  # PID 1 of its namespace: unshare does not forward
+            os.kill(host_pid, 15)
         j.kill()
 
 

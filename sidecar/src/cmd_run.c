@@ -29,6 +29,7 @@ static void run_usage(FILE *f)
 		"         [--interval-ms 1000] [--thresholds 80,90,95] "
 		"[--limit BYTES]\n"
 		"         [--predict-s 10] [--host-root /] [--no-redact]\n"
+		"         [--allocator-probe off|ptrace]\n"
 		"--cgroup PATH is a path in the memory hierarchy "
 		"(\"/demo/app\"),"
 		" v1 or v2.\n--limit overrides the cgroup's limit (needed with "
@@ -79,6 +80,11 @@ static int parse_opt(struct run_cfg *c, int opt, const char *arg)
 	case 'n':
 		c->redact = false;
 		return 0;
+	case 'A': /* off|ptrace: allocator.json in each snapshot */
+		if (!streq(arg, "off") && !streq(arg, "ptrace"))
+			return -EINVAL;
+		c->allocator_probe = streq(arg, "ptrace");
+		return 0;
 	case 'S':
 		return 0;
 	}
@@ -98,6 +104,7 @@ static int parse_args(int argc, char **argv, struct run_cfg *c)
 		{"predict-s", required_argument, NULL, 'P'},
 		{"host-root", required_argument, NULL, 'R'},
 		{"no-redact", no_argument, NULL, 'n'},
+		{"allocator-probe", required_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};

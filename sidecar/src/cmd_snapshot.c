@@ -18,9 +18,13 @@ static void snapshot_usage(FILE *f)
 	fprintf(f,
 		"usage: oomlens-sidecar snapshot PID... -o DIR "
 		"[--host-root DIR] [--no-redact] [--pmap-json]\n"
+		"         [--allocator-probe off|ptrace]\n"
 		"Writes status, cmdline.txt, cgroup, smaps_rollup, pmap.txt, "
 		"classes.json and\narenas.json of each PID to "
-		"DIR/processes/<pid>/.\n");
+		"DIR/processes/<pid>/.\n"
+		"--allocator-probe ptrace adds allocator.json (glibc's "
+		"mallinfo2 and malloc_info,\nread by stopping one thread "
+		"briefly; default off).\n");
 }
 
 static int snapshot_pids(const struct host *h, char **pids, int n,
@@ -68,6 +72,7 @@ int cmd_snapshot(int argc, char **argv)
 		{"host-root", required_argument, NULL, 'R'},
 		{"no-redact", no_argument, NULL, 'n'},
 		{"pmap-json", no_argument, NULL, 'j'},
+		{"allocator-probe", required_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -89,6 +94,13 @@ int cmd_snapshot(int argc, char **argv)
 			break;
 		case 'j':
 			o.pmap_json = true;
+			break;
+		case 'A': /* off|ptrace */
+			if (!streq(optarg, "off") && !streq(optarg, "ptrace")) {
+				snapshot_usage(stderr);
+				return 2;
+			}
+			o.allocator_probe = streq(optarg, "ptrace");
 			break;
 		case 'h':
 			snapshot_usage(stdout);

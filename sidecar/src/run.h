@@ -28,6 +28,7 @@ struct run_cfg {
 	const char *host_root;
 	double predict_s; /* 0 disables the prediction trigger */
 	bool redact;
+	bool allocator_probe; /* --allocator-probe ptrace: allocator.json */
 };
 
 struct run_state {

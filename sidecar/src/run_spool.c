@@ -183,7 +183,8 @@ static int snapshot_into(struct run_state *st, int dir_fd, const char *reason)
 {
 	const struct rec_sample *last = recorder_sample(
 		&st->rec, st->rec.count ? st->rec.count - 1 : 0);
-	struct snapshot_opts o = {.no_redact = !st->cfg->redact};
+	struct snapshot_opts o = {.no_redact = !st->cfg->redact,
+				  .allocator_probe = st->cfg->allocator_probe};
 	struct json_object *pids = json_object_new_array();
 	_cleanup_close_ int proc_fd = -1;
 	int r = mkdir_p_at(dir_fd, SPOOL_PROCESSES_DIR, 0755);

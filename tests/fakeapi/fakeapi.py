@@ -346,6 +346,7 @@ class Res:
         self.categories = list(categories)
         self.api_version = version if not group else group + "/" + version
         self.key = plural if not group else plural + "." + group
+        self.skey = self.key  # where the objects are stored
         self.list_kind = kind + "List"
 
     def qualified(self):
@@ -385,7 +386,7 @@ def default_resources(crds=None):
         Res("", "v1", "namespaces", "Namespace", namespaced=False, short=["ns"],
             status=True, verbs=["create", "delete", "get", "list", "patch", "update",
                                 "watch"]),
-        Res("events.k8s.io", "v1", "events", "Event", short=["ev"]),
+        Res("events.k8s.io", "v1", "events", "Event", short=["ev"]),  # skey: see below
         Res("authentication.k8s.io", "v1", "tokenreviews", "TokenReview",
             namespaced=False, verbs=["create"], create_only=True),
         Res("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview",
@@ -393,7 +394,45 @@ def default_resources(crds=None):
     ]
     for crd in (crds if crds is not None else CRDS):
         res.append(crd_resource(crd))
+    for r in res:  # one storage for both Event APIs, as in the real server
+        if r.key == "events.events.k8s.io":
+            r.skey = "events"
     return res
+
+
+# events.k8s.io/v1 field ↔ core/v1 field (the storage form is core/v1)
+EV_FIELDS = [("regarding", "involvedObject"), ("note", "message"),
+             ("reportingController", "reportingComponent"),
+             ("deprecatedSource", "source"), ("deprecatedFirstTimestamp", "firstTimestamp"),
+             ("deprecatedLastTimestamp", "lastTimestamp"), ("deprecatedCount", "count")]
+
+
+def ev_to_storage(o):
+    o = dict(o)
+    for a, b in EV_FIELDS:
+        if a in o:
+            o[b] = o.pop(a)
+    o["apiVersion"] = "v1"
+    return o
+
+
+def ev_from_storage(o):
+    o = dict(o)
+    for a, b in EV_FIELDS:
+        if b in o:
+            o[a] = o.pop(b)
+    o["apiVersion"] = "events.k8s.io/v1"
+    return o
+
+
+def to_storage(res, o):
+    return ev_to_storage(o) if res.skey != res.key and o is not None else o
+
+
+def from_storage(res, o):
+    if res.skey != res.key and o is not None and o.get("apiVersion") == "v1":
+        return ev_from_storage(o)
+    return o
 
 
 # --------------------------------------------------------------------------
@@ -543,6 +582,8 @@ def present(res, obj):
     """The object as the server writes it: key order of its Go type."""
     if not res.builtin:
         return sort_rec(obj)
+    if res.kind == "Event":
+        obj = event_output(res, from_storage(res, obj))
     o = reorder(obj, TOP_ORDER.get((res.group, res.kind), ["kind", "apiVersion", "metadata"]))
     if isinstance(o.get("metadata"), dict):
         o["metadata"] = present_meta(o["metadata"])
@@ -882,9 +923,12 @@ def parse_field_selector(res, s):
                                                         "metadata.namespace"])))
         reqs.append((m.group(1), m.group(2), m.group(3)))
 
-    def pred(obj):
+    def pred(obj):  # obj is in the storage form (core/v1 for both Event APIs)
         for f, op, v in reqs:
-            if f == "source" and res.key == "events":
+            if res.skey != res.key:
+                f = f.replace("regarding.", "involvedObject.").replace(
+                    "reportingController", "reportingComponent")
+            if f == "source" and res.skey == "events":
                 got = json_path(obj, "source.component")
             else:
                 got = json_path(obj, "." + f)
@@ -1133,16 +1177,30 @@ def pod_errors(obj):
     return errs
 
 
-def event_defaults(res, obj):
+def event_output(res, obj):
+    """The fields Go always writes (no omitempty) and drops (omitempty)."""
+    obj = dict(obj)
     if res.group == "":
         for k, v in (("involvedObject", {}), ("source", {}), ("firstTimestamp", None),
                      ("lastTimestamp", None), ("eventTime", None),
                      ("reportingComponent", ""), ("reportingInstance", "")):
             obj.setdefault(k, v)
+        for k in ("reason", "message", "type", "action"):
+            if obj.get(k) == "":
+                del obj[k]
+        if not obj.get("count"):
+            obj.pop("count", None)
     else:
-        for k, v in (("regarding", {}), ("deprecatedSource", {}),
+        for k, v in (("eventTime", None), ("regarding", {}), ("deprecatedSource", {}),
                      ("deprecatedFirstTimestamp", None), ("deprecatedLastTimestamp", None)):
             obj.setdefault(k, v)
+        for k in ("reportingController", "reportingInstance", "action", "reason", "note",
+                  "type"):
+            if obj.get(k) == "":
+                del obj[k]
+        if not obj.get("deprecatedCount"):
+            obj.pop("deprecatedCount", None)
+    return obj
 
 
 def event_errors(res, obj):
@@ -1517,6 +1575,17 @@ class FakeAPI:
 
     # ---- object operations (the handler calls these)
 
+    def sget(self, res, ns, name):
+        """The stored object in the form of res's API (call with cond held)."""
+        return from_storage(res, self.store.get(res.skey, ns, name))
+
+    def swrite(self, res, etype, obj, old):
+        """Stores obj (given in res's form); returns obj with its new RV."""
+        stored = self.store.write(res.skey, etype, to_storage(res, obj),
+                                  to_storage(res, old))
+        obj["metadata"] = stored["metadata"]
+        return obj
+
     def need_namespace(self, ns):
         if self.strict_namespaces and ns and \
                 self.store.get("namespaces", "", ns) is None:
@@ -1539,7 +1608,6 @@ class FakeAPI:
                     c.setdefault("lastTransitionTime", None)
             errs = pod_errors(obj)
         elif res.kind == "Event":
-            event_defaults(res, obj)
             errs = event_errors(res, obj)
         elif res.kind == "Namespace":
             obj.setdefault("spec", {"finalizers": ["kubernetes"]})
@@ -1604,7 +1672,7 @@ class FakeAPI:
         self.prepare(res, obj)
         with self.store.cond:
             self.need_namespace(ns)
-            if self.store.get(res.key, ns, obj["metadata"]["name"]) is not None:
+            if self.sget(res, ns, obj["metadata"]["name"]) is not None:
                 raise ApiError(409, "AlreadyExists", '%s "%s" already exists'
                                % (res.qualified(), obj["metadata"]["name"]),
                                _details(res, obj["metadata"]["name"]))
@@ -1624,7 +1692,7 @@ class FakeAPI:
             obj.setdefault("status", {"phase": "Active"})
         set_managed(obj, manager, op, res.api_version, fields_from or obj)
         self.check_size(obj)
-        return self.store.write(res.key, "ADDED", obj, None)
+        return self.swrite(res, "ADDED", obj, None)
 
     def conflict(self, res, name):
         return ApiError(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the '
@@ -1642,7 +1710,7 @@ class FakeAPI:
             raise bad_request("the name of the object (%s) does not match the name on "
                               "the URL (%s)" % (meta.get("name"), name))
         with self.store.cond:
-            old = self.store.get(res.key, ns, name)
+            old = self.sget(res, ns, name)
             if old is None:
                 raise not_found(res, name)
             rv = meta.get("resourceVersion")
@@ -1699,9 +1767,9 @@ class FakeAPI:
         self.check_size(obj)
         m = obj["metadata"]
         if m.get("deletionTimestamp") and not m.get("finalizers") and res.kind != "Pod":
-            self.store.write(res.key, "DELETED", obj, old)
+            self.swrite(res, "DELETED", obj, old)
             return obj, True
-        return self.store.write(res.key, "MODIFIED", obj, old), True
+        return self.swrite(res, "MODIFIED", obj, old), True
 
     def patch(self, res, ns, name, sub, ctype, body, manager, force, field_manager):
         """PATCH of every type. Returns (code, object)."""
@@ -1719,7 +1787,7 @@ class FakeAPI:
                            + ", ".join(accepted))
         p = decode_json(body)
         with self.store.cond:
-            old = self.store.get(res.key, ns, name)
+            old = self.sget(res, ns, name)
             if old is None:
                 raise not_found(res, name)
             try:
@@ -1776,7 +1844,7 @@ class FakeAPI:
                               "expected API version (%s)"
                               % (p.get("apiVersion"), res.api_version))
         with self.store.cond:
-            old = self.store.get(res.key, ns, name)
+            old = self.sget(res, ns, name)
             if old is None:
                 if sub:
                     raise not_found(res, name)
@@ -1790,7 +1858,7 @@ class FakeAPI:
         """DELETE: returns (object-or-Status, is_status)."""
         pre = opts.get("preconditions") or {}
         with self.store.cond:
-            old = self.store.get(res.key, ns, name)
+            old = self.sget(res, ns, name)
             if old is None:
                 raise not_found(res, name)
             om = old["metadata"]
@@ -1816,7 +1884,7 @@ class FakeAPI:
                 obj = copy.deepcopy(old)
                 obj["metadata"]["deletionTimestamp"] = now_ts()
                 obj["metadata"]["deletionGracePeriodSeconds"] = 0
-                return self.store.write(res.key, "MODIFIED", obj, old), False
+                return self.swrite(res, "MODIFIED", obj, old), False
             if res.kind == "Namespace":
                 for key, bucket in list(self.store.objects.items()):
                     for (ons, oname), o in list(bucket.items()):
@@ -1824,9 +1892,9 @@ class FakeAPI:
                             self.store.write(key, "DELETED", copy.deepcopy(o), o)
                 obj = copy.deepcopy(old)
                 obj["status"] = {"phase": "Terminating"}
-                self.store.write(res.key, "DELETED", copy.deepcopy(obj), old)
+                self.swrite(res, "DELETED", copy.deepcopy(obj), old)
                 return obj, False
-            self.store.write(res.key, "DELETED", copy.deepcopy(old), old)
+            self.swrite(res, "DELETED", copy.deepcopy(old), old)
             d = _details(res, name)
             d["uid"] = om["uid"]
             return {"kind": "Status", "apiVersion": "v1", "metadata": {},
@@ -1844,12 +1912,12 @@ class FakeAPI:
             obj = copy.deepcopy(old)
             obj["metadata"]["deletionTimestamp"] = now_ts(g)
             obj["metadata"]["deletionGracePeriodSeconds"] = g
-            return self.store.write(res.key, "MODIFIED", obj, old)
+            return self.swrite(res, "MODIFIED", obj, old)
         obj = copy.deepcopy(old)
         obj["metadata"]["deletionTimestamp"] = now_ts()
         obj["metadata"]["deletionGracePeriodSeconds"] = 0
-        self.store.write(res.key, "MODIFIED", obj, old)
-        self.store.write(res.key, "DELETED", copy.deepcopy(obj), obj)
+        self.swrite(res, "MODIFIED", obj, old)
+        self.swrite(res, "DELETED", copy.deepcopy(obj), obj)
         return obj
 
     def list_objects(self, res, ns, q):
@@ -1870,7 +1938,7 @@ class FakeAPI:
                     raise ApiError(410, "Expired", EXPIRED_CONTINUE, None, {
                         "continue": encode_continue(-1, start)})
                 rv = st.rv if tok["rv"] < 0 else tok["rv"]
-                objs = st.snapshot(res.key, None if tok["rv"] < 0 else rv)
+                objs = st.snapshot(res.skey, None if tok["rv"] < 0 else rv)
             elif q.get("resourceVersionMatch") == "Exact":
                 try:
                     rv = int(q.get("resourceVersion", ""))
@@ -1879,10 +1947,10 @@ class FakeAPI:
                 if rv < st.compacted_rv:
                     raise ApiError(410, "Expired",
                                    "The resourceVersion for the provided list is too old.")
-                objs = st.snapshot(res.key, min(rv, st.rv))
+                objs = st.snapshot(res.skey, min(rv, st.rv))
             else:
                 rv = st.rv
-                objs = st.snapshot(res.key)
+                objs = st.snapshot(res.skey)
         keyed = []
         for (ons, oname), o in objs.items():
             if ns and ons != ns:
@@ -2481,7 +2549,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                            "on the requested resource", {})
         if m in ("GET", "HEAD"):
             with api.store.cond:
-                o = api.store.get(res.key, ns, name)
+                o = api.sget(res, ns, name)
             if o is None:
                 raise not_found(res, name)
             return self.send_object(200, res, o, single=True)
@@ -2681,7 +2749,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                 pos = st.pos_after(start_rv)
             else:
                 start_rv = st.rv
-                for (ons, oname), o in sorted(st.objects.get(res.key, {}).items()):
+                for (ons, oname), o in sorted(st.objects.get(res.skey, {}).items()):
                     if match(o):
                         initial.append(("ADDED", o))
                 pos = st.base + len(st.history)
@@ -2726,9 +2794,9 @@ class ApiHandler(BaseHTTPRequestHandler):
                     wake = timeout if next_bm is None else min(timeout, next_bm)
                     st.cond.wait(max(0.01, min(wake - now, 1.0)))
                 pos = newpos
-                res_rv = st.res_rv.get(res.key, 0)
+                res_rv = st.res_rv.get(res.skey, 0)
             for e in entries:
-                if e.key != res.key:
+                if e.key != res.skey:
                     continue
                 self.send_entry(res, e, match)
             now = time.monotonic() - t0

@@ -458,3 +458,42 @@ def test_cli_ready_file_and_sigterm(tmp_path):
     finally:
         p.send_signal(signal.SIGTERM)
         assert p.wait(10) == 0
+
+
+def test_events_one_storage_two_apis(api, c):
+    """events.k8s.io/v1 and core/v1 Events are the same objects, converted."""
+    ev = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+          "metadata": {"name": "victim-2.1", "namespace": "default"},
+          "eventTime": "2026-11-30T09:29:59.887586Z",
+          "reportingController": "oomlens.io/agent", "reportingInstance": "node1",
+          "action": "Diagnose", "reason": "OOMForensics", "type": "Warning",
+          "regarding": {"apiVersion": "v1", "kind": "Pod", "namespace": "default",
+                        "name": "victim-2", "uid": "u-2"},
+          "note": "container c OOM-killed"}
+    r = c.request("POST", "/apis/events.k8s.io/v1/namespaces/default/events", token=AGENT,
+                  body=json.dumps(ev), headers=JSON)
+    assert r.status == 201, r.body
+    assert r.json()["deprecatedSource"] == {} and r.json()["note"] == ev["note"]
+    r = c.request("GET", "/api/v1/namespaces/default/events?fieldSelector="
+                  "involvedObject.name%3Dvictim-2", token=ADMIN)
+    (core,) = r.json()["items"]
+    assert core["involvedObject"]["uid"] == "u-2"
+    assert core["message"] == "container c OOM-killed"
+    assert core["reportingComponent"] == "oomlens.io/agent"
+    assert core["source"] == {} and core["firstTimestamp"] is None
+    assert "regarding" not in core and "note" not in core
+    r = c.request("PATCH", "/api/v1/namespaces/default/events/victim-2.1", token=AGENT,
+                  body=json.dumps({"count": 2}),
+                  headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status == 200 and r.json()["count"] == 2
+    r = c.request("GET", "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector="
+                  "regarding.name%3Dvictim-2", token=ADMIN)
+    (v1,) = r.json()["items"]
+    assert v1["deprecatedCount"] == 2 and v1["regarding"]["name"] == "victim-2"
+    assert "apiVersion" not in v1 and v1["deprecatedSource"] == {}  # list items
+    assert r.json()["apiVersion"] == "events.k8s.io/v1"
+    bad = dict(ev, metadata={"name": "x"})
+    del bad["eventTime"]
+    r = c.request("POST", "/apis/events.k8s.io/v1/namespaces/default/events", token=AGENT,
+                  body=json.dumps(bad), headers=JSON)
+    assert r.status == 422 and r.json()["details"]["causes"][0]["field"] == "eventTime"

@@ -22,15 +22,16 @@ LIB = r"""
 set -u
 CG=/sys/fs/cgroup
 AGENT=$OOMLENS_BUILD/bin/oomlens-agent
-start_agent() {
+start_agent() { # subtree [tag]: output in /host/tmp/agent<tag>.out/.err
+	t=${2:-}
 	chroot /host "$AGENT" run --standalone --watch "$1" \
 		--state-dir /tmp/state --host-root / \
-		>/host/tmp/agent.out 2>/host/tmp/agent.err &
+		>/host/tmp/agent$t.out 2>/host/tmp/agent$t.err &
 	agent=$!
 	# Ready once it logs "ready"; give it at most 10 s.
 	i=0
 	while [ $i -lt 100 ]; do
-		grep -qw ready /host/tmp/agent.err && break
+		grep -qw ready /host/tmp/agent$t.err && break
 		kill -0 $agent 2>/dev/null || break
 		sleep 0.1; i=$((i + 1))
 	done
@@ -40,21 +41,22 @@ run_in() { # cgpath hog-args...; $! is the hog's pid
 	sh -c 'echo $$ >'"$CG$1"'/cgroup.procs; exec /bin/hog "$@"' hog \
 		"$2" "${3:-}" >>/tmp/hog.log 2>&1 &
 }
-stop_agent() { # lines
+stop_agent() { # lines [tag]
+	t=${2:-}
 	i=0
 	while [ $i -lt 100 ]; do
-		[ "$(grep -c . /host/tmp/agent.out)" -ge "$1" ] && break
+		[ "$(grep -c . /host/tmp/agent$t.out)" -ge "$1" ] && break
 		sleep 0.1; i=$((i + 1))
 	done
 	sleep 0.2
 	kill -TERM $agent
 	wait $agent
-	echo $? >/out/agent.rc
-	cp /host/tmp/agent.out /host/tmp/agent.err /out/
+	echo $? >/out/agent$t.rc
+	cp /host/tmp/agent$t.out /host/tmp/agent$t.err /out/
 	mkdir -p /out/state
 	cp -r /host/tmp/state/. /out/state/
-	echo "agent exit $(cat /out/agent.rc), $(grep -c . /out/agent.out) lines"
-	cat /out/agent.err | tail -n 20
+	echo "agent$t exit $(cat /out/agent$t.rc), $(grep -c . /out/agent$t.out) lines"
+	tail -n 20 /out/agent$t.err
 }
 """
 
@@ -67,8 +69,8 @@ def agent(vm):
     return path
 
 
-def _reports(outdir):
-    lines = (outdir / "agent.out").read_text().splitlines()
+def _reports(outdir, tag=""):
+    lines = (outdir / f"agent{tag}.out").read_text().splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 
@@ -77,8 +79,8 @@ def _victims(outdir):
     return [int(r.split()[0]) for r in rows if r.strip()]
 
 
-def _check_common(outdir, report, log):
-    assert (outdir / "agent.rc").read_text().strip() == "0", log
+def _check_common(outdir, report, log, tag=""):
+    assert (outdir / f"agent{tag}.rc").read_text().strip() == "0", log
     assert 0 < report["detect_latency_us"] < 1_000_000, report
     # The path is the guest's; the state dir was copied to outdir/state.
     rel = report["path"].split("/tmp/state/", 1)[1]
@@ -169,3 +171,36 @@ kill $pause
     assert [v["pid"] for v in r["victims"]] == _victims(outdir)
     text = _check_common(outdir, r, log)
     assert "oom_memcg=/pod,task_memcg=/pod/ctr" in text
+
+
+def test_late_cgroup_and_restart_between_kills(run_guest, outdir, agent):
+    """A cgroup created after the agent started is watched; a kill while
+    the agent is down is reported once after its restart, the earlier one
+    not again."""
+    log = _run(run_guest, outdir, r"""
+mkdir $CG/demo
+echo +memory >$CG/demo/cgroup.subtree_control
+start_agent /demo 1
+mkdir $CG/demo/late
+echo 32M >$CG/demo/late/memory.max
+sleep 0.5
+run_in /demo/late 0; v1=$!
+wait $v1; echo "victim $v1 exit $?"
+stop_agent 1 1
+run_in /demo/late 0; v2=$!
+wait $v2; echo "victim $v2 exit $?"
+printf '%s\n%s\n' $v1 $v2 >/out/victims.txt
+start_agent /demo 2
+stop_agent 1 2
+""")
+    v1, v2 = _victims(outdir)
+    first, second = _reports(outdir, "1"), _reports(outdir, "2")
+    assert [r["cgroup"] for r in first] == ["/demo/late"], log
+    assert [v["pid"] for v in first[0]["victims"]] == [v1]
+    _check_common(outdir, first[0], log, "1")
+    assert [r["cgroup"] for r in second] == ["/demo/late"], log
+    assert [v["pid"] for v in second[0]["victims"]] == [v2]
+    assert second[0]["id"] != first[0]["id"]
+    assert len(list((outdir / "state" / "reports").glob("*.tar.gz"))) == 2
+    # Reported after the restart, so its latency is not bounded by 1 s.
+    assert second[0]["detect_latency_us"] > 0

@@ -219,6 +219,7 @@ def _bind_unix(path, listen):
 
 
 def test_jvm_stale_socket_and_silent_listener(plain_jvm):
+    assert sidecar("jcmd", plain_jvm.pid, "VM.uptime").returncode == 0
     sock = plain_jvm.tmp(f".java_pid{plain_jvm.pid}")
     os.unlink(sock)
     s = _bind_unix(sock, listen=False)
@@ -235,6 +236,18 @@ def test_jvm_stale_socket_and_silent_listener(plain_jvm):
         os.unlink(sock)
     assert r.returncode == 1 and "deadline" in r.stderr
     assert 0.4 < r.elapsed < 3
+    # A listening socket planted by another user: not connected to.
+    s = _bind_unix(sock, listen=True)
+    try:
+        os.chown(sock, pwd.getpwnam("nobody").pw_uid, -1)
+        r = sidecar("jcmd", "--timeout", 2000, plain_jvm.pid, "VM.uptime")
+        s.settimeout(0.2)
+        with pytest.raises(socket.timeout):
+            s.accept()  # nobody connected
+    finally:
+        s.close()
+        os.unlink(sock)
+    assert r.returncode == 1 and "not owned by the JVM" in r.stderr
     assert plain_jvm.alive()
 
 

@@ -66,7 +66,7 @@ static struct json_object *get(struct json_object *o, const char *key)
 	return v;
 }
 
-static const char *gets(struct json_object *o, const char *key)
+static const char *jstr(struct json_object *o, const char *key)
 {
 	struct json_object *v = get(o, key);
 
@@ -162,23 +162,23 @@ static void page_head(struct page *p)
 	    "<meta http-equiv=\"Content-Security-Policy\" content=\""
 	    "default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
 	    "<title>oomlens: ");
-	esc(p, gets(p->diag, "verdict"));
+	esc(p, jstr(p->diag, "verdict"));
 	out(p, " — ");
-	esc(p, gets(v0, "comm"));
+	esc(p, jstr(v0, "comm"));
 	outf(p, "</title><style>%s</style></head><body><main>\n", css);
 	out(p, "<h1>OOM kill of ");
-	esc(p, v0 ? gets(v0, "comm") : "an unknown process");
+	esc(p, v0 ? jstr(v0, "comm") : "an unknown process");
 	if (v0)
 		outf(p, " (pid %d)", json_object_get_int(get(v0, "pid")));
 	out(p, " in <code>");
-	esc(p, gets(p->man, "pod")[0] ? gets(p->man, "pod")
-				      : gets(p->man, "cgroup"));
+	esc(p, jstr(p->man, "pod")[0] ? jstr(p->man, "pod")
+				      : jstr(p->man, "cgroup"));
 	out(p, "</code></h1><div class=\"sub\">");
-	esc(p, gets(p->man, "captured_at"));
+	esc(p, jstr(p->man, "captured_at"));
 	out(p, " · node ");
-	esc(p, gets(p->man, "node"));
+	esc(p, jstr(p->man, "node"));
 	out(p, " · cgroup <code>");
-	esc(p, gets(p->man, "cgroup"));
+	esc(p, jstr(p->man, "cgroup"));
 	out(p, "</code> · bundle ");
 	esc(p, bundle_id(p->b));
 	out(p, "</div>\n");
@@ -208,14 +208,14 @@ static void page_verdict(struct page *p)
 	}
 	v = json_object_array_get_idx(vs, 0);
 	out(p, "<section class=\"card verdict\"><div class=\"vname\">");
-	esc(p, gets(v, "verdict"));
-	if (gets(v, "detail")[0]) {
+	esc(p, jstr(v, "verdict"));
+	if (jstr(v, "detail")[0]) {
 		out(p, ": ");
-		esc(p, gets(v, "detail"));
+		esc(p, jstr(v, "detail"));
 	}
 	outf(p, "<span class=\"conf\">confidence %d%%</span></div><p>",
 	     json_object_get_int(get(v, "confidence")));
-	esc(p, gets(p->diag, "summary"));
+	esc(p, jstr(p->diag, "summary"));
 	out(p, "</p><h2>Evidence</h2>");
 	list(p, get(v, "evidence"));
 	out(p, "<h2>What to change</h2>");
@@ -223,7 +223,7 @@ static void page_verdict(struct page *p)
 	for (size_t i = 1; i < n; i++) {
 		v = json_object_array_get_idx(vs, i);
 		out(p, "<div class=\"other\">also: <b>");
-		esc(p, gets(v, "verdict"));
+		esc(p, jstr(v, "verdict"));
 		outf(p, "</b> (confidence %d%%) — ",
 		     json_object_get_int(get(v, "confidence")));
 		if (get(v, "evidence") &&
@@ -256,7 +256,7 @@ static void page_ledger(struct page *p)
 		     "<rect x=\"%.1f\" y=\"4\" width=\"%.1f\" height=\"32\" "
 		     "fill=\"%s\"><title>",
 		     x, w, palette[i % ARRAY_SIZE(palette)]);
-		esc(p, gets(e, "name"));
+		esc(p, jstr(e, "name"));
 		outf(p, ": %s</title></rect>", M(getd(e, "bytes")));
 		x += w;
 	}
@@ -277,13 +277,13 @@ static void page_ledger(struct page *p)
 		     "<tr><td><span class=\"sw\" style=\"background:%s\">"
 		     "</span></td><td>",
 		     palette[i % ARRAY_SIZE(palette)]);
-		esc(p, gets(e, "name"));
+		esc(p, jstr(e, "name"));
 		outf(p,
 		     "</td><td class=\"n\">%s</td><td class=\"n\">%.0f%%"
 		     "</td><td>",
 		     M(getd(e, "bytes")),
 		     usage > 0 ? 100 * getd(e, "bytes") / usage : 0);
-		esc(p, gets(e, "source"));
+		esc(p, jstr(e, "source"));
 		if (json_object_get_boolean(get(e, "estimate")))
 			out(p, " <span class=\"est\">(estimate)</span>");
 		out(p, "</td></tr>");
@@ -424,7 +424,7 @@ static void tl_frame(struct page *p, const struct tl_geom *g, double limit,
 		     "stroke=\"#2980b9\" stroke-dasharray=\"2 3\"/>"
 		     "<text x=\"%.1f\" y=\"%.0f\" fill=\"#2980b9\">snapshot ",
 		     x, x, TL_H - TL_B, x + 3, 18.0 + 12 * (double)(i % 3));
-		esc(p, gets(s, "reason"));
+		esc(p, jstr(s, "reason"));
 		out(p, "</text>");
 	}
 	outf(p,
@@ -622,7 +622,7 @@ static int proc_row(const char *path, const char *data, size_t len, void *ud)
 	ar = file_json(p->b, dir);
 	outf(p, "<tr><td class=\"n\">%d</td><td>",
 	     json_object_get_int(get(o, "pid")));
-	esc(p, gets(o, "name"));
+	esc(p, jstr(o, "name"));
 	outf(p, "</td><td class=\"n\">%s</td>", M(getd(o, "rss_kb") * 1024));
 	if (ar)
 		outf(p,
@@ -744,8 +744,8 @@ int report_render_text(const struct bundle *b, bool colour, struct strbuf *o)
 
 	r = strbuf_addf(o,
 			"%sbundle%s  %s\ncgroup  %s\nnode    %s\ntime    %s\n",
-			bold, off, gets(man, "id"), gets(man, "cgroup"),
-			gets(man, "node"), gets(man, "captured_at"));
+			bold, off, jstr(man, "id"), jstr(man, "cgroup"),
+			jstr(man, "node"), jstr(man, "captured_at"));
 	for (size_t i = 0; r >= 0 && get(man, "victims") &&
 			   i < json_object_array_length(get(man, "victims"));
 	     i++) {
@@ -753,15 +753,15 @@ int report_render_text(const struct bundle *b, bool colour, struct strbuf *o)
 			json_object_array_get_idx(get(man, "victims"), i);
 		r = strbuf_addf(o, "killed  pid %d (%s), anon %s\n",
 				json_object_get_int(get(v, "pid")),
-				gets(v, "comm"),
+				jstr(v, "comm"),
 				M(getd(v, "anon_rss_kb") * 1024));
 	}
 	if (r >= 0 && v0)
 		r = strbuf_addf(
 			o, "\n%sverdict%s %s%s%s (confidence %d%%)\n  %s\n",
-			bold, off, red, gets(v0, "verdict"), off,
+			bold, off, red, jstr(v0, "verdict"), off,
 			json_object_get_int(get(v0, "confidence")),
-			gets(d, "summary"));
+			jstr(d, "summary"));
 	for (size_t i = 0; r >= 0 && v0 && get(v0, "evidence") &&
 			   i < json_object_array_length(get(v0, "evidence"));
 	     i++)
@@ -786,8 +786,8 @@ int report_render_text(const struct bundle *b, bool colour, struct strbuf *o)
 	for (size_t i = 0;
 	     r >= 0 && parts && i < json_object_array_length(parts); i++) {
 		struct json_object *e = json_object_array_get_idx(parts, i);
-		r = strbuf_addf(o, "  %-32s %10s  %s%s\n", gets(e, "name"),
-				M(getd(e, "bytes")), gets(e, "source"),
+		r = strbuf_addf(o, "  %-32s %10s  %s%s\n", jstr(e, "name"),
+				M(getd(e, "bytes")), jstr(e, "source"),
 				json_object_get_boolean(get(e, "estimate"))
 					? " (estimate)"
 					: "");

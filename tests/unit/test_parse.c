@@ -14,16 +14,16 @@ struct u64_case {
 ParameterizedTestParameters(parse, u64_table)
 {
 	static struct u64_case cases[] = {
-		{ "0", 0, 0 },
-		{ "42", 0, 42 },
-		{ "18446744073709551615", 0, UINT64_MAX },
-		{ "18446744073709551616", -ERANGE, 0 },
-		{ "", -EINVAL, 0 },
-		{ "-1", -EINVAL, 0 },
-		{ " 1", -EINVAL, 0 },
-		{ "1 ", -EINVAL, 0 },
-		{ "12a", -EINVAL, 0 },
-		{ "+5", -EINVAL, 0 },
+		{"0", 0, 0},
+		{"42", 0, 42},
+		{"18446744073709551615", 0, UINT64_MAX},
+		{"18446744073709551616", -ERANGE, 0},
+		{"", -EINVAL, 0},
+		{"-1", -EINVAL, 0},
+		{" 1", -EINVAL, 0},
+		{"1 ", -EINVAL, 0},
+		{"12a", -EINVAL, 0},
+		{"+5", -EINVAL, 0},
 	};
 	return cr_make_param_array(struct u64_case, cases, ARRAY_SIZE(cases));
 }

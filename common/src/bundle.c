@@ -79,6 +79,10 @@ int bundle_new(const char *id, struct bundle **ret)
 		return -ENOMEM;
 	}
 	b->mtime = now_realtime_us() / 1000000u;
+	/* First in the file; bundle_write() fills them in place. */
+	json_object_object_add(b->manifest, "schema",
+			       json_object_new_string(BUNDLE_SCHEMA));
+	json_object_object_add(b->manifest, "id", json_object_new_string(id));
 	*ret = b;
 	return 0;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* LIVE: the cgroup watcher against this host's real cgroup v1 memory
- * controller. Creates /sys/fs/cgroup/memory/oomlens-test-cgroup-<n>, OOM-kills
- * real processes in it and checks the notifications. Needs root and a v1
- * memory controller (skips with the reason otherwise); always removes its
+/* LIVE: the cgroup watcher against this host's real memory controller:
+ * v1 here (/sys/fs/cgroup/memory/oomlens-test-cgroup-<pid>), v2 when
+ * tests/vm/test_vm_cgroup.py runs it in the qemu guest. OOM-kills real
+ * processes and checks the notifications. Needs root and a memory
+ * controller (skips with the reason otherwise); always removes its
  * cgroups. */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -19,7 +20,9 @@
 #include "oomlens/parse.h"
 #include "oomlens/util.h"
 
-#define MEM "/sys/fs/cgroup/memory"
+/* The memory hierarchy: /sys/fs/cgroup/memory (v1) or /sys/fs/cgroup (v2,
+ * run in the qemu guest by tests/vm/test_vm_cgroup.py). */
+static const char *mem = "/sys/fs/cgroup/memory";
 #define LIMIT (32u << 20)
 
 static struct host h = {.root_fd = -1, .proc_fd = -1, .cgroup_fd = -1};
@@ -92,7 +95,7 @@ static void mkcg(const char *rel)
 {
 	char p[256];
 
-	snprintf(p, sizeof(p), MEM "%s", rel);
+	snprintf(p, sizeof(p), "%s%s", mem, rel);
 	cr_assert_eq(mkdir(p, 0755), 0, "mkdir %s: %s", p, strerror(errno));
 }
 
@@ -130,28 +133,56 @@ static void remove_cg(const char *abs)
 	}
 }
 
+/* Finds the memory controller; skips with the reason when there is none. */
+static void open_host(void)
+{
+	int r;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to create memory cgroups");
+	cr_assert_eq(host_open("/", &h), 0);
+	r = cgroup_fs_open(&h, &fs);
+	if (r < 0)
+		cr_skip_test("no memory cgroup controller on this host");
+	if (fs.mode == CGROUP_V2) {
+		mem = "/sys/fs/cgroup";
+		if (access("/sys/fs/cgroup/memory.stat", F_OK) != 0)
+			cr_skip_test("cgroup v2 without memory in the root's "
+				     "subtree_control");
+	} else if (access("/sys/fs/cgroup/memory/memory.oom_control", F_OK)) {
+		cr_skip_test(
+			"v1 memory controller not at /sys/fs/cgroup/memory");
+	}
+}
+
 static void setup(void)
 {
 	char p[256];
 	char lim[32];
 
-	if (geteuid() != 0)
-		cr_skip_test("needs root to create memory cgroups");
-	if (access(MEM "/memory.oom_control", F_OK) != 0)
-		cr_skip_test("no cgroup v1 memory controller at " MEM
-			     " (v2 hosts: tests/vm)");
+	open_host();
 	snprintf(top, sizeof(top), "/oomlens-test-cgroup-%d", (int)getpid());
-	snprintf(p, sizeof(p), MEM "%s", top);
+	snprintf(p, sizeof(p), "%s%s", mem, top);
 	remove_cg(p);
 	mkcg(top);
-	snprintf(p, sizeof(p), MEM "%s/memory.limit_in_bytes", top);
+	snprintf(p, sizeof(p), "%s%s/%s", mem, top,
+		 fs.mode == CGROUP_V1 ? "memory.limit_in_bytes" : "memory.max");
 	snprintf(lim, sizeof(lim), "%u", LIMIT);
 	write_str(p, lim);
-	cr_assert_eq(host_open("/", &h), 0);
-	cr_assert_eq(cgroup_fs_open(&h, &fs), 0);
-	cr_assert_eq(fs.mode, CGROUP_V1);
 	cr_assert_eq(cgroup_watch_new(&fs, &w), 0);
 	cr_assert_eq(cgroup_watch_add_tree(w, top), 0);
+}
+
+/* v2: children get memory files only when the parent delegates memory
+ * (which it can only while it has no processes of its own). */
+static void delegate(const char *rel)
+{
+	char p[512];
+
+	if (fs.mode != CGROUP_V2)
+		return;
+	snprintf(p, sizeof(p), "%s%s/cgroup.subtree_control", mem, rel);
+	write_str(p, "+memory");
 }
 
 static void teardown(void)
@@ -163,7 +194,7 @@ static void teardown(void)
 	cgroup_fs_close(&fs);
 	host_close(&h);
 	if (top[0]) {
-		snprintf(p, sizeof(p), MEM "%s", top);
+		snprintf(p, sizeof(p), "%s%s", mem, top);
 		remove_cg(p);
 	}
 }
@@ -176,7 +207,7 @@ static int run_victim(const char *rel)
 	int status;
 	pid_t pid;
 
-	snprintf(p, sizeof(p), MEM "%s/cgroup.procs", rel);
+	snprintf(p, sizeof(p), "%s%s/cgroup.procs", mem, rel);
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
@@ -252,9 +283,12 @@ Test(cgroup_live, nested_cgroups_created_later_are_watched, .init = setup,
 
 	snprintf(a, sizeof(a), "%s/a", top);
 	snprintf(c, sizeof(c), "%s/a/b/c", top);
+	delegate(top);
 	mkcg(a);
+	delegate(a);
 	snprintf(want, sizeof(want), "%s/a/b", top);
 	mkcg(want);
+	delegate(want);
 	mkcg(c);
 	pump(&g, 500, NULL);
 	cr_assert_geq(find_ev(&g, CGE_ADDED, a), 0);
@@ -280,11 +314,12 @@ Test(cgroup_live, rmdir_is_removed_not_oom, .init = setup, .fini = teardown,
 	char child[128], abs[256];
 
 	snprintf(child, sizeof(child), "%s/gone", top);
+	delegate(top);
 	mkcg(child);
 	pump(&g, 300, NULL);
 	cr_assert_geq(find_ev(&g, CGE_ADDED, child), 0);
 	g.n = 0;
-	snprintf(abs, sizeof(abs), MEM "%s", child);
+	snprintf(abs, sizeof(abs), "%s%s", mem, child);
 	cr_assert_eq(rmdir(abs), 0);
 	pump(&g, 500, NULL);
 	cr_assert_geq(find_ev(&g, CGE_REMOVED, child), 0);
@@ -294,7 +329,7 @@ Test(cgroup_live, rmdir_is_removed_not_oom, .init = setup, .fini = teardown,
 
 	/* The watched root itself: seen from its parent (and its eventfd). */
 	g.n = 0;
-	snprintf(abs, sizeof(abs), MEM "%s", top);
+	snprintf(abs, sizeof(abs), "%s%s", mem, top);
 	cr_assert_eq(rmdir(abs), 0);
 	pump(&g, 500, NULL);
 	cr_assert_geq(find_ev(&g, CGE_REMOVED, top), 0);

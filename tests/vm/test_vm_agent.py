@@ -204,3 +204,34 @@ stop_agent 1 2
     assert len(list((outdir / "state" / "reports").glob("*.tar.gz"))) == 2
     # Reported after the restart, so its latency is not bounded by 1 s.
     assert second[0]["detect_latency_us"] > 0
+
+
+def test_hostile_comm_and_cgroup_name(run_guest, outdir, agent):
+    """A victim named `evil) (x<newline>UID:9` in a cgroup named
+    `a b,task=x`: the kernel's report has ') (', an escaped newline and a
+    comma inside task_memcg; the agent must still get pid and path."""
+    log = _run(run_guest, outdir, r"""
+mkdir -p "$CG/demo/a b,task=x"
+echo 32M >$CG/demo/memory.max
+echo +memory >$CG/demo/cgroup.subtree_control
+start_agent /demo
+export HOG_COMM="$(printf 'evil) (x\nUID:9')"
+sh -c 'echo $$ >"$0"; exec /bin/hog 0' "$CG/demo/a b,task=x/cgroup.procs" &
+v=$!
+unset HOG_COMM
+echo $v >/out/victims.txt
+wait $v; echo "victim exit $?"
+stop_agent 1
+""")
+    reports = _reports(outdir)
+    assert len(reports) == 1, log
+    r = reports[0]
+    assert [v["pid"] for v in r["victims"]] == _victims(outdir), r
+    assert r["victims"][0]["comm"] == "evil) (x\nUID:9", r
+    _check_common(outdir, r, log)
+    if r["cgroup"] == "/demo/a b":
+        # Known defect (reported to the lead and the kmsg owner): the
+        # oom-kill line is split at commas, so task_memcg stops at the
+        # comma inside the cgroup name. Remove this once fixed.
+        pytest.xfail("kmsg: task_memcg cut at the comma in 'a b,task=x'")
+    assert r["cgroup"] == "/demo/a b,task=x", r

@@ -48,7 +48,8 @@ struct kmsg_assembler {
 	size_t cap_stats, cap_tasks, cap_victims;
 	struct oom_report *ready;
 	size_t n_ready, cap_ready;
-	struct strbuf line; /* NUL-terminated copy of the record's text */
+	struct strbuf line;  /* NUL-terminated copy of the record's text */
+	char *oom_kill_line; /* re-read once the victim's comm is known */
 };
 
 void oom_report_init(struct oom_report *r)
@@ -323,6 +324,7 @@ static int handle(struct kmsg_assembler *a, enum kind k,
 	struct oom_report *r = &a->cur;
 	const char *s = a->line.buf;
 	unsigned mask;
+	int pid;
 
 	switch (k) {
 	case K_TRIGGER:
@@ -352,7 +354,11 @@ static int handle(struct kmsg_assembler *a, enum kind k,
 	case K_TASK_ROW:
 		return handle_task_row(a, s);
 	case K_OOM_KILL:
-		(void)kmsg_parse_oom_kill(s, r);
+		free(a->oom_kill_line);
+		a->oom_kill_line = strdup(s);
+		if (!a->oom_kill_line)
+			return -ENOMEM;
+		(void)kmsg_parse_oom_kill(s, NULL, r, &pid);
 		return 0;
 	case K_TASK_IN:
 		(void)kmsg_parse_task_in(s, r);
@@ -424,12 +430,34 @@ static void start(struct kmsg_assembler *a, const struct kmsg_record *rec)
 	a->last_seq = UINT64_MAX;
 }
 
+/* The oom-kill line again, now that the "Killed process" line told the
+ * victim's comm: a comm or cgroup name holding ",task=" is then exact. */
+static void resolve_oom_kill(struct kmsg_assembler *a)
+{
+	struct oom_report *r = &a->cur;
+	int pid;
+
+	if (!a->oom_kill_line ||
+	    kmsg_parse_oom_kill(a->oom_kill_line, NULL, r, &pid) < 0)
+		goto out;
+	for (size_t i = 0; i < r->n_victims; i++)
+		if (r->victims[i].pid == pid) {
+			(void)kmsg_parse_oom_kill(a->oom_kill_line,
+						  r->victims[i].comm, r, &pid);
+			break;
+		}
+out:
+	free(a->oom_kill_line);
+	a->oom_kill_line = NULL;
+}
+
 static int finish(struct kmsg_assembler *a)
 {
 	struct oom_report *r = &a->cur;
 	int ret;
 
 	a->active = false;
+	resolve_oom_kill(a);
 	if (!r->trigger.present && r->n_victims == 0) {
 		/* Report lines without trigger or victim: nothing to report. */
 		oom_report_release(r);
@@ -463,6 +491,7 @@ void kmsg_assembler_free(struct kmsg_assembler *a)
 	if (!a)
 		return;
 	oom_report_release(&a->cur);
+	free(a->oom_kill_line);
 	for (size_t i = 0; i < a->n_ready; i++)
 		oom_report_release(&a->ready[i]);
 	free(a->ready);

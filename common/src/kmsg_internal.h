@@ -14,7 +14,10 @@ const char *kmsg_after(const char *s, const char *prefix);
 int kmsg_parse_trigger(const char *line, struct oom_report *r);
 int kmsg_parse_cpu_line(const char *line, struct oom_report *r);
 int kmsg_parse_usage(const char *line, struct oom_report *r);
-int kmsg_parse_oom_kill(const char *line, struct oom_report *r);
+/* victim_comm: the comm of the "Killed process" line when known (NULL
+ * otherwise); *ret_pid: the pid the line names. */
+int kmsg_parse_oom_kill(const char *line, const char *victim_comm,
+			struct oom_report *r, int *ret_pid);
 int kmsg_parse_task_in(const char *line, struct oom_report *r);
 int kmsg_parse_group(const char *line, struct oom_report *r);
 int kmsg_parse_killed(const char *line, struct kmsg_victim *ret);

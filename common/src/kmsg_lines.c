@@ -145,30 +145,108 @@ int kmsg_parse_usage(const char *line, struct oom_report *r)
 	return -EBADMSG;
 }
 
+/* The end of an oom-kill line: ",pid=N,uid=N". Returns where it starts. */
+static const char *pid_uid_tail(const char *p, int *ret_pid)
+{
+	const char *t = NULL, *q;
+	int64_t pid;
+	uint64_t uid;
+
+	for (q = p; (q = strstr(q, ",pid=")); q++)
+		t = q;
+	if (!t)
+		return NULL;
+	q = t + strlen(",pid=");
+	if (scan_i64(&q, &pid) < 0 || !(q = kmsg_after(q, ",uid=")) ||
+	    scan_u64(&q, &uid) < 0 || *q || to_int(pid, ret_pid) < 0)
+		return NULL;
+	return t;
+}
+
+/* Where "task=COMM" starts in [s, tail): with the victim's comm known, the
+ * one that names it exactly; else the leftmost whose comm fits in 15
+ * bytes (a comm may hold ",task=" itself, and so may a cgroup name). */
+static const char *task_start(const char *s, const char *tail, const char *comm)
+{
+	const char *best = NULL;
+
+	for (const char *q = s; (q = strstr(q, ",task=")) && q < tail; q++) {
+		const char *c = q + strlen(",task=");
+		size_t n = (size_t)(tail - c);
+
+		if (comm && !comm[0])
+			return q; /* "": no tail to measure from, take the first
+				   */
+		if (comm && strlen(comm) == n && strncmp(c, comm, n) == 0)
+			return q;
+		if (!best && n <= 15)
+			best = q;
+	}
+	return best;
+}
+
+/* oom_memcg is an ancestor of (or equal to) task_memcg: of the
+ * ",task_memcg=" candidates, the first whose value starts with the
+ * oom_memcg before it splits them (cgroup names may hold that key). */
+static const char *split_memcgs(const char *om, const char *end)
+{
+	const char *first = NULL;
+
+	for (const char *q = om; (q = strstr(q, ",task_memcg=")) && q < end;
+	     q++) {
+		const char *y = q + strlen(",task_memcg=");
+		size_t xl = (size_t)(q - om);
+
+		if (!first)
+			first = q;
+		if ((size_t)(end - y) >= xl && strncmp(y, om, xl) == 0 &&
+		    (xl == 1 || y[xl] == '/' || y + xl == end ||
+		     strncmp(y + xl, ",task=", 6) == 0))
+			return q;
+	}
+	return first;
+}
+
 /* "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,
  * mems_allowed=0,[global_oom,|oom_memcg=/x,]task_memcg=/x/y,task=COMM,
- * pid=N,uid=N". The task= comm is not needed: the pid comes from the end. */
-int kmsg_parse_oom_kill(const char *line, struct oom_report *r)
+ * pid=N,uid=N". victim_comm (may be NULL) resolves a comm or cgroup name
+ * holding ",task=". ret_pid gets the pid at the end. */
+int kmsg_parse_oom_kill(const char *line, const char *victim_comm,
+			struct oom_report *r, int *ret_pid)
 {
-	const char *p = kmsg_after(line, "oom-kill:"), *v;
+	const char *p = kmsg_after(line, "oom-kill:"), *v, *tail, *task, *tm;
 	size_t len;
 
-	if (!p)
-		return -EBADMSG;
-	v = kv_find(p, "constraint", &len);
-	if (!v)
+	if (!p || !(v = kv_find(p, "constraint", &len)))
 		return -EBADMSG;
 	copy_n(r->constraint, sizeof(r->constraint), v, len);
-	/* Cgroup paths come before task=, whose comm may contain ",x=". */
-	v = kv_find(p, "oom_memcg", &len);
-	if (v && (!strstr(p, ",task=") || v < strstr(p, ",task=")))
-		copy_n(r->oom_memcg, sizeof(r->oom_memcg), v, len);
-	v = kv_find(p, "task_memcg", &len);
-	if (v && (!strstr(p, ",task=") || v < strstr(p, ",task=")))
-		copy_n(r->task_memcg, sizeof(r->task_memcg), v, len);
+	tail = pid_uid_tail(p, ret_pid);
+	if (!tail) {
+		/* Cut short (dmesg -t and a newline in the comm): the first
+		 * task= after task_memcg= is the best guess. */
+		*ret_pid = 0;
+		tail = p + strlen(p);
+		victim_comm = "";
+	}
+	tm = strstr(p, ",task_memcg=");
+	task = task_start(tm ? tm : p, tail, victim_comm);
+	if (!task)
+		return -EBADMSG;
+	v = strstr(p, ",oom_memcg=");
+	if (v && v < task) {
+		v += strlen(",oom_memcg=");
+		tm = split_memcgs(v, task);
+		if (tm)
+			copy_n(r->oom_memcg, sizeof(r->oom_memcg), v,
+			       (size_t)(tm - v));
+	}
+	if (tm && tm < task) {
+		v = tm + strlen(",task_memcg=");
+		copy_n(r->task_memcg, sizeof(r->task_memcg), v,
+		       (size_t)(task - v));
+	}
 	v = strstr(p, ",global_oom,");
-	if (streq(r->constraint, "CONSTRAINT_NONE") ||
-	    (v && (!strstr(p, ",task=") || v < strstr(p, ",task="))))
+	if (streq(r->constraint, "CONSTRAINT_NONE") || (v && v < task))
 		r->global = true;
 	return 0;
 }

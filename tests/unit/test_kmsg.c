@@ -403,6 +403,23 @@ ParameterizedTestParameters(kmsg, fixtures)
 		  .n_stats = 42, .stat = "rss", .stat_value = 33427456,
 		  .n_tasks = 1, .complete = true, .group_kill = false,
 		  .global = false, .stats_truncated = false },
+		{ .file = "v2-6.1-global/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 380, .seq_last = 433,
+		  .trigger_comm = "hog", .trigger_pid = 109,
+		  .victim_comm = "hog", .victim_pid = 109, .n_victims = 1,
+		  .anon_rss_kb = 432372, .file_rss_kb = 4, .pgtables_kb = 884,
+		  .oom_memcg = "", .task_memcg = "/",
+		  .n_stats = 0, .n_tasks = 2, .complete = true, .global = true },
+		{ .file = "v2-6.1-hostile/kmsg.txt", .n_reports = 1, .idx = 0,
+		  .seq_first = 378, .seq_last = 413,
+		  .trigger_comm = "evil) (x\nUID:9", .trigger_pid = 155,
+		  .victim_comm = "evil) (x\nUID:9", .victim_pid = 155,
+		  .n_victims = 1,
+		  .anon_rss_kb = 32148, .file_rss_kb = 4, .pgtables_kb = 100,
+		  .oom_memcg = "/demo", .task_memcg = "/demo/a b,task=x",
+		  .usage_kb = 32520, .limit_kb = 32768, .failcnt = 21,
+		  .n_stats = 51, .stat = "anon", .stat_value = 33169408,
+		  .n_tasks = 1, .complete = true },
 	};
 	/* clang-format on */
 	return cr_make_param_array(struct fixture_case, cases,
@@ -851,22 +868,81 @@ Test(kmsg, killed_line_comm_tricks)
 	cr_assert_eq(kmsg_parse_killed("Killed process 7", &v), -EBADMSG);
 }
 
-Test(kmsg, oom_kill_line_comm_with_keys)
+struct oom_kill_case {
+	char line[200];
+	char comm[16]; /* the victim's, "" when unknown */
+	char oom_memcg[40], task_memcg[40];
+	int pid;
+	bool global;
+};
+
+ParameterizedTestParameters(kmsg, oom_kill_lines)
+{
+	static struct oom_kill_case cases[] = {
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/a,task_memcg=/a/b,task=,global_oo"
+		 "m,x,pid=3,uid=0",
+		 "", "/a", "/a/b", 3, false},
+		/* cgroup name with ",task=" (real: v2-6.1-hostile) */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/demo,task_memcg=/demo/a b,task=x,"
+		 "task=evil) (x\nUID:9,pid=155,uid=0",
+		 "", "/demo", "/demo/a b,task=x", 155, false},
+		/* both hold ",task=": only the victim's comm tells */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/x,task_memcg=/x/y,task=z,task=a,p"
+		 "id=1,uid=0",
+		 "a", "/x", "/x/y,task=z", 1, false},
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/x,task_memcg=/x/y,task=z,task=a,p"
+		 "id=1,uid=0",
+		 "z,task=a", "/x", "/x/y", 1, false},
+		/* an oom_memcg holding ",task_memcg=" */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/p,task_memcg=/q,task_memcg=/p,tas"
+		 "k_memcg=/q/r,task=c,pid=7,uid=0",
+		 "c", "/p,task_memcg=/q", "/p,task_memcg=/q/r", 7, false},
+		{"oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,"
+		 "mems_allowed=0,global_oom,task_memcg=/,task=hog,pid=109,uid="
+		 "0",
+		 "", "", "/", 109, true},
+	};
+	return cr_make_param_array(struct oom_kill_case, cases,
+				   ARRAY_SIZE(cases));
+}
+
+ParameterizedTest(struct oom_kill_case *c, kmsg, oom_kill_lines)
 {
 	struct oom_report r;
+	int pid = 0;
 
 	oom_report_init(&r);
-	cr_assert_eq(kmsg_parse_oom_kill(
-			     "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=("
-			     "null),cpuset=/,mems_allowed=0,oom_memcg=/a,"
-			     "task_memcg=/a/b,task=,global_oom,x,pid=3,uid=0",
-			     &r),
+	cr_assert_eq(kmsg_parse_oom_kill(c->line, c->comm[0] ? c->comm : NULL,
+					 &r, &pid),
+		     0, "%s", c->line);
+	cr_assert_str_eq(r.oom_memcg, c->oom_memcg, "%s", c->line);
+	cr_assert_str_eq(r.task_memcg, c->task_memcg, "%s", c->line);
+	cr_assert_eq(pid, c->pid);
+	cr_assert_eq(r.global, c->global, "%s", c->line);
+	oom_report_release(&r);
+}
+
+Test(kmsg, oom_kill_line_malformed)
+{
+	struct oom_report r;
+	int pid;
+
+	oom_report_init(&r);
+	cr_assert_eq(
+		kmsg_parse_oom_kill("oom-kill:nodemask=(null)", NULL, &r, &pid),
+		-EBADMSG);
+	/* Cut short: what is there is kept, the pid is unknown. */
+	cr_assert_eq(kmsg_parse_oom_kill("oom-kill:constraint=X,task_memcg=/a,"
+					 "task=a,pid=1,uid=",
+					 NULL, &r, &pid),
 		     0);
-	cr_assert_str_eq(r.oom_memcg, "/a");
-	cr_assert_str_eq(r.task_memcg, "/a/b");
-	cr_assert_not(r.global, "global_oom inside the comm is no flag");
-	cr_assert_eq(kmsg_parse_oom_kill("oom-kill:nodemask=(null)", &r),
-		     -EBADMSG);
+	cr_assert_str_eq(r.task_memcg, "/a");
+	cr_assert_eq(pid, 0);
 	oom_report_release(&r);
 }
 

@@ -77,6 +77,8 @@ static int commit(struct smaps *s)
 				if (streq(s->fields[i], known_names[f]))
 					s->idx[f] = (int)i;
 	}
+	if (s->n_fields == 0)
+		return 0;
 	need = s->n * s->n_fields;
 	if (need > s->vals_alloc) {
 		size_t na = s->vals_alloc ? s->vals_alloc * 2 : 64 * 32;

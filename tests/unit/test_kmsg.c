@@ -6,6 +6,7 @@
 #include <criterion/parameterized.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <sys/stat.h>
 
 #include "../../common/src/kmsg_internal.h"
 #include "oomlens/fileio.h"
@@ -1166,4 +1167,58 @@ Test(kmsg, user_space_records_cannot_fake_reports)
 	cr_assert_eq(r.victims[0].pid, 5);
 	oom_report_release(&r);
 	kmsg_assembler_free(a);
+}
+
+/* --- the reader, on a FIFO standing in for <root>/dev/kmsg ------------ */
+
+static char fifo_root[64];
+
+static void fifo_cleanup(void)
+{
+	char p[96];
+
+	snprintf(p, sizeof(p), "%s/dev/kmsg", fifo_root);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/dev", fifo_root);
+	rmdir(p);
+	rmdir(fifo_root);
+}
+
+/* cppcheck-suppress unknownMacro */
+Test(kmsg, reader_records_and_malformed, .fini = fifo_cleanup)
+{
+	struct kmsg_reader *r;
+	struct kmsg_record rec;
+	char p[96];
+	int root, w;
+
+	snprintf(fifo_root, sizeof(fifo_root), "/tmp/oomlens-test-kmsg-XXXXXX");
+	cr_assert_not_null(mkdtemp(fifo_root));
+	snprintf(p, sizeof(p), "%s/dev", fifo_root);
+	cr_assert_eq(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/dev/kmsg", fifo_root);
+	cr_assert_eq(mkfifo(p, 0600), 0);
+	root = open(fifo_root, O_PATH | O_DIRECTORY);
+	cr_assert_geq(root, 0);
+	cr_assert_eq(kmsg_reader_open(root, false, false, 0, &r), 0);
+	w = open(p, O_WRONLY | O_NONBLOCK);
+	cr_assert_geq(w, 0);
+	cr_assert_eq(kmsg_reader_next(r, &rec), 0, "nothing yet");
+	/* One write, one read: as /dev/kmsg hands out one record per read. */
+	cr_assert_eq(write(w, "6,abc,1,-;bad\n", 14), 14);
+	cr_assert_eq(kmsg_reader_next(r, &rec), 0, "malformed: skipped");
+	cr_assert_eq(kmsg_reader_malformed(r), 1);
+	cr_assert_eq(write(w, "3,42,77,-;a\\x0ab\n", 17), 17);
+	cr_assert_eq(kmsg_reader_next(r, &rec), 1);
+	cr_assert_eq(rec.seq, 42);
+	cr_assert_eq(rec.usec, 77);
+	cr_assert_eq(rec.prio, 3);
+	cr_assert_eq(rec.text_len, 3);
+	cr_assert_eq(memcmp(rec.text, "a\nb", 3), 0);
+	cr_assert_geq(kmsg_reader_fd(r), 0);
+	close(w);
+	kmsg_reader_free(r);
+	kmsg_reader_free(NULL);
+	close(root);
+	cr_assert_eq(kmsg_reader_open(root, false, false, 0, &r), -EBADF);
 }

@@ -186,7 +186,9 @@ struct kmsg_reader;
  * skip_to_end, reading starts after the newest record (SEEK_END: a first
  * start reports no history); otherwise from the oldest record kept, and
  * records with seq <= after_seq are skipped when have_after (a restart
- * neither loses nor repeats). */
+ * neither loses nor repeats). An after_seq above every record now kept (it
+ * was saved before a reboot) skips nothing; finding that out reads the
+ * buffer once at open. Returns 0 or -errno (-EPERM without CAP_SYSLOG). */
 int kmsg_reader_open(int root_fd, bool skip_to_end, bool have_after,
 		     uint64_t after_seq, struct kmsg_reader **ret);
 void kmsg_reader_free(struct kmsg_reader *r);

@@ -110,6 +110,8 @@ int jvm_trim_snapshot(const struct host *h, int pid, int out_dirfd,
 
 	strbuf_init(&sb, 64u << 10);
 	r = jvm_trim(h, pid, o, &res);
+	if (r == -JVM_E_NOT_JVM || r == -ESRCH || r == -EACCES)
+		return r; /* nothing to say about a JVM */
 	if (r < 0) {
 		strbuf_adds(&sb, "{\"error\":");
 		strbuf_add_json_str(&sb, jvm_strerror(r),

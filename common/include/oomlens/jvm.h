@@ -220,8 +220,10 @@ int jvm_trim(const struct host *h, int pid, const struct jvm_attach_opts *o,
 	     struct jvm_trim_result *ret);
 int jvm_trim_to_json(const struct jvm_trim_result *t, struct strbuf *sb);
 
-/* jvm_trim() and its result (or error) written to out_dirfd/jvm/trim.json,
- * for the sidecar's --trim test|on-pressure. ret may be NULL. */
+/* jvm_trim() and its result (or the attach error) written to
+ * out_dirfd/jvm/trim.json, for the sidecar's --trim test|on-pressure.
+ * Writes nothing for a non-JVM (-JVM_E_NOT_JVM), a vanished (-ESRCH) or
+ * unreadable (-EACCES) process. ret may be NULL. */
 int jvm_trim_snapshot(const struct host *h, int pid, int out_dirfd,
 		      const struct jvm_attach_opts *o,
 		      struct jvm_trim_result *ret);

@@ -286,11 +286,24 @@ static int save_state(struct ptcall_session *s)
 	return 0;
 }
 
-static void detach_plain(struct ptcall_session *s)
+static void detach_plain(struct ptcall_session *s, int sig)
 {
-	ptrace(PTRACE_DETACH, s->tid, NULL, NULL);
+	ptrace(PTRACE_DETACH, s->tid, NULL, (void *)(uintptr_t)sig);
 	s->attached = false;
 	s->rep->stopped_us += now_monotonic_us() - s->stop_start_us;
+}
+
+/* The interrupt did not stop the thread in time (uninterruptible sleep):
+ * it is still seized and will stop later; wait for that stop a while so it
+ * can be detached instead of staying stopped while we live. */
+static int settle_seized(struct ptcall_session *s)
+{
+	int st;
+
+	s->deadline_us = now_monotonic_us() + STUCK_WAIT_US;
+	if (wait_stop(s, &st) == 0 && st >> 16 != PTRACE_EVENT_STOP)
+		return WSTOPSIG(st); /* a signal on its way: pass it on */
+	return 0;
 }
 
 static int try_thread(struct ptcall_session *s, int tid, const char **why)
@@ -298,19 +311,21 @@ static int try_thread(struct ptcall_session *s, int tid, const char **why)
 	int r = seize_stop(s, tid);
 
 	if (r < 0) {
+		int sig = r == -ETIMEDOUT && s->attached ? settle_seized(s) : 0;
+
 		if (s->attached)
-			detach_plain(s);
+			detach_plain(s, sig);
 		return r;
 	}
 	s->rep->threads_tried++;
 	r = ptarch_get_regs(tid, &s->saved);
 	if (r < 0) {
-		detach_plain(s);
+		detach_plain(s, 0);
 		return r;
 	}
 	*why = unsafe_reason(s, &s->saved);
 	if (*why) {
-		detach_plain(s);
+		detach_plain(s, 0);
 		return -EAGAIN;
 	}
 	r = save_state(s);

@@ -167,6 +167,10 @@ static void client_defaults(struct kube_client_options *o)
 		o->connect_timeout_ms = 10000;
 	if (o->max_response == 0)
 		o->max_response = 64u << 20;
+	if (o->max_retries == 0)
+		o->max_retries = 3;
+	if (o->no_retries)
+		o->max_retries = 0;
 }
 
 int kube_client_new(const struct kube_config *cfg,

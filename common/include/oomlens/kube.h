@@ -164,6 +164,7 @@ struct kube_client_options {
 	double qps;		/* default 5; < 0 disables the limiter */
 	unsigned burst;		/* default 10 */
 	unsigned max_retries;	/* 429/5xx with Retry-After; default 3 */
+	bool no_retries;	/* one attempt only */
 	uint32_t timeout_ms;	/* whole non-watch request; default 30000 */
 	uint32_t connect_timeout_ms; /* default 10000 */
 	size_t max_response;	     /* default 64 MiB */

@@ -1485,12 +1485,15 @@ class FakeAPI:
 
     def go_down(self, seconds, expire=True):
         """Stops listening and drops all connections; listens again on the same
-        port after `seconds` with the state kept. With expire, the watch cache
-        restarts at the current RV, so older watch RVs get 410 (a real restart)."""
+        port after `seconds` with the state kept. With expire (a real restart):
+        the global revision moves on by one (in a cluster, leader-election
+        leases alone write every 2 s) and the watch cache restarts there, so a
+        watch from any earlier RV gets 410."""
         with self.life:
             self._stop_api()
             with self.store.cond:
                 if expire:
+                    self.store.rv += 1
                     self.store.watch_floor = self.store.rv
             self.down_until = time.time() + float(seconds)
             self.restarts += 1

@@ -147,16 +147,22 @@ def test_watch_too_old_after_down_and_back(api, c):
     time.sleep(1.3)
     r = c.request("GET", "/api/v1/namespaces/default/pods/a", token=AGENT)
     assert r.status == 200 and r.json()["metadata"]["uid"] == o["metadata"]["uid"]
-    r = c.request("GET", "/api/v1/pods?watch=1&timeoutSeconds=5&resourceVersion=%d"
-                  % (int(rv) - 1), token=AGENT)
+    # even the newest RV the client saw is older than the restarted cache
+    r = c.request("GET", "/api/v1/pods?watch=1&timeoutSeconds=5&resourceVersion=" + rv,
+                  token=AGENT)
     ev = r.events()
     assert len(ev) == 1 and ev[0]["type"] == "ERROR"
     assert ev[0]["object"]["code"] == 410 and ev[0]["object"]["reason"] == "Expired"
     assert r.elapsed < 2
-    # from the current RV the watch works
-    r = c.request("GET", "/api/v1/pods?watch=1&timeoutSeconds=1&resourceVersion=" + rv,
-                  token=AGENT)
-    assert r.events() == [] and r.complete
+    # relist, then the watch from the list's RV works and sees new writes only
+    lrv = c.request("GET", "/api/v1/pods", token=AGENT).json()["metadata"]["resourceVersion"]
+    assert int(lrv) > int(rv)
+    w = Watch(c, "/api/v1/pods?watch=1&timeoutSeconds=1&resourceVersion=" + lrv)
+    wait_watchers(api, 1)
+    create_pod(c, "b")
+    r = w.result()
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in r.events()] == [
+        ("ADDED", "b")]
 
 
 def test_down_drops_open_watches(api, c):

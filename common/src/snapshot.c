@@ -110,7 +110,7 @@ static int snap_smaps(struct snap_ctx *c, int pid, const struct strbuf *cmd,
 {
 	_cleanup_strbuf_ struct strbuf table;
 	struct smaps s;
-	struct smaps_summary sum;
+	struct smaps_summary sum = {0};
 	int r;
 
 	strbuf_init(&table, STRBUF_DEFAULT_MAX);

@@ -45,6 +45,7 @@ struct run_state {
 	bool manifest_dirty;
 	int alive[RUN_MAX_PIDS]; /* pids sampled in the last round */
 	size_t n_alive;
+	int scratch_pids[RUN_MAX_PIDS], scratch_ok[RUN_MAX_PIDS];
 };
 
 /* One sampling round: pids, their status, the cgroup. Adds a sample to

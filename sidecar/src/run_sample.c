@@ -114,16 +114,13 @@ static void cgroup_usage(struct run_state *st, struct rec_sample *s)
 
 int run_sample(struct run_state *st)
 {
-	_cleanup_free_ int *pids = calloc(RUN_MAX_PIDS, sizeof(int));
-	_cleanup_free_ int *ok = calloc(RUN_MAX_PIDS, sizeof(int));
+	int *pids = st->scratch_pids, *ok = st->scratch_ok;
 	struct rec_sample s = {.t_us = now_realtime_us(),
 			       .mono_us = now_monotonic_us()};
 	size_t n = 0, n_ok = 0;
 	uint64_t rss_sum = 0;
 	int r = 0;
 
-	if (!pids || !ok)
-		return -ENOMEM;
 	if (st->cfg->cgroup) {
 		r = cgroup_pids(st, pids, &n);
 		if (r == -ENOENT)

@@ -12,10 +12,10 @@
 #include "host.h"
 
 struct snapshot_opts {
-	bool no_redact; /* keep cmdline secrets (default: redact) */
-	bool pmap_json; /* also write pmap.json (large) */
-	bool skip_jvm;	/* do not talk to a JVM (for the jvm hook) */
-	bool allocator_probe; /* allocator.json via ptrace (--allocator-probe) */
+	bool no_redact;	      /* keep cmdline secrets (default: redact) */
+	bool pmap_json;	      /* also write pmap.json (large) */
+	bool skip_jvm;	      /* do not talk to a JVM (for the jvm hook) */
+	bool allocator_probe; /* allocator.json via ptrace */
 };
 
 struct snapshot_result {

@@ -411,6 +411,9 @@ def test_jvm_jdk25_protocol_v2(classes, tmp_path):
         jdk = subprocess.run([os.path.join(JDK25, "bin", "jcmd"), str(j.pid), "VM.flags"],
                              capture_output=True, text=True, timeout=60)
         assert sidecar("jcmd", j.pid, "VM.flags").stdout == jdk.stdout
+        # streaming=0: the status is the command's own, not an early 0.
+        r = sidecar("jcmd", j.pid, "No.such_command")
+        assert r.returncode == 1 and "Unknown diagnostic command" in r.stdout
         r = sidecar("snapshot", j.pid, "-o", tmp_path)
         assert r.returncode == 0, r.stderr
         jdir = tmp_path / "processes" / str(j.pid) / "jvm"

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
@@ -42,9 +43,26 @@ static bool endswith(const char *s, const char *suffix)
 	return n >= m && streq(s + n - m, suffix);
 }
 
-static bool is_glibc_name(const char *path)
+/* The file name of a mapping without " (deleted)" (a library upgraded
+ * under a running process), in buf. */
+static const char *file_name(const char *path, char *buf, size_t size)
 {
 	const char *b = base_name(path);
+	size_t n = strlen(b);
+
+	if (endswith(b, " (deleted)"))
+		n -= strlen(" (deleted)");
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, b, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static bool is_glibc_name(const char *path)
+{
+	char buf[64];
+	const char *b = file_name(path, buf, sizeof(buf));
 
 	/* libc.so.6 since 2.34; libc-2.31.so before */
 	return streq(b, "libc.so.6") ||
@@ -53,14 +71,16 @@ static bool is_glibc_name(const char *path)
 
 static bool is_ldso_name(const char *path)
 {
-	const char *b = base_name(path);
+	char buf[64];
+	const char *b = file_name(path, buf, sizeof(buf));
 
 	return startswith(b, "ld-linux") || startswith(b, "ld-2.");
 }
 
 static bool is_musl_name(const char *path)
 {
-	const char *b = base_name(path);
+	char buf[64];
+	const char *b = file_name(path, buf, sizeof(buf));
 
 	/* Alpine: ld-musl-x86_64.so.1, libc.musl-x86_64.so.1; Debian:
 	 * /usr/lib/x86_64-linux-musl/libc.so */
@@ -149,23 +169,47 @@ static int check_status(struct ptcall_session *s)
 
 /* Opens the file behind a mapping: through /proc/<pid>/root (checking the
  * inode), else /proc/<pid>/map_files (deleted or replaced files). */
-static int open_mapped(struct ptcall_session *s, const struct ptvma *v)
+/* Opens path inside the target's root: its symlinks resolve there, not in
+ * ours; a FIFO or device planted there neither blocks nor is read. */
+static int open_in_root(struct ptcall_session *s, const char *path)
 {
-	char p[PATH_MAX + 16];
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_close_ int root =
+		openat(s->pid_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
 	int fd;
 
-	if (v->path[0] == '/' &&
-	    snprintf(p, sizeof(p), "root%s", v->path) < (int)sizeof(p)) {
-		fd = openat(s->pid_fd, p, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == v->inode)
-			return fd;
-		if (fd >= 0)
-			close(fd);
+	if (root < 0)
+		return -errno;
+	fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
 	}
+	return fd;
+}
+
+/* Opens the file behind a mapping: by its path inside the target's root
+ * when the inode matches, else through /proc/<pid>/map_files (deleted or
+ * replaced files, or no openat2). */
+static int open_mapped(struct ptcall_session *s, const struct ptvma *v)
+{
+	char p[64];
+	struct stat st;
+	int fd = v->path[0] == '/' ? open_in_root(s, v->path) : -EINVAL;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == v->inode)
+		return fd;
+	if (fd >= 0)
+		close(fd);
 	snprintf(p, sizeof(p), "map_files/%" PRIx64 "-%" PRIx64, v->start,
 		 v->end);
-	fd = openat(s->pid_fd, p, O_RDONLY | O_CLOEXEC);
+	fd = openat(s->pid_fd, p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	return fd < 0 ? -errno : fd;
 }
 

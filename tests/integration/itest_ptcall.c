@@ -772,3 +772,81 @@ Test(ptcall, refuses_when_no_thread_is_safe)
 	cr_expect(strstr(buf, ") R ") || strstr(buf, ") S "), "%s", buf);
 	stop_victim(&v);
 }
+
+/* ---- hostile and vanishing targets ---- */
+
+Test(ptcall, works_when_libc_was_deleted_under_the_process)
+{
+	char path[600], dir[400], lib[500], cmd[1200];
+	struct victim v;
+	struct ptcall_mallinfo2 mi;
+	struct ptcall_report rep;
+
+	victim_path(path, sizeof(path), "ptcall_reader");
+	snprintf(dir, sizeof(dir), "%s/oldlibc", tmpdir);
+	snprintf(lib, sizeof(lib), "%s/libc.so.6", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s && cp /lib/x86_64-linux-gnu/libc.so.6 %s", dir,
+		 lib);
+	if (system(cmd) != 0)
+		cr_skip_test("cannot copy /lib/x86_64-linux-gnu/libc.so.6");
+	setenv("LD_LIBRARY_PATH", dir, 1);
+	start_victim(&v, (char *const[]){path, "2", "2", NULL});
+	unsetenv("LD_LIBRARY_PATH");
+	/* as after an upgrade: maps now says "libc.so.6 (deleted)" */
+	cr_assert_eq(unlink(lib), 0);
+	cr_expect_eq(ptcall_mallinfo2(v.pid, NULL, &mi, &rep), 0, "%s",
+		     rep.reason);
+	cr_expect_gt(mi.arena, 0);
+	victim_cmd(&v, 'p');
+	cr_expect_str_eq(v.line, "{\"read\":1,\"errno\":0,\"cmd\":\"p\"}");
+	stop_victim(&v);
+}
+
+Test(ptcall, hostile_process_name)
+{
+	char path[600], odd[600], cmd[1400];
+	struct victim v;
+	struct ptcall_mallinfo2 mi;
+	struct ptcall_report rep;
+
+	victim_path(path, sizeof(path), "ptcall_reader");
+	/* comm "x) T (y": a parser taking the first ')' of stat would see
+	 * state T and skip every thread */
+	snprintf(odd, sizeof(odd), "%s/x) T (y", tmpdir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", path, odd);
+	cr_assert_eq(system(cmd), 0);
+	start_victim(&v, (char *const[]){odd, "1", "1", NULL});
+	cr_expect_eq(ptcall_mallinfo2(v.pid, NULL, &mi, &rep), 0, "%s",
+		     rep.reason);
+	cr_expect_eq(rep.tid, v.pid);
+	stop_victim(&v);
+}
+
+Test(ptcall, process_exiting_during_a_call)
+{
+	char path[600];
+	struct victim v;
+	struct ptcall_session *s;
+	struct ptcall_report rep;
+	uint64_t fn, ret, args[1] = {7};
+	int st;
+
+	victim_path(path, sizeof(path), "ptcall_reader");
+	start_victim(&v, (char *const[]){path, "2", "1", NULL});
+	cr_assert_eq(ptcall_open(v.pid, NULL, &s, &rep), 0, "%s", rep.reason);
+	cr_assert_eq(ptcall_resolve(s, "_exit", &fn), 0);
+	cr_assert_eq(ptcall_attach(s), 0, "%s", rep.reason);
+	cr_expect_eq(ptcall_call(s, fn, args, 1, &ret), -ESRCH);
+	cr_expect_eq(ptcall_close(s), 0, "%s", rep.reason);
+	/* we are its parent and its tracer: ptcall's waitpid reaped it */
+	if (waitpid(v.pid, &st, 0) == v.pid)
+		cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 7, "st %d", st);
+	else
+		cr_expect_eq(errno, ECHILD);
+	cr_expect_eq(kill(v.pid, 0), -1, "gone");
+	close(v.in);
+	close(v.out);
+	/* and a pid that is gone */
+	cr_expect_eq(ptcall_open(v.pid, NULL, &s, &rep), -ESRCH);
+}

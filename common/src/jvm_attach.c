@@ -443,8 +443,26 @@ static int probe_version(struct jvm_target *t)
 	return 0;
 }
 
-/* Makes sure the listener runs: the socket exists, else start it. */
-static int ensure_listener(struct jvm_target *t, uint64_t deadline)
+/* Unlinks the socket file if it is still the inode ifd refers to. */
+static int unlink_stale(int tmpfd, int ifd, int nspid)
+{
+	struct stat a, b;
+	char name[32];
+
+	snprintf(name, sizeof(name), ".java_pid%d", nspid);
+	if (fstat(ifd, &a) < 0 ||
+	    fstatat(tmpfd, name, &b, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return -JVM_E_STALE;
+	return unlinkat(tmpfd, name, 0) < 0 ? -errno : 0;
+}
+
+/* Makes sure the listener runs: the socket exists, else start it. With
+ * replace, a socket nobody listens on is removed and the listener
+ * restarted (a container restart with /tmp kept, e.g. an emptyDir). */
+static int ensure_listener(struct jvm_target *t, uint64_t deadline,
+			   bool replace)
 {
 	_cleanup_close_ int pidfd = -1, tmpfd = -1, ifd = -1;
 	struct jvm_creds saved;
@@ -461,6 +479,11 @@ static int ensure_listener(struct jvm_target *t, uint64_t deadline)
 		r = tmpfd;
 	} else {
 		ifd = open_socket_inode(tmpfd, &t->info);
+		if (replace && ifd >= 0) {
+			r = unlink_stale(tmpfd, ifd, t->info.nspid);
+			closep(&ifd);
+			ifd = r < 0 ? r : -ENOENT;
+		}
 		if (ifd == -ENOENT)
 			ifd = start_listener(t, pidfd, tmpfd, deadline);
 		r = ifd < 0 ? ifd : 0;
@@ -473,6 +496,7 @@ int jvm_attach(const struct host *h, int pid, const struct jvm_attach_opts *o,
 	       struct jvm_target *ret)
 {
 	struct jvm_target t = {.host = h, .protocol = 1};
+	uint64_t deadline;
 	int r;
 
 	if (o)
@@ -490,10 +514,16 @@ int jvm_attach(const struct host *h, int pid, const struct jvm_attach_opts *o,
 		return -JVM_E_NOT_JVM;
 	if (t.info.attach_capable == 0)
 		return -JVM_E_DISABLED;
-	r = ensure_listener(&t, now_monotonic_us() +
-					(uint64_t)t.opts.timeout_ms * 1000);
+	deadline = now_monotonic_us() + (uint64_t)t.opts.timeout_ms * 1000;
+	r = ensure_listener(&t, deadline, false);
 	if (r == 0)
 		r = probe_version(&t);
+	/* Stale socket: restart the listener when we may signal. */
+	if (r == -JVM_E_STALE && t.info.sigquit_handled && !t.opts.no_signal) {
+		r = ensure_listener(&t, deadline, true);
+		if (r == 0)
+			r = probe_version(&t);
+	}
 	if (r < 0)
 		return r;
 	*ret = t;

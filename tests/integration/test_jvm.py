@@ -223,9 +223,14 @@ def test_jvm_stale_socket_and_silent_listener(plain_jvm):
     sock = plain_jvm.tmp(f".java_pid{plain_jvm.pid}")
     os.unlink(sock)
     s = _bind_unix(sock, listen=False)
+    st = os.stat(sock)
     s.close()  # the file stays, nobody listens: ECONNREFUSED
+    # Like a restarted container that kept /tmp: the stale socket is
+    # replaced and the listener restarted.
     r = sidecar("jcmd", "--timeout", 2000, plain_jvm.pid, "VM.uptime")
-    assert r.returncode == 1 and "stale attach socket" in r.stderr
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"{plain_jvm.pid}:\n")
+    assert os.stat(sock).st_ino != st.st_ino
     assert r.elapsed < 1.5
     os.unlink(sock)
     s = _bind_unix(sock, listen=True)  # accepts, never answers
@@ -270,9 +275,18 @@ def test_jvm_xrs_listener_at_start_then_gone(classes):
     try:
         r = sidecar("jcmd", j.pid, "VM.uptime")
         assert r.returncode == 0, r.stderr
+        # A stale socket cannot be replaced without SIGQUIT: clear error.
+        sock = j.tmp(f".java_pid{j.pid}")
+        os.rename(sock, sock + ".real")
+        _bind_unix(sock, listen=False).close()
+        r = sidecar("jcmd", j.pid, "VM.uptime")
+        assert r.returncode == 1 and "stale attach socket" in r.stderr
+        assert os.path.exists(sock) and j.alive()
+        os.rename(sock + ".real", sock)
+        assert sidecar("jcmd", j.pid, "VM.uptime").returncode == 0
         # Without the socket the only way in is SIGQUIT, which would kill
         # an -Xrs JVM: refuse with a clear error instead.
-        os.unlink(j.tmp(f".java_pid{j.pid}"))
+        os.unlink(sock)
         r = sidecar("jcmd", j.pid, "VM.uptime")
         assert r.returncode == 1
         assert "SIGQUIT" in r.stderr and "StartAttachListener" in r.stderr
@@ -462,6 +476,10 @@ def test_jvm_oom_kill_in_cgroup_snapshot_has_nmt_before_kill(classes, tmp_path):
             if p and p.poll() is None:
                 p.kill()
                 p.wait()
+        if java:  # an OOM-killed JVM leaves its socket and perfdata behind
+            for f in (f"/tmp/.java_pid{java.pid}", f"/tmp/hsperfdata_root/{java.pid}"):
+                if os.path.lexists(f):
+                    os.unlink(f)
         with open(os.path.join(cg, "cgroup.procs")) as f:
             for pid in f.read().split():
                 try:

@@ -93,9 +93,11 @@ static inline bool jvm_info_is_jvm(const struct jvm_info *i)
 
 /* Detects, starts the attach listener when needed (trigger file + SIGQUIT,
  * only if the JVM handles SIGQUIT and attach is not disabled), waits for
- * the socket up to the deadline and probes the protocol version. opts may
- * be NULL. Blocks up to opts->timeout_ms. Returns 0 or -errno / -JVM_E_*.
- * ret is a plain value; there is nothing to release. */
+ * the socket up to the deadline and probes the protocol version. A stale
+ * socket (nobody listening: a restarted container that kept /tmp) is
+ * replaced the same way when SIGQUIT may be sent, else -JVM_E_STALE. opts
+ * may be NULL. Blocks up to opts->timeout_ms. Returns 0 or -errno /
+ * -JVM_E_*. ret is a plain value; there is nothing to release. */
 int jvm_attach(const struct host *h, int pid, const struct jvm_attach_opts *o,
 	       struct jvm_target *ret);
 

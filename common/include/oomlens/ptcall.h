@@ -32,8 +32,9 @@
  *
  * Use from one thread of the caller: ptrace binds the tracee to the thread
  * that attached. A caller that is also the target's parent loses the
- * target's exit status to ptcall if it exits during a call. Blocks up to the deadline. Needs ptrace rights on the
- * target (root with CAP_SYS_PTRACE, or the same uid under Yama scope 0). */
+ * target's exit status to ptcall if it exits during a call. Blocks up to the
+ * deadline. Needs ptrace rights on the target (root with CAP_SYS_PTRACE, or the
+ * same uid under Yama scope 0). */
 #pragma once
 
 #include <stddef.h>

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* bench_kube: the kube client's two numbers.
+ *   bench_kube decode N          — decode a watch stream of N pod events
+ *                                  (golden pod, varied): events/s, peak RSS
+ *   bench_kube hold N URL CA     — create N pods on a fake API server and
+ *                                  hold a watch on them: client RSS */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/resource.h>
+
+#include "oomlens/fileio.h"
+#include "oomlens/kube.h"
+#include "oomlens/parse.h"
+
+static long rss_kib(const char *field)
+{
+	_cleanup_strbuf_ struct strbuf sb;
+	const char *p;
+	uint64_t v = 0;
+
+	strbuf_init(&sb, 1 << 16);
+	if (read_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, &sb) < 0)
+		return -1;
+	p = strstr(sb.buf, field);
+	if (!p)
+		return -1;
+	p += strlen(field);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (scan_u64(&p, &v) < 0)
+		return -1;
+	return (long)v;
+}
+
+static const char pod_fmt[] =
+	"{\"type\":\"%s\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
+	"\"metadata\":{\"name\":\"victim-%d\",\"namespace\":\"default\","
+	"\"uid\":\"8ecffab6-8dbd-4b41-a315-%012d\",\"resourceVersion\":\"%d\","
+	"\"creationTimestamp\":\"2026-11-30T09:29:50Z\",\"labels\":{\"app\":"
+	"\"victim-%d\"},\"annotations\":{\"oomlens.io/capture\":\"true\"},"
+	"\"managedFields\":[{\"manager\":\"kubelet\",\"operation\":\"Update\","
+	"\"apiVersion\":\"v1\",\"time\":\"2026-11-30T09:29:50Z\","
+	"\"fieldsType\":"
+	"\"FieldsV1\",\"fieldsV1\":{\"f:status\":{\"f:containerStatuses\":{},"
+	"\"f:phase\":{},\"f:qosClass\":{}}}}]},\"spec\":{\"containers\":[{"
+	"\"name\":\"c\",\"image\":\"busybox\",\"command\":[\"sleep\",\"3600\"],"
+	"\"resources\":{\"limits\":{\"memory\":\"16Mi\"},\"requests\":{"
+	"\"memory\":\"16Mi\"}},\"terminationMessagePath\":\"/dev/termination-"
+	"log\",\"terminationMessagePolicy\":\"File\",\"imagePullPolicy\":"
+	"\"Always\"}],\"restartPolicy\":\"Always\",\"nodeName\":\"node1\","
+	"\"tolerations\":[{\"key\":\"node.kubernetes.io/not-ready\","
+	"\"operator\":\"Exists\",\"effect\":\"NoExecute\","
+	"\"tolerationSeconds\":300}]},\"status\":{\"phase\":\"Running\","
+	"\"containerStatuses\":[{\"name\":\"c\",\"lastState\":{\"terminated\":"
+	"{\"exitCode\":137,\"reason\":\"OOMKilled\"}},\"restartCount\":%d,"
+	"\"containerID\":\"containerd://%064d\"}],\"qosClass\":\"Burstable\"}}}"
+	"\n";
+
+struct decode {
+	unsigned events, oomkilled;
+};
+
+static int decode_line(const char *line, size_t len, void *ud)
+{
+	struct decode *d = ud;
+	struct kube_watch_event ev;
+	struct kube_pod *p;
+
+	if (!line || kube_watch_event_parse(line, len, &ev) < 0)
+		return -EBADMSG;
+	if (kube_pod_decode(ev.object, &p) == 0) {
+		d->oomkilled += p->containers[0].last_terminated_reason != NULL;
+		kube_pod_free(p);
+	}
+	kube_watch_event_release(&ev);
+	d->events++;
+	return 0;
+}
+
+static int bench_decode(int n)
+{
+	static const char *types[] = {"ADDED", "MODIFIED", "MODIFIED",
+				      "DELETED"};
+	_cleanup_strbuf_ struct strbuf s;
+	struct kube_line_splitter sp;
+	struct decode d = {0};
+	struct rusage ru;
+	uint64_t t0, dt;
+
+	strbuf_init(&s, 256u << 20);
+	for (int i = 0; i < n; i++)
+		if (strbuf_addf(&s, pod_fmt, types[i % 4], i / 4, i / 4,
+				1000 + i, i / 4, i % 4, i) < 0)
+			return 1;
+	kube_line_splitter_init(&sp, 0);
+	t0 = now_monotonic_us();
+	/* 16 KiB reads, as a socket would hand them over */
+	for (size_t i = 0; i < s.len; i += 16384)
+		kube_line_splitter_feed(&sp, s.buf + i,
+					s.len - i < 16384 ? s.len - i : 16384,
+					decode_line, &d);
+	dt = now_monotonic_us() - t0;
+	kube_line_splitter_release(&sp);
+	getrusage(RUSAGE_SELF, &ru);
+	printf("kube decode: %u pod watch events (%.1f MiB) in %.3f s = %.0f "
+	       "events/s, %.1f MiB/s; peak RSS %ld KiB (stream buffer "
+	       "included)\n",
+	       d.events, s.len / 1048576.0, dt / 1e6, d.events / (dt / 1e6),
+	       s.len / 1048576.0 / (dt / 1e6), ru.ru_maxrss);
+	return d.events == (unsigned)n && d.oomkilled == (unsigned)n ? 0 : 1;
+}
+
+struct hold {
+	struct kube_client *c;
+	struct kube_cancel *cancel;
+	int added;
+	int ret;
+};
+
+static int count(void *ud, enum kube_event_type t, const struct kube_pod *p)
+{
+	struct hold *h = ud;
+
+	(void)p;
+	if (t == KUBE_EVENT_ADDED)
+		__atomic_add_fetch(&h->added, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void *hold_thread(void *ud)
+{
+	struct hold *h = ud;
+	struct kube_pod_watch_options o = {
+		.list = {.node = "node1", .cancel = h->cancel},
+		.fn = count,
+		.userdata = h,
+		.timeout_s = 300};
+
+	h->ret = kube_pod_watch(h->c, &o, NULL);
+	return NULL;
+}
+
+static int create_pods(struct kube_client *admin, int n)
+{
+	struct kube_call k = {.res = &kube_res_pods};
+	struct kube_error e;
+	char buf[512];
+
+	for (int i = 0; i < n; i++) {
+		struct json_object *o;
+		int r;
+
+		snprintf(buf, sizeof(buf),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":"
+			 "{\"name\":\"hold-%d\"},\"spec\":{\"nodeName\":"
+			 "\"node1\",\"containers\":[{\"name\":\"c\",\"image\":"
+			 "\"busybox\"}]}}",
+			 i);
+		o = json_tokener_parse(buf);
+		r = kube_create(admin, &k, o, NULL, &e);
+		json_object_put(o);
+		if (r < 0) {
+			fprintf(stderr, "create: %s\n", e.message);
+			return r;
+		}
+	}
+	return 0;
+}
+
+static struct kube_client *client(const char *url, const char *ca,
+				  const char *token)
+{
+	struct kube_config cfg = {.server = (char *)url,
+				  .ca_file = (char *)ca,
+				  .token = (char *)token};
+	struct kube_client_options o = {.qps = -1};
+	struct kube_client *c = NULL;
+
+	if (kube_client_new(&cfg, &o, &c) < 0)
+		return NULL;
+	return c;
+}
+
+static int bench_hold(int n, const char *url, const char *ca)
+{
+	struct kube_client *admin = client(url, ca, "admin-token-0123456789");
+	struct hold h = {0};
+	long before, during;
+	pthread_t th;
+	uint64_t t0;
+
+	if (!admin || create_pods(admin, n) < 0)
+		return 1;
+	kube_client_free(admin);
+	before = rss_kib("VmRSS:");
+	h.c = client(url, ca, "agent-token-0123456789");
+	if (!h.c || kube_cancel_new(&h.cancel) < 0)
+		return 1;
+	t0 = now_monotonic_us();
+	pthread_create(&th, NULL, hold_thread, &h);
+	for (int i = 0;
+	     i < 300 && __atomic_load_n(&h.added, __ATOMIC_RELAXED) < n; i++)
+		usleep(50000);
+	usleep(500000); /* settled inside the watch request */
+	during = rss_kib("VmRSS:");
+	kube_cancel_trigger(h.cancel);
+	pthread_join(th, NULL);
+	printf("kube hold: watch on %d pods listed in %.2f s; client RSS %ld "
+	       "KiB before, %ld KiB holding the watch (+%ld KiB); peak %ld "
+	       "KiB\n",
+	       h.added, t0 / 1e6, before, during, during - before,
+	       rss_kib("VmHWM:"));
+	kube_client_free(h.c);
+	kube_cancel_free(h.cancel);
+	return h.added == n ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	int n = 0;
+
+	if (argc >= 3 && streq(argv[1], "decode") &&
+	    parse_int(argv[2], &n) == 0)
+		return bench_decode(n);
+	if (argc == 5 && streq(argv[1], "hold") && parse_int(argv[2], &n) == 0)
+		return bench_hold(n, argv[3], argv[4]);
+	fprintf(stderr, "usage: bench_kube decode N | hold N URL CA\n");
+	return 2;
+}

@@ -179,7 +179,11 @@ static void ledger_glibc(struct ledger *l, const struct diag_proc *p)
 	if (!p->have_smaps || !arenas)
 		return;
 	if (glibc_inuse(p, &inuse, &src)) {
-		uint64_t kept = arenas > inuse ? arenas - inuse : 0;
+		/* big chunks are mmap'd outside the arenas: not retained */
+		uint64_t in_arenas = inuse - (p->alloc_mmap_bytes < inuse
+						      ? p->alloc_mmap_bytes
+						      : inuse);
+		uint64_t kept = arenas > in_arenas ? arenas - in_arenas : 0;
 
 		/* A JVM's malloc'd bytes are already in its NMT categories. */
 		if (!p->jvm)
@@ -474,7 +478,8 @@ static void v_glibc(const struct diag_input *in, struct diagnosis *d)
 		     H(top->arena_rss_kb * KiB));
 	if (!kept)
 		EVID(v, "in-use bytes not measured: an estimate from the arena "
-			"layout (enable --allocator-probe ptcall to confirm)");
+			"layout (enable the sidecar's --allocator-probe ptrace "
+			"to confirm)");
 	for (size_t i = 0; top && i < in->n_procs; i++)
 		if (in->procs[i].have_trim) {
 			const struct diag_proc *p = &in->procs[i];

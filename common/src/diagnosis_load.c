@@ -202,6 +202,7 @@ static void load_smaps(const struct bundle *b, const char *dir,
 		p->have_alloc = true;
 		p->alloc_inuse_bytes = jget_u64(al, "in_use_bytes", NULL);
 		p->alloc_system_bytes = jget_u64(al, "system_bytes", NULL);
+		p->alloc_mmap_bytes = jget_u64(al, "mmap_bytes", NULL);
 		strlcpy_safe(p->alloc_source, "mallinfo2 (ptrace)",
 			     sizeof(p->alloc_source));
 	}

@@ -127,7 +127,7 @@ def test_glibc_retention_c(env):
         env, "retention", 256,
         [os.path.join(VICTIMS, "retention"), "--threads", "8",
          "--mb-per-thread", "6", "--mode", "grow", "--interval-ms", "1500"],
-        sidecar_extra=["--allocator-probe", "ptcall"])
+        sidecar_extra=["--allocator-probe", "ptrace"])
     assert diag["verdict"] == "glibc-retention", diag["verdicts"]
     assert any(n.endswith("/allocator.json") for n in files)
     kept = ledger_part(diag, "glibc retention")

@@ -41,6 +41,7 @@ struct diag_proc {
 	 * native_heap_info) */
 	bool have_alloc;
 	uint64_t alloc_inuse_bytes, alloc_system_bytes;
+	uint64_t alloc_mmap_bytes; /* in-use chunks mmap'd outside arenas */
 	char alloc_source[48];
 	/* JVM */
 	bool jvm, have_nmt, have_heap;

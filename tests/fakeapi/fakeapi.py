@@ -1513,6 +1513,39 @@ class FakeAPI:
         with self.store.cond:
             return self.store.compact(rv)
 
+    def resource(self, name):
+        """A served resource by key (oomreports.oomlens.io) or plural."""
+        r = self.by_key.get(name) or next(
+            (r for r in self.resources if r.plural == name and r.group != "events.k8s.io"),
+            None)
+        if r is None:
+            raise KeyError(name)
+        return r
+
+    def load(self, resource, namespace, objects):
+        """Creates objects server-side (defaults and validation apply, one
+        ADDED event each). Returns {"created": n, "rv": last RV}."""
+        res = self.resource(resource)
+        n = 0
+        for o in objects:
+            self.create(res, namespace if res.namespaced else None, copy.deepcopy(o),
+                        "fakeapi-load")
+            n += 1
+        return {"created": n, "rv": self.store.rv}
+
+    def generate_pods(self, count, namespace="default", node="node1", prefix="pod-"):
+        """Creates `count` Pending pods named prefix0, prefix1, … on `node`."""
+        tmpl = {"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"app": "bench"}},
+                "spec": {"nodeName": node, "containers": [{
+                    "name": "c", "image": "busybox:1.36",
+                    "resources": {"limits": {"memory": "16Mi"}}}]}}
+        objs = []
+        for i in range(count):
+            o = copy.deepcopy(tmpl)
+            o["metadata"]["name"] = "%s%d" % (prefix, i)
+            objs.append(o)
+        return self.load("pods", namespace, objs)
+
     def reset(self):
         """Drops every object except namespaces (and the history)."""
         with self.store.cond:
@@ -1549,6 +1582,12 @@ class FakeAPI:
             for k in ("anonymous", "bookmark_period", "watch_timeout"):
                 if k in p:
                     setattr(self, k, p[k])
+        elif action == "load":
+            return self.load(p.get("resource", "pods"), p.get("namespace", "default"),
+                             p.get("objects") or [])
+        elif action == "generate-pods":
+            return self.generate_pods(int(p.get("count", 1)), p.get("namespace", "default"),
+                                      p.get("node", "node1"), p.get("prefix", "pod-"))
         elif action == "reset":
             self.reset()
         elif action == "clear-requests":
@@ -2230,6 +2269,8 @@ class ClientGone(Exception):
 
 class ApiHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # no 40 ms Nagle/delayed-ACK stalls
+    wbufsize = 65536  # one write per response; flushed explicitly
 
     def setup(self):
         if isinstance(self.request, ssl.SSLSocket):
@@ -2248,6 +2289,12 @@ class ApiHandler(BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         pass
+
+    def handle_expect_100(self):
+        self.send_response_only(100)
+        self.end_headers()
+        self.wfile.flush()  # the writer is buffered
+        return True
 
     def do_GET(self):
         self.dispatch()

@@ -503,3 +503,22 @@ def test_events_one_storage_two_apis(api, c):
     r = c.request("POST", "/apis/events.k8s.io/v1/namespaces/default/events", token=AGENT,
                   body=json.dumps(bad), headers=JSON)
     assert r.status == 422 and r.json()["details"]["causes"][0]["field"] == "eventTime"
+
+
+def test_bulk_load_for_benchmarks(api, c):
+    rv0 = api.state()["rv"]
+    w = Watch(c, "/api/v1/pods?watch=1&timeoutSeconds=3&fieldSelector=spec.nodeName%%3Dn7"
+              "&resourceVersion=%d" % rv0)
+    wait_watchers(api, 1)
+    assert api.control("generate-pods", {"count": 300, "node": "n7"}) == {
+        "created": 300, "rv": rv0 + 300}
+    out = api.control("load", {"resource": "oomreports", "objects": [
+        json.loads(report("r%d" % i)) for i in range(3)]})
+    assert out["created"] == 3
+    ev = w.result().events()
+    assert len(ev) == 300 and {e["type"] for e in ev} == {"ADDED"}
+    assert ev[-1]["object"]["metadata"]["name"] == "pod-299"
+    r = c.request("GET", "/api/v1/pods?limit=500", token=AGENT).json()
+    assert len(r["items"]) == 300 and "continue" not in r["metadata"]
+    with pytest.raises(Exception):
+        api.control("load", {"resource": "oomreports", "objects": [{"spec": {}}]})

@@ -1,56 +1,58 @@
-#SPDX - License - Identifier : Apache - 2.0
-""
-	"oomlens-sidecar pmap/snapshot against procps and the victims' own
-	figures,
-	on live processes(the retention victim, a JVM, a shell)
-		.""
-		 "
-	import json import os import shutil import signal import
-	subprocess import tempfile import time
+# SPDX-License-Identifier: Apache-2.0
+"""oomlens-sidecar pmap/snapshot against procps and the victims' own
+figures, on live processes (the retention victim, a JVM, a shell)."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
 
-	import pytest
+import pytest
 
-	BUILD = os.environ.get("OOMLENS_BUILD") or
-		os.path.join(os.path.dirname(__file__), "..", "..",
-			     "build") SIDECAR =
-			os.path.join(BUILD, "bin", "oomlens-sidecar") VICTIMS =
-				os.path.join(BUILD, "victims")
+BUILD = os.environ.get("OOMLENS_BUILD") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "build")
+SIDECAR = os.path.join(BUILD, "bin", "oomlens-sidecar")
+VICTIMS = os.path.join(BUILD, "victims")
 
-#The columns issue 3 names; compared byte for byte.Pss depends on how
-#many processes share a page at the instant of the read(the reader maps
-#libc too), so it is compared with a tolerance.
-					EXACT =
-					[
-						"Address", "Perm", "Offset",
-						"Device", "Inode", "Size",
-						"Rss", "Anonymous", "Swap",
-						"Locked"
-					]
+# The columns issue 3 names; compared byte for byte. Pss depends on how
+# many processes share a page at the instant of the read (the reader maps
+# libc too), so it is compared with a tolerance.
+EXACT = ["Address", "Perm", "Offset", "Device", "Inode", "Size", "Rss",
+         "Anonymous", "Swap", "Locked"]
 
-					def need(path)
-    : if not os.access(path, os.X_OK)
-    : pytest.skip(f "{path} not built (make B=... all victims)")
 
-	      def parse_pmap_x(text)
-    : ""
-      "Returns (header columns, rows as dicts, totals dict)."
-      "" lines = text.splitlines() header = lines[1].split() cols = header
-[:-1] #"Mapping" is free text rows = [] i =
-	      2 while i < len(lines) and not lines[i].lstrip().startswith("=")
-    : parts = lines[i].split(None, len(cols)) row =
-		      dict(zip(cols, parts[:len(cols)])) row["Mapping"] =
-			      parts[len(cols)] if len (parts) >
-			      len(cols) else "" rows.append(row) i
-      += 1 totals = {} if i + 1 < len(lines)
-    : vals = lines[i + 1].split() assert vals[-1] == "KB" totals =
-		     dict(zip(cols [5:], vals[:-1])) return cols,
-	rows, totals
+def need(path):
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"{path} not built (make B=... all victims)")
 
-	      def compare(pid)
-    : ""
-      "One round: pmap -X vs oomlens-sidecar pmap on a stopped process."
-      "" os.kill(pid, signal.SIGSTOP)
-try : ref = subprocess.run(["pmap", "-X", str(pid)], capture_output=True,
+
+def parse_pmap_x(text):
+    """Returns (header columns, rows as dicts, totals dict)."""
+    lines = text.splitlines()
+    header = lines[1].split()
+    cols = header[:-1]  # "Mapping" is free text
+    rows = []
+    i = 2
+    while i < len(lines) and not lines[i].lstrip().startswith("="):
+        parts = lines[i].split(None, len(cols))
+        row = dict(zip(cols, parts[:len(cols)]))
+        row["Mapping"] = parts[len(cols)] if len(parts) > len(cols) else ""
+        rows.append(row)
+        i += 1
+    totals = {}
+    if i + 1 < len(lines):
+        vals = lines[i + 1].split()
+        assert vals[-1] == "KB"
+        totals = dict(zip(cols[5:], vals[:-1]))
+    return cols, rows, totals
+
+
+def compare(pid):
+    """One round: pmap -X vs oomlens-sidecar pmap on a stopped process."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        ref = subprocess.run(["pmap", "-X", str(pid)], capture_output=True,
                              text=True, check=True).stdout
         ours = subprocess.run([SIDECAR, "pmap", "--no-redact", str(pid)],
                               capture_output=True, text=True,
@@ -70,7 +72,6 @@ try : ref = subprocess.run(["pmap", "-X", str(pid)], capture_output=True,
     for c in ["Size", "Rss", "Anonymous", "Swap", "Locked"]:
         assert otot[c] == rtot[c], f"total {c}: {otot[c]} vs {rtot[c]}"
     assert abs(int(otot["Pss"]) - int(rtot["Pss"])) <= int(rtot["Rss"]) // 20
-#Away from the Pss columns the whole text is identical.
     assert len(ours.splitlines()) == len(ref.splitlines())
     return orows, otot
 
@@ -185,12 +186,12 @@ def test_arenas_and_rss_match_retention_victim(tmp_path):
         classes = json.loads((d / "classes.json").read_text())
     finally:
         stop(p)
-#malloc_info counts the main arena, which smaps shows as[heap].
+    # malloc_info counts the main arena, which smaps shows as [heap].
     assert arenas["arena_heaps"] == truth["arenas"] - 1 == 6
     from_system_kb = truth["mallinfo2"]["arena"] // 1024
     assert abs(arenas["malloc_rss_kb"] - from_system_kb) <= \
         from_system_kb * 0.03
-#Retention : almost nothing in use, almost everything resident.
+    # Retention: almost nothing in use, almost everything resident.
     assert truth["mallinfo2"]["uordblks"] < truth["mallinfo2"]["arena"] / 10
     assert abs(meta["rss_kb"] - truth["rss_kb"]) <= truth["rss_kb"] * 0.05
     assert classes["thread_stack"]["count"] == 6

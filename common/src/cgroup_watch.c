@@ -212,6 +212,31 @@ static int watch_events_v2(struct cgroup_watch *w, struct cg_node *nd, int dfd)
 	return 0;
 }
 
+static void arm_timer(struct cgroup_watch *w)
+{
+	struct itimerspec its = {0};
+	uint64_t at = 0;
+
+	for (size_t i = 0; i < w->n; i++) {
+		const struct cg_node *nd = w->nodes[i];
+
+		if (nd->step && (!at || nd->recheck_at < at))
+			at = nd->recheck_at;
+	}
+	/* at == 0 disarms. */
+	its.it_value.tv_sec = (time_t)(at / 1000000);
+	its.it_value.tv_nsec = (long)(at % 1000000) * 1000;
+	timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* Looks at nd again at +2 ms, +10 ms, … +1 s (recheck_us). */
+static void schedule_recheck(struct cgroup_watch *w, struct cg_node *nd)
+{
+	nd->step = 1;
+	nd->recheck_at = now_monotonic_us() + recheck_us[0];
+	arm_timer(w);
+}
+
 static int node_setup(struct cgroup_watch *w, struct cg_node *nd, int dfd)
 {
 	char p[4300];
@@ -234,6 +259,11 @@ static int node_setup(struct cgroup_watch *w, struct cg_node *nd, int dfd)
 		r = watch_events_v2(w, nd, dfd);
 	if (r < 0)
 		return r;
+	/* v2: the memory files appear only once the parent delegates memory
+	 * (cgroup.subtree_control), maybe just after the mkdir, and kernfs
+	 * sends no IN_CREATE for them: try again shortly. */
+	if (w->mode == CGROUP_V2 && nd->ev_wd < 0)
+		schedule_recheck(w, nd);
 	/* Unreadable counters start at 0: the first read reports all kills. */
 	cgroup_read_oom_kill(dfd, w->mode, &nd->oom_kill);
 	return 0;
@@ -267,6 +297,8 @@ static int node_add(struct cgroup_watch *w, const char *path, int dfd,
 		return r;
 	}
 	w->nodes[w->n++] = nd;
+	if (nd->step)
+		arm_timer(w); /* now that nd is in the list */
 	if (!emit)
 		return 0;
 	r = queue_event(w, CGE_ADDED, path, 0, 0);
@@ -377,23 +409,6 @@ static bool node_alive(const struct cgroup_watch *w, const struct cg_node *nd)
 	return st.st_ino == nd->ino && st.st_dev == nd->dev;
 }
 
-static void arm_timer(struct cgroup_watch *w)
-{
-	struct itimerspec its = {0};
-	uint64_t at = 0;
-
-	for (size_t i = 0; i < w->n; i++) {
-		const struct cg_node *nd = w->nodes[i];
-
-		if (nd->step && (!at || nd->recheck_at < at))
-			at = nd->recheck_at;
-	}
-	/* at == 0 disarms. */
-	its.it_value.tv_sec = (time_t)(at / 1000000);
-	its.it_value.tv_nsec = (long)(at % 1000000) * 1000;
-	timerfd_settime(w->tfd, TFD_TIMER_ABSTIME, &its, NULL);
-}
-
 /* Re-reads oom_kill of nd and reports growth as CGE_OOM. With report_zero,
  * a notification without growth is reported too (delta 0). Returns 1 when
  * the counter grew, 0 when not, -errno. */
@@ -436,13 +451,27 @@ static int on_eventfd(struct cgroup_watch *w, uint32_t id)
 	if (!node_alive(w, nd))
 		return remove_tree(w, nd->path);
 	r = check_oom(w, nd, true);
-	if (r == 0) {
-		/* Fired before oom_kill counted the kill: look again soon. */
-		nd->step = 1;
-		nd->recheck_at = now_monotonic_us() + recheck_us[0];
-		arm_timer(w);
-	}
+	if (r == 0) /* fired before oom_kill counted the kill */
+		schedule_recheck(w, nd);
 	return r == -ENOENT ? remove_tree(w, nd->path) : (r < 0 ? r : 0);
+}
+
+/* One scheduled look at nd. True when nothing more is to be waited for:
+ * the late kill was counted (or nd is gone); on v2, the counter file
+ * appeared and is watched now. */
+static bool recheck(struct cgroup_watch *w, struct cg_node *nd)
+{
+	struct cgroup_fs fs = {.mode = w->mode, .mem_fd = w->mem_fd};
+
+	if (w->mode == CGROUP_V2 && nd->ev_wd < 0) {
+		_cleanup_close_ int dfd = cgroup_open_dir(&fs, nd->path);
+
+		if (dfd < 0 || watch_events_v2(w, nd, dfd) < 0 || nd->ev_wd < 0)
+			return dfd == -ENOENT;
+		check_oom(w, nd, false);
+		return true;
+	}
+	return check_oom(w, nd, false) != 0;
 }
 
 static int on_timer(struct cgroup_watch *w)
@@ -453,13 +482,12 @@ static int on_timer(struct cgroup_watch *w)
 		return 0;
 	for (size_t i = 0; i < w->n; i++) {
 		struct cg_node *nd = w->nodes[i];
-		int r;
 
 		if (!nd->step || nd->recheck_at > now)
 			continue;
-		r = check_oom(w, nd, false);
-		if (r != 0 || (size_t)nd->step >= ARRAY_SIZE(recheck_us)) {
-			nd->step = 0; /* counted, gone, or no kill here */
+		if (recheck(w, nd) ||
+		    (size_t)nd->step >= ARRAY_SIZE(recheck_us)) {
+			nd->step = 0; /* done, or nothing came: rescan's job */
 			continue;
 		}
 		nd->recheck_at +=

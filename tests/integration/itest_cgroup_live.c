@@ -307,6 +307,25 @@ Test(cgroup_live, nested_cgroups_created_later_are_watched, .init = setup,
 	cr_assert_eq(kills(&g, a), 0);
 }
 
+Test(cgroup_live, kill_in_a_cgroup_delegated_after_its_mkdir, .init = setup,
+     .fini = teardown, .timeout = 30)
+{
+	struct got g = {0};
+	int st;
+
+	/* v2: the child has no memory files until the parent delegates
+	 * memory, and kernfs reports no inotify event when they appear. */
+	snprintf(want, sizeof(want), "%s/late", top);
+	mkcg(want);
+	pump(&g, 300, NULL);
+	cr_assert_geq(find_ev(&g, CGE_ADDED, want), 0);
+	delegate(top);
+	st = run_victim(want);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	pump(&g, 3000, one_kill);
+	cr_assert_eq(kills(&g, want), 1);
+}
+
 Test(cgroup_live, rmdir_is_removed_not_oom, .init = setup, .fini = teardown,
      .timeout = 30)
 {

@@ -640,6 +640,32 @@ Test(cgroup_watch, new_cgroup_with_a_kill_before_its_watch,
 	cgroup_watch_free(w);
 }
 
+Test(cgroup_watch, v2_counter_file_appearing_after_mkdir_is_watched,
+     .init = copy_fixture, .fini = remove_copy)
+{
+	struct cgroup_watch *w = NULL;
+	struct got g = {0};
+	char cmd[256];
+	ssize_t i;
+
+	cr_assert_eq(cgroup_watch_new(&fs, &w), 0);
+	cr_assert_eq(cgroup_watch_add_tree(w, POD), 0);
+	snprintf(cmd, sizeof(cmd), "mkdir %s/root/sys/fs/cgroup/pod/late", tmp);
+	cr_assert_eq(system(cmd), 0);
+	pump(w, &g, 1);
+	cr_assert_geq(find_ev(&g, CGE_ADDED, "/pod/late"), 0);
+	/* The parent delegates memory a moment later: the files appear,
+	 * with no inotify event for them. No rescan is called here. */
+	write_at("/pod/late/memory.events.local", "oom 0\noom_kill 0\n");
+	pump(w, &g, 99); /* 2 s: the watcher's re-reads find the file */
+	write_at("/pod/late/memory.events.local", "oom 1\noom_kill 1\n");
+	pump(w, &g, 2);
+	i = find_ev(&g, CGE_OOM, "/pod/late");
+	cr_assert_geq(i, 0, "the kill after the late delegation is seen");
+	cr_assert_eq(g.delta[i], 1);
+	cgroup_watch_free(w);
+}
+
 Test(cgroup_watch, v2_root_removed_and_recreated, .init = copy_fixture,
      .fini = remove_copy)
 {

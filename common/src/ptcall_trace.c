@@ -58,7 +58,6 @@ static bool restartable(long nr)
 		SYS_ppoll,
 		SYS_pselect6,
 		SYS_clock_nanosleep,
-		SYS_futex,
 		SYS_rt_sigsuspend,
 #ifdef SYS_pause
 		SYS_pause,
@@ -100,6 +99,8 @@ static int rank_thread(struct ptcall_session *s, int tid)
 		return 1;
 	if (ptcall_syscall_unsafe((long)nr))
 		return -1;
+	/* a futex wait may be for one of libc's own locks (stdio, loader)
+	 * while holding another: prefer threads blocked in plain I/O */
 	return restartable((long)nr) ? 3 : 2;
 }
 

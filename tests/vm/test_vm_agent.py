@@ -229,9 +229,4 @@ stop_agent 1
     assert [v["pid"] for v in r["victims"]] == _victims(outdir), r
     assert r["victims"][0]["comm"] == "evil) (x\nUID:9", r
     _check_common(outdir, r, log)
-    if r["cgroup"] == "/demo/a b":
-        # Known defect (reported to the lead and the kmsg owner): the
-        # oom-kill line is split at commas, so task_memcg stops at the
-        # comma inside the cgroup name. Remove this once fixed.
-        pytest.xfail("kmsg: task_memcg cut at the comma in 'a b,task=x'")
     assert r["cgroup"] == "/demo/a b,task=x", r

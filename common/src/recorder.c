@@ -108,6 +108,19 @@ static struct rec_proc *find_proc(const struct recorder *r, int pid)
 	return NULL;
 }
 
+static void forget_oldest_ended(struct recorder *r)
+{
+	for (size_t i = 0; i < r->n_procs; i++) {
+		if (!r->procs[i].end_us)
+			continue;
+		free(r->procs[i].cmdline);
+		memmove(&r->procs[i], &r->procs[i + 1],
+			(r->n_procs - i - 1) * sizeof(r->procs[0]));
+		r->n_procs--;
+		return;
+	}
+}
+
 int recorder_proc_seen(struct recorder *r, int pid, const char *name,
 		       const char *cmdline, uint64_t t_us)
 {
@@ -117,6 +130,8 @@ int recorder_proc_seen(struct recorder *r, int pid, const char *name,
 		p->last_us = t_us;
 		return 0;
 	}
+	if (r->n_procs >= REC_PROCS_MAX)
+		forget_oldest_ended(r);
 	np = realloc(r->procs, (r->n_procs + 1) * sizeof(*np));
 	if (!np)
 		return -ENOMEM;

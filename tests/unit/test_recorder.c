@@ -148,3 +148,19 @@ Test(recorder, processes_and_timeline_json)
 	json_object_put(o);
 	recorder_release(&r);
 }
+
+Test(recorder, ended_processes_are_capped)
+{
+	struct recorder r;
+
+	recorder_init(&r);
+	cr_assert_eq(recorder_proc_seen(&r, 1, "init", "", 1), 0);
+	for (int pid = 2; pid < 3000; pid++) {
+		cr_assert_eq(recorder_proc_seen(&r, pid, "sh", "", 2), 0);
+		recorder_proc_ended(&r, pid, 3);
+	}
+	cr_assert_leq(r.n_procs, REC_PROCS_MAX);
+	cr_assert(recorder_proc_alive(&r, 1), "live ones are never dropped");
+	cr_assert_eq(r.procs[r.n_procs - 1].pid, 2999, "newest kept");
+	recorder_release(&r);
+}

@@ -16,6 +16,7 @@ struct json_object;
 #define REC_MAX_THRESHOLDS 8
 #define REC_REARM_POINTS 5.0 /* re-armed 5 points below the threshold */
 #define REC_PREDICT_WINDOW 5 /* samples used for the growth rate */
+#define REC_PROCS_MAX 1024   /* ended processes beyond this are dropped */
 
 struct rec_thresholds {
 	unsigned pct[REC_MAX_THRESHOLDS]; /* ascending, 1..100 */
@@ -77,7 +78,9 @@ int recorder_add(struct recorder *r, struct rec_sample *s);
 const struct rec_sample *recorder_sample(const struct recorder *r, size_t i);
 
 /* Notes a process as alive at t_us (adds it when new; name and cmdline
- * copied). Returns 0 or -ENOMEM. */
+ * copied). Beyond REC_PROCS_MAX entries the oldest ended process is
+ * forgotten (a shell loop must not grow the timeline forever). Returns 0
+ * or -ENOMEM. */
 int recorder_proc_seen(struct recorder *r, int pid, const char *name,
 		       const char *cmdline, uint64_t t_us);
 /* Marks a process as gone at t_us (no-op when unknown or already gone). */

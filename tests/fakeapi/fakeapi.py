@@ -818,14 +818,126 @@ def fields_v1(obj, top=True):
     return out
 
 
-def set_managed(obj, manager, operation, api_version, fields_from):
+# Field ownership (server-side apply), approximated with leaf paths: maps are
+# walked, lists are atomic, labels/annotations are owned key by key.
+
+def owned_paths(res, obj, sub=None):
+    """The leaf paths a write of obj sets."""
+    out = set()
+    for k, v in (obj or {}).items():
+        if k in ("apiVersion", "kind"):
+            continue
+        if k == "metadata":
+            if isinstance(v, dict):
+                for mk in ("labels", "annotations"):
+                    if isinstance(v.get(mk), dict):
+                        out.update(("metadata", mk, lk) for lk in v[mk])
+                out.update(("metadata", mk) for mk in ("ownerReferences", "finalizers")
+                           if mk in v)
+            continue
+        if res.status and (k == "status") != (sub == "status"):
+            continue
+        _leaves(v, (k,), out)
+    return out
+
+
+def _leaves(v, prefix, out):
+    if isinstance(v, dict) and v:
+        for k, x in v.items():
+            _leaves(x, prefix + (k,), out)
+    else:
+        out.add(prefix)
+
+
+def paths_to_fields(paths):
+    root = {}
+    for p in sorted(paths):
+        cur = root
+        for part in p:
+            cur = cur.setdefault("f:" + part, {})
+    return root
+
+
+def fields_to_paths(fv, prefix=()):
+    out = set()
+    for k, v in (fv or {}).items():
+        if not k.startswith("f:"):
+            continue
+        p = prefix + (k[2:],)
+        sub = fields_to_paths(v, p) if isinstance(v, dict) else set()
+        out |= sub if sub else {p}
+    return out
+
+
+def get_path(obj, path):
+    cur = obj
+    for part in path:
+        if not isinstance(cur, dict) or part not in cur:
+            return (False, None)
+        cur = cur[part]
+    return (True, cur)
+
+
+def del_path(obj, path):
+    parents, cur = [], obj
+    for part in path[:-1]:
+        if not isinstance(cur, dict) or part not in cur:
+            return
+        parents.append((cur, part))
+        cur = cur[part]
+    if isinstance(cur, dict):
+        cur.pop(path[-1], None)
+    for d, k in reversed(parents[1:]):  # drop maps left empty (not top-level ones)
+        if d[k] == {}:
+            del d[k]
+
+
+def path_str(path):
+    return "".join("." + p for p in path)
+
+
+def set_managed(obj, manager, operation, api_version, paths, steal=True, replace=False):
+    """Records that (manager, operation) owns `paths`; with steal the other
+    managers lose them; replace (apply) makes them the entry's whole set,
+    else (update) they are added to it."""
     meta = obj.setdefault("metadata", {})
-    entries = [e for e in meta.get("managedFields") or []
-               if not (e.get("manager") == manager and e.get("operation") == operation)]
-    entries.append({"manager": manager, "operation": operation, "apiVersion": api_version,
-                    "time": now_ts(), "fieldsType": "FieldsV1",
-                    "fieldsV1": fields_v1(fields_from)})
+    entries, mine = [], set()
+    for e in meta.get("managedFields") or []:
+        ps = fields_to_paths(e.get("fieldsV1"))
+        if e.get("manager") == manager and e.get("operation") == operation:
+            mine = ps
+            continue
+        if steal:
+            ps -= set(paths)
+        if ps:
+            entries.append(dict(e, fieldsV1=paths_to_fields(ps)))
+    mine = set(paths) if replace else mine | set(paths)
+    if mine or operation == "Apply":
+        entries.append({"manager": manager, "operation": operation,
+                        "apiVersion": api_version, "time": now_ts(),
+                        "fieldsType": "FieldsV1", "fieldsV1": paths_to_fields(mine)})
     meta["managedFields"] = entries
+
+
+def apply_conflict(conflicts):
+    """409 for apply conflicts: [(managedFields entry, path)], as 1.20 words it."""
+    def who(e):
+        if e.get("operation") == "Update":
+            return '"%s" using %s at %s' % (e.get("manager"), e.get("apiVersion"),
+                                           e.get("time"))
+        return '"%s"' % e.get("manager")
+    causes = [{"reason": "FieldManagerConflict", "message": "conflict with " + who(e),
+               "field": path_str(p)} for e, p in conflicts]
+    if len(conflicts) == 1:
+        e, p = conflicts[0]
+        msg = "Apply failed with 1 conflict: conflict with %s: %s" % (who(e), path_str(p))
+    else:
+        lines = []
+        for w in sorted({who(e) for e, _ in conflicts}):
+            lines.append("conflicts with %s:" % w)
+            lines.extend("- " + path_str(p) for e, p in conflicts if who(e) == w)
+        msg = "Apply failed with %d conflicts: %s" % (len(conflicts), "\n".join(lines))
+    return ApiError(409, "Conflict", msg, {"causes": causes})
 
 
 # --------------------------------------------------------------------------
@@ -1732,7 +1844,8 @@ class FakeAPI:
         if res.kind == "Namespace":
             obj.setdefault("spec", {"finalizers": ["kubernetes"]})
             obj.setdefault("status", {"phase": "Active"})
-        set_managed(obj, manager, op, res.api_version, fields_from or obj)
+        owned = owned_paths(res, fields_from) if op == "Apply" else owned_paths(res, obj)
+        set_managed(obj, manager, op, res.api_version, owned)
         self.check_size(obj)
         return self.swrite(res, "ADDED", obj, None)
 
@@ -1743,7 +1856,7 @@ class FakeAPI:
                         _details(res, name))
 
     def update(self, res, ns, name, sub, new, manager, op="Update", fields_from=None,
-               require_rv=True):
+               require_rv=True, force=True):
         """PUT (and the end of PATCH/apply): returns (object, changed)."""
         meta = new.get("metadata")
         if not isinstance(meta, dict):
@@ -1768,7 +1881,8 @@ class FakeAPI:
                                % (old["metadata"]["uid"], meta["uid"]), _details(res, name))
             obj = self._merge_update(res, old, new, sub)
             self.prepare(res, obj, old, sub)
-            return self._finish_update(res, old, obj, manager, op, fields_from or new)
+            return self._finish_update(res, old, obj, manager, op, fields_from or new,
+                                       sub, force)
 
     def _merge_update(self, res, old, new, sub):
         om = old["metadata"]
@@ -1796,7 +1910,8 @@ class FakeAPI:
         obj["apiVersion"], obj["kind"] = res.api_version, res.kind
         return obj
 
-    def _finish_update(self, res, old, obj, manager, op, fields_from):
+    def _finish_update(self, res, old, obj, manager, op, fields_from, sub=None,
+                       force=True):
         if not res.builtin:
             skip = ("metadata", "status") if res.status else ("metadata",)
             changed = any(obj.get(k) != old.get(k) for k in set(obj) | set(old)
@@ -1805,7 +1920,13 @@ class FakeAPI:
         obj["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         if _same(obj, old):
             return old, False
-        set_managed(obj, manager, op, res.api_version, fields_from)
+        if op == "Apply":
+            set_managed(obj, manager, op, res.api_version,
+                        owned_paths(res, fields_from, sub), steal=force, replace=True)
+        else:  # an update owns what it changed; the others lose it
+            changed = {p for p in owned_paths(res, obj, sub)
+                       if get_path(old, p) != get_path(obj, p)}
+            set_managed(obj, manager, op, res.api_version, changed)
         self.check_size(obj)
         m = obj["metadata"]
         if m.get("deletionTimestamp") and not m.get("finalizers") and res.kind != "Pod":
@@ -1816,7 +1937,7 @@ class FakeAPI:
     def patch(self, res, ns, name, sub, ctype, body, manager, force, field_manager):
         """PATCH of every type. Returns (code, object)."""
         if ctype == "application/apply-patch+yaml":
-            return self.apply(res, ns, name, sub, body, manager, field_manager)
+            return self.apply(res, ns, name, sub, body, field_manager, force)
         if ctype not in ("application/merge-patch+json", "application/json-patch+json",
                          "application/strategic-merge-patch+json") or \
                 (ctype == "application/strategic-merge-patch+json" and not res.builtin):
@@ -1859,9 +1980,11 @@ class FakeAPI:
                                  p if isinstance(p, dict) else new)
             return 200, obj
 
-    def apply(self, res, ns, name, sub, body, manager, field_manager):
-        """Server-side apply (simplified: the applied configuration is merged into
-        the live object; fields are not removed, conflicts are not detected)."""
+    def apply(self, res, ns, name, sub, body, field_manager, force=False):
+        """Server-side apply: creates (201) or merges the configuration into the
+        live object; fields this manager applied before and dropped now are
+        removed unless another manager owns them; without force, changing a
+        field another manager owns is a 409 conflict."""
         if not field_manager:
             raise ApiError(422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: '
                            "fieldManager: Required value: is required for apply patch",
@@ -1891,9 +2014,26 @@ class FakeAPI:
                 if sub:
                     raise not_found(res, name)
                 return 201, self.create(res, ns, p, field_manager, "Apply")
+            cfg = owned_paths(res, p, sub)
+            prev, others = set(), []
+            for e in old["metadata"].get("managedFields") or []:
+                ps = fields_to_paths(e.get("fieldsV1"))
+                if e.get("manager") == field_manager and e.get("operation") == "Apply":
+                    prev = ps
+                else:
+                    others.append((e, ps))
+            if not force:
+                conflicts = [(e, q) for e, ps in others for q in sorted(cfg & ps)
+                             if get_path(old, q) != get_path(p, q)]
+                if conflicts:
+                    raise apply_conflict(conflicts)
             merged = strategic_merge(old, p) if res.builtin else _apply_merge(old, p)
+            for q in prev - cfg:
+                if not any(q in ps for _, ps in others):
+                    del_path(merged, q)
             merged["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
-            obj, _ = self.update(res, ns, name, sub, merged, field_manager, "Apply", p)
+            obj, _ = self.update(res, ns, name, sub, merged, field_manager, "Apply", p,
+                                 force=force)
             return 200, obj
 
     def delete(self, res, ns, name, opts, grace):

@@ -522,3 +522,43 @@ def test_bulk_load_for_benchmarks(api, c):
     assert len(r["items"]) == 300 and "continue" not in r["metadata"]
     with pytest.raises(Exception):
         api.control("load", {"resource": "oomreports", "objects": [{"spec": {}}]})
+
+
+def test_server_side_apply_ownership(api, c):
+    """Apply removes the fields its manager dropped, and without force it
+    conflicts with fields another manager set to something else."""
+    def apply(body, manager="agent", force=False):
+        q = "?fieldManager=%s%s" % (manager, "&force=true" if force else "")
+        return c.request("PATCH", REPORTS + "/r1" + q, token=AGENT, body=json.dumps(body),
+                         headers={"Content-Type": "application/apply-patch+yaml"})
+    cfg = {"apiVersion": "oomlens.io/v1alpha1", "kind": "OOMReport",
+           "metadata": {"name": "r1", "labels": {"a": "1"}},
+           "spec": {"pod": "p", "container": "c", "verdict": "v1", "summary": "s"}}
+    r = apply(cfg)
+    assert r.status == 201
+    assert [(e["manager"], e["operation"]) for e in r.json()["metadata"]["managedFields"]] \
+        == [("agent", "Apply")]
+    # another manager changes the verdict with a merge patch (an Update)
+    r = c.request("PATCH", REPORTS + "/r1", token=AGENT, body=json.dumps(
+        {"spec": {"verdict": "v2"}}), headers={"Content-Type": "application/merge-patch+json"})
+    assert r.status == 200
+    # re-applying v1 without force: conflict with the Update manager
+    r = apply(cfg)
+    assert r.status == 409 and r.json()["reason"] == "Conflict"
+    cause = r.json()["details"]["causes"][0]
+    assert cause["reason"] == "FieldManagerConflict" and cause["field"] == ".spec.verdict"
+    assert r.json()["message"].startswith("Apply failed with 1 conflict: conflict with "
+                                          '"oomlens-agent" using oomlens.io/v1alpha1 at ')
+    # the same value is no conflict (shared ownership)
+    r = apply(dict(cfg, spec=dict(cfg["spec"], verdict="v2")))
+    assert r.status == 200
+    # force takes the field; dropping summary and the label removes them
+    r = apply({"apiVersion": "oomlens.io/v1alpha1", "kind": "OOMReport",
+               "metadata": {"name": "r1"},
+               "spec": {"pod": "p", "container": "c", "verdict": "v3"}}, force=True)
+    assert r.status == 200, r.body
+    o = r.json()
+    assert o["spec"] == {"pod": "p", "container": "c", "verdict": "v3"}
+    assert "labels" not in o["metadata"]
+    r = apply(cfg, manager="")
+    assert r.status == 422 and "fieldManager" in r.json()["message"]

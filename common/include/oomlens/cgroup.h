@@ -179,7 +179,11 @@ int cgroup_watch_dispatch(struct cgroup_watch *w,
  * readable; they are delivered by the next cgroup_watch_dispatch().
  * Returns the number of events queued, or -errno. Not needed for normal
  * operation: inotify delivers IN_CREATE for mkdir on cgroupfs (measured on
- * v1, kernel 6.18). Reads one file per cgroup. */
+ * v1 6.18 and v2 6.1). Needed when kernfs says nothing: on v2 a cgroup's
+ * memory files appear only when its parent delegates memory
+ * (cgroup.subtree_control), with no inotify event; the watcher retries by
+ * itself for ~1 s after the mkdir, a later delegation is found only here.
+ * Reads one file per cgroup. */
 int cgroup_watch_rescan(struct cgroup_watch *w);
 
 /* Number of cgroups currently watched (for /metrics and tests). */

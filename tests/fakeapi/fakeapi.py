@@ -2725,6 +2725,8 @@ class ApiHandler(BaseHTTPRequestHandler):
         if watch and name:  # a watch on one object is a field-selected watch
             verb = "watch"
         self.authorize(verb, res, sub, ns, name)
+        if self.q.get("dryRun") and m not in ("GET", "HEAD"):
+            raise bad_request("fakeapi: dryRun is not supported (nothing was written)")
         manager = self.q.get("fieldManager") or self.ua.split("/")[0] or "unknown"
         if res.create_only:
             return self.review(api, res, body)

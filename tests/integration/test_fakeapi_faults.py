@@ -562,3 +562,22 @@ def test_server_side_apply_ownership(api, c):
     assert "labels" not in o["metadata"]
     r = apply(cfg, manager="")
     assert r.status == 422 and "fieldManager" in r.json()["message"]
+
+
+def test_control_token_on_api_port_and_dry_run(tmp_path):
+    api = fakeapi.FakeAPI(tls_dir=str(tmp_path / "tls"), control_token="ctl-secret").start()
+    try:
+        c = RawClient(api.port, api.ca)
+        r = c.request("POST", "/fake/throttle", token="ctl-secret", body='{"count": 1}')
+        assert r.status == 200 and r.json() == {"ok": True}
+        assert c.request("GET", "/version").status == 429
+        r = c.request("GET", "/fake/state", token=AGENT)
+        assert r.status == 404, "control calls need the control token"
+        r = c.request("GET", "/fake/state", token="ctl-secret")
+        assert r.json()["port"] == api.port
+        r = c.request("POST", REPORTS + "?dryRun=All", token=AGENT, headers=JSON,
+                      body=report("dry"))
+        assert r.status == 400 and "dryRun" in r.json()["message"]
+        assert c.request("GET", REPORTS + "/dry", token=AGENT).status == 404
+    finally:
+        api.stop()

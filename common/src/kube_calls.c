@@ -26,7 +26,7 @@ static int call_json(struct kube_client *c, const struct kube_request *r,
 	struct json_object *o;
 	int ret_code;
 
-	strbuf_init(&body, 64u << 20);
+	strbuf_init(&body, kube_client_max_response(c));
 	ret_code = kube_request(c, r, NULL, &body, err);
 	if (ret_code < 0)
 		return ret_code;

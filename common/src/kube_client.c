@@ -230,6 +230,11 @@ void kube_client_shutdown(struct kube_client *c)
 	kube_cancel_trigger(c->shutdown);
 }
 
+size_t kube_client_max_response(const struct kube_client *c)
+{
+	return c->opt.max_response;
+}
+
 const char *kube_client_namespace(const struct kube_client *c)
 {
 	return c->cfg->namespace ? c->cfg->namespace : "default";

@@ -64,3 +64,6 @@ struct kube_event_cache *kube_client_events(struct kube_client *c);
 
 /* RFC 3339 UTC time of now ("2026-11-30T09:29:59Z"). */
 void kube_now_rfc3339(char buf[32]);
+
+/* The client's max_response option. */
+size_t kube_client_max_response(const struct kube_client *c);

@@ -419,6 +419,22 @@ int kube_oomreport_patch_status(struct kube_client *c, const char *ns,
 	return r;
 }
 
+int kube_oomreport_patch(struct kube_client *c, const char *ns,
+			 const char *name, struct json_object *patch,
+			 struct kube_oomreport **ret, struct kube_error *err)
+{
+	struct kube_call k = {
+		.res = &kube_res_oomreports, .namespace = ns, .name = name};
+	struct json_object *out = NULL;
+	int r;
+
+	r = kube_merge_patch(c, &k, patch, ret ? &out : NULL, err);
+	if (r == 0 && ret)
+		r = kube_oomreport_decode(out, ret);
+	json_object_put(out);
+	return r;
+}
+
 static int delete_named(struct kube_client *c, const struct kube_resource *res,
 			const char *ns, const char *name, const char *uid,
 			struct kube_error *err)
@@ -468,6 +484,46 @@ int kube_oombundle_get(struct kube_client *c, const char *ns, const char *name,
 	r = kube_oombundle_decode(o, ret);
 	json_object_put(o);
 	return r;
+}
+
+static int dec_bundle(struct json_object *o, void **ret)
+{
+	return kube_oombundle_decode(o, (struct kube_oombundle **)ret);
+}
+
+void kube_oombundles_free(struct kube_oombundle **b, size_t n)
+{
+	for (size_t i = 0; b && i < n; i++)
+		kube_oombundle_free(b[i]);
+	free(b);
+}
+
+int kube_oombundle_list(struct kube_client *c, const char *ns,
+			const char *label_selector,
+			struct kube_oombundle ***ret, size_t *ret_n,
+			struct kube_error *err)
+{
+	struct kube_call k = {.res = &kube_res_oombundles, .namespace = ns};
+	struct kube_list_options lo = {.label_selector = label_selector,
+				       .limit = 50,
+				       .all_pages = true};
+	struct json_object *list;
+	void **v = NULL;
+	size_t n = 0;
+	int r;
+
+	r = kube_list(c, &k, &lo, &list, err);
+	if (r < 0)
+		return r;
+	r = decode_items(list, dec_bundle, &v, &n);
+	json_object_put(list);
+	if (r < 0) {
+		kube_oombundles_free((struct kube_oombundle **)v, n);
+		return r;
+	}
+	*ret = (struct kube_oombundle **)v;
+	*ret_n = n;
+	return 0;
 }
 
 int kube_oombundle_delete(struct kube_client *c, const char *ns,

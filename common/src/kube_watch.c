@@ -272,6 +272,9 @@ static uint64_t backoff_us(struct watch *w, unsigned failures)
  * on at once, 1 to go on after a backoff, < 0 to stop. */
 static int round_once(struct watch *w, bool *need_list, struct kube_error *e)
 {
+	unsigned seen;
+	uint64_t t0;
+	bool idle;
 	int r;
 
 	if (*need_list) {
@@ -286,11 +289,17 @@ static int round_once(struct watch *w, bool *need_list, struct kube_error *e)
 		*need_list = false;
 	}
 	w->expired = w->lost = w->ev_failed = false;
+	seen = w->st.events + w->st.bookmarks;
+	t0 = now_monotonic_us();
 	r = watch_once(w, e);
 	if (w->stop)
 		return w->stop;
 	if (r == -ECANCELED)
 		return r;
+	/* a stream that ends at once with nothing in it is a failure, or a
+	 * broken server would have us reconnect in a tight loop */
+	idle = w->st.events + w->st.bookmarks == seen &&
+	       now_monotonic_us() - t0 < 1000000;
 	if (w->ev_failed) {
 		*e = w->ev_err;
 		return 1;
@@ -299,9 +308,9 @@ static int round_once(struct watch *w, bool *need_list, struct kube_error *e)
 		if (r == -ESTALE && !w->expired)
 			w->st.expired++;
 		*need_list = true;
-		return w->lost ? 1 : 0;
+		return w->lost || idle ? 1 : 0;
 	}
-	return r < 0 ? 1 : 0;
+	return r < 0 || idle ? 1 : 0;
 }
 
 int kube_watch(struct kube_client *c, const struct kube_watch_options *o,

@@ -232,8 +232,21 @@ Test(kube_fake, oomreport_create_get_list_patch_apply_delete)
 	cr_assert_eq(kube_oomreport_patch_status(c, "default", "r1", "Stored",
 						 "ok", true, &e),
 		     0, "%s", e.message);
-	r1.verdict = "allocator-retention";
 	kube_oomreport_free(got);
+	{
+		struct json_object *p = json_tokener_parse(
+			"{\"metadata\":{\"labels\":{\"seen\":\"yes\"}}}");
+
+		cr_assert_eq(
+			kube_oomreport_patch(c, "default", "r1", p, &got, &e),
+			0, "%s", e.message);
+		json_object_put(p);
+		cr_assert_str_eq(json_object_get_string(json_object_object_get(
+					 got->labels, "seen")),
+				 "yes");
+		kube_oomreport_free(got);
+	}
+	r1.verdict = "allocator-retention";
 	cr_assert_eq(kube_oomreport_write(c, &r1, &apply, &got, &e), 0, "%s",
 		     e.message);
 	cr_assert_str_eq(got->verdict, "allocator-retention");
@@ -364,8 +377,16 @@ Test(kube_fake, bundle_sizes_201_500_413)
 	struct kube_client *c = client(AGENT);
 	struct kube_error e;
 
+	struct kube_oombundle **bl;
+	size_t n;
+
 	cr_assert_eq(write_bundle(c, "b900k", 900 << 10, &e), 0, "%s",
 		     e.message);
+	cr_assert_eq(kube_oombundle_list(c, "default", NULL, &bl, &n, &e), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(bl[0]->size, 900 << 10);
+	cr_assert_str_eq(bl[0]->name, "b900k");
+	kube_oombundles_free(bl, n);
 	/* 1.6 MB of base64: over etcd's 1.5 MiB request limit */
 	cr_assert_eq(write_bundle(c, "b1m2", 1200 << 10, &e), -E2BIG);
 	cr_assert_eq(e.http_status, 500);

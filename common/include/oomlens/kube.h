@@ -510,11 +510,16 @@ struct kube_write_options {
 	struct kube_cancel *cancel;
 };
 
+/* Creates (or server-side applies, per o->mode) a report; needs name, pod
+ * and container. *ret (optional) is the stored report. Blocks. */
 int kube_oomreport_write(struct kube_client *c, const struct kube_oomreport *r,
 			 const struct kube_write_options *o,
 			 struct kube_oomreport **ret, struct kube_error *err);
+/* GET one report (-ENOENT when missing). Caller frees *ret. */
 int kube_oomreport_get(struct kube_client *c, const char *ns, const char *name,
 		       struct kube_oomreport **ret, struct kube_error *err);
+/* All reports of ns (NULL: the client's) matching label_selector. Free
+ * with kube_oomreports_free. */
 int kube_oomreport_list(struct kube_client *c, const char *ns,
 			const char *label_selector,
 			struct kube_oomreport ***ret, size_t *ret_n,
@@ -525,15 +530,32 @@ int kube_oomreport_patch_status(struct kube_client *c, const char *ns,
 				const char *name, const char *phase,
 				const char *message, bool bundle_stored,
 				struct kube_error *err);
+/* Merge-patches a report ({"metadata":{"labels":…}}, {"spec":…});
+ * *ret (optional) is the stored report. */
+int kube_oomreport_patch(struct kube_client *c, const char *ns,
+			 const char *name, struct json_object *patch,
+			 struct kube_oomreport **ret, struct kube_error *err);
+/* Deletes a report; uid (optional) is a precondition (409 -EBUSY when it
+ * names another object). */
 int kube_oomreport_delete(struct kube_client *c, const char *ns,
 			  const char *name, const char *uid,
 			  struct kube_error *err);
 
+/* Creates / applies a bundle: data is base64-encoded here; size and
+ * sha256 go in .spec. Large bundles: see the -E2BIG errors. Blocks. */
 int kube_oombundle_write(struct kube_client *c, const struct kube_oombundle *b,
 			 const struct kube_write_options *o,
 			 struct kube_error *err);
+/* GET one bundle with its data decoded. Caller frees *ret. */
 int kube_oombundle_get(struct kube_client *c, const char *ns, const char *name,
 		       struct kube_oombundle **ret, struct kube_error *err);
+/* Lists bundles, payloads included (narrow it with a label selector).
+ * Free with kube_oombundles_free. */
+int kube_oombundle_list(struct kube_client *c, const char *ns,
+			const char *label_selector,
+			struct kube_oombundle ***ret, size_t *ret_n,
+			struct kube_error *err);
+void kube_oombundles_free(struct kube_oombundle **b, size_t n);
 int kube_oombundle_delete(struct kube_client *c, const char *ns,
 			  const char *name, const char *uid,
 			  struct kube_error *err);

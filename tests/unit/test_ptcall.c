@@ -263,3 +263,23 @@ Test(ptcall_json, allocator_json_from_figures)
 	json_object_put(o);
 	ptcall_malloc_info_release(&info);
 }
+
+Test(ptcall_elf, missing_mallinfo2_is_explained)
+{
+	struct ptcall_session s = {.pid = 42};
+	struct ptcall_report rep = {0};
+	uint64_t addr = 7;
+	int fd = open("/bin/true", O_RDONLY | O_CLOEXEC);
+
+	/* an ELF whose dynsym imports but does not define mallinfo2 stands
+	 * in for a glibc older than 2.33 */
+	if (fd < 0 || PTARCH_EM != EM_X86_64)
+		cr_skip_test("/bin/true absent or not x86_64");
+	s.rep = &rep;
+	cr_assert_eq(ptelf_load(fd, &s.libc), 0);
+	close(fd);
+	cr_expect_eq(ptcall_resolve(&s, "mallinfo2", &addr), -ENOSYS);
+	cr_expect_eq(addr, 7, "untouched on failure");
+	cr_expect(strstr(rep.reason, "glibc < 2.33"), "%s", rep.reason);
+	ptelf_release(&s.libc);
+}

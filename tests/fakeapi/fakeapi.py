@@ -2719,7 +2719,8 @@ class ApiHandler(BaseHTTPRequestHandler):
         verb = {"GET": "get" if name else ("watch" if watch else "list"), "HEAD": "get",
                 "POST": "create", "PUT": "update", "PATCH": "patch",
                 "DELETE": "delete" if name else "deletecollection"}.get(m)
-        if verb is None or verb not in res.verbs or (m == "POST" and name):
+        if verb is None or verb not in res.verbs or (m == "POST" and name) or \
+                (sub and m in ("POST", "DELETE")):
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method "
                            "on the requested resource", {})
         if watch and name:  # a watch on one object is a field-selected watch

@@ -390,6 +390,9 @@ def test_updates_conflicts_and_status(api, c):
                   headers={"Content-Type": "application/apply-patch+yaml"},
                   body="spec: [unclosed")
     assert r.status == 400
+    r = c.request("DELETE", REPORTS + "/r1/status", token=AGENT)
+    assert r.status == 405 and r.json()["reason"] == "MethodNotAllowed"
+    assert c.request("GET", REPORTS + "/r1", token=AGENT).status == 200
 
 
 def test_validation_causes(api, c):

@@ -230,3 +230,30 @@ stop_agent 1
     assert r["victims"][0]["comm"] == "evil) (x\nUID:9", r
     _check_common(outdir, r, log)
     assert r["cgroup"] == "/demo/a b,task=x", r
+
+
+def test_parallel_kills_each_reported_once(run_guest, outdir, agent):
+    """Four growing tasks in one cgroup: the kernel kills them one after
+    the other, some within the 10 ms that v2 merges memory.events
+    notifications into one; every kill must still be one report."""
+    log = _run(run_guest, outdir, r"""
+mkdir $CG/demo
+echo 32M >$CG/demo/memory.max
+start_agent /demo
+run_in /demo 0; a=$!
+run_in /demo 0; b=$!
+run_in /demo 0; c=$!
+run_in /demo 0; d=$!
+printf '%s\n%s\n%s\n%s\n' $a $b $c $d >/out/victims.txt
+wait $a $b $c $d
+cat $CG/demo/memory.events
+stop_agent 4
+""")
+    reports = _reports(outdir)
+    pids = [v["pid"] for r in reports for v in r["victims"]]
+    assert sorted(pids) == sorted(_victims(outdir)), log
+    assert len(reports) == 4, log
+    assert len({r["id"] for r in reports}) == 4
+    for r in reports:
+        assert r["cgroup"] == "/demo"
+        _check_common(outdir, r, log)

@@ -850,3 +850,58 @@ Test(ptcall, process_exiting_during_a_call)
 	/* and a pid that is gone */
 	cr_expect_eq(ptcall_open(v.pid, NULL, &s, &rep), -ESRCH);
 }
+
+static void *stop_later(void *arg)
+{
+	usleep(100000);
+	kill(*(pid_t *)arg, SIGSTOP);
+	return NULL;
+}
+
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] ? p[2] : '?';
+}
+
+Test(ptcall, sigstop_during_a_call_stops_the_process_after_it)
+{
+	char path[600];
+	struct victim v;
+	struct ptcall_session *s;
+	struct ptcall_report rep;
+	uint64_t fn, ret, args[1] = {300000}, until;
+	pthread_t th;
+
+	victim_path(path, sizeof(path), "ptcall_reader");
+	start_victim(&v, (char *const[]){path, "1", "1", NULL});
+	cr_assert_eq(ptcall_open(v.pid, NULL, &s, &rep), 0, "%s", rep.reason);
+	cr_assert_eq(ptcall_resolve(s, "usleep", &fn), 0);
+	cr_assert_eq(ptcall_attach(s), 0, "%s", rep.reason);
+	cr_assert_eq(pthread_create(&th, NULL, stop_later, &v.pid), 0);
+	cr_expect_eq(ptcall_call(s, fn, args, 1, &ret), 0, "%s", rep.reason);
+	pthread_join(th, NULL);
+	cr_expect_eq(ptcall_close(s), 0, "%s", rep.reason);
+	/* the SIGSTOP sent meanwhile is honoured, not swallowed */
+	until = now_monotonic_us() + 2000000;
+	while (proc_state(v.pid) != 'T' && now_monotonic_us() < until)
+		usleep(1000);
+	cr_expect_eq(proc_state(v.pid), 'T');
+	kill(v.pid, SIGCONT);
+	victim_cmd(&v, 'p');
+	cr_expect_str_eq(v.line, "{\"read\":1,\"errno\":0,\"cmd\":\"p\"}");
+	stop_victim(&v);
+}

@@ -77,28 +77,31 @@ struct cgroup_watch {
  * µs after it. The kill normally lands within a few ms. */
 static const uint64_t recheck_us[] = {2000, 10000, 50000, 250000, 1000000};
 
-static int grow(void **arr, size_t *alloc, size_t n, size_t elem)
-{
-	size_t na;
-	void *p;
-
-	if (n < *alloc)
-		return 0;
-	na = *alloc ? *alloc * 2 : 16;
-	p = realloc(*arr, na * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*alloc = na;
-	return 0;
-}
+/* Room for one more element in *arr (n used, *alloc allocated). A macro
+ * keeps the element type: no void ** punning. */
+#define GROW(arr, alloc, n)                                         \
+	({                                                          \
+		int _r = 0;                                         \
+		if ((n) >= (alloc)) {                               \
+			size_t _na = (alloc) ? (alloc)*2 : 16;      \
+			__typeof__(arr) _p =                        \
+				realloc(arr, _na * sizeof(*(arr))); \
+			if (_p) {                                   \
+				(arr) = _p;                         \
+				(alloc) = _na;                      \
+			} else {                                    \
+				_r = -ENOMEM;                       \
+			}                                           \
+		}                                                   \
+		_r;                                                 \
+	})
 
 static int queue_event(struct cgroup_watch *w, enum cgroup_event_type type,
 		       const char *path, uint64_t oom_kill, uint64_t delta)
 {
 	struct qev *e;
 
-	if (grow((void **)&w->q, &w->q_alloc, w->nq, sizeof(*w->q)) < 0)
+	if (GROW(w->q, w->q_alloc, w->nq) < 0)
 		return -ENOMEM;
 	e = &w->q[w->nq];
 	e->path = strdup(path);
@@ -279,7 +282,7 @@ static int node_add(struct cgroup_watch *w, const char *path, int dfd,
 	struct cg_node *nd;
 	int r;
 
-	r = grow((void **)&w->nodes, &w->alloc, w->n, sizeof(*w->nodes));
+	r = GROW(w->nodes, w->alloc, w->n);
 	if (r < 0)
 		return r;
 	nd = calloc(1, sizeof(*nd));

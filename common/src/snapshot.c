@@ -214,7 +214,8 @@ int snapshot_process(const struct host *h, int pid, int out_dirfd,
 		r = -errno;
 		goto out;
 	}
-	c.dir_fd = openat(out_dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	c.dir_fd = openat(out_dirfd, name,
+			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c.dir_fd < 0) {
 		r = -errno;
 		goto out;

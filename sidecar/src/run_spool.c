@@ -60,7 +60,7 @@ int run_spool_open(struct run_state *st)
 	if (r < 0)
 		return r;
 	snap_fd = openat(st->spool_fd, SPOOL_SNAPSHOTS_DIR,
-			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (snap_fd >= 0)
 		remove_stale_tmp(snap_fd);
 	return 0;
@@ -194,7 +194,7 @@ static int snapshot_into(struct run_state *st, int dir_fd, const char *reason)
 		return r < 0 ? r : -ENOMEM;
 	}
 	proc_fd = openat(dir_fd, SPOOL_PROCESSES_DIR,
-			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	for (size_t i = 0; proc_fd >= 0 && i < st->n_alive; i++) {
 		struct snapshot_result res;
 
@@ -218,14 +218,15 @@ int run_take_snapshot(struct run_state *st, const char *reason)
 	int r;
 
 	snap_fd = openat(st->spool_fd, SPOOL_SNAPSHOTS_DIR,
-			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (snap_fd < 0)
 		return -errno;
 	time_name(t, name, sizeof(name));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
 	if (mkdirat(snap_fd, tmp, 0755) < 0)
 		return -errno;
-	dir_fd = openat(snap_fd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir_fd = openat(snap_fd, tmp,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	r = dir_fd < 0 ? -errno : snapshot_into(st, dir_fd, reason);
 	if (r >= 0 && renameat(snap_fd, tmp, snap_fd, name) < 0)
 		r = -errno;

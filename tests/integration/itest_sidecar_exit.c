@@ -186,3 +186,25 @@ Test(sidecar_exit_live, snapshot_of_a_live_process)
 	reap(pid);
 	rm_rf_at(AT_FDCWD, dir);
 }
+
+/* A symlink planted where the snapshot directory goes is not followed. */
+Test(sidecar_exit_live, snapshot_refuses_symlinked_destination)
+{
+	char *argv[] = {(char *)victim("leak"), "--total-mb", "1", NULL};
+	pid_t pid = spawn(argv);
+	char dir[] = "/tmp/oomlens-itest-snap-XXXXXX";
+	char other[] = "/tmp/oomlens-itest-other-XXXXXX";
+	char link[128];
+	int dfd;
+
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_not_null(mkdtemp(other));
+	snprintf(link, sizeof(link), "%s/%d", dir, pid);
+	cr_assert_eq(symlink(other, link), 0);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_lt(snapshot_process(&h, pid, dfd, NULL, NULL), 0);
+	cr_assert_eq(rmdir(other), 0, "nothing was written through the link");
+	close(dfd);
+	reap(pid);
+	rm_rf_at(AT_FDCWD, dir);
+}

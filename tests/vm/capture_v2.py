@@ -11,7 +11,7 @@ writes:
   tests/fixtures/cgroup/v2-6.1-<case>-before/root/... the same before it
   README.md in each, victims.txt (the pids the guest recorded).
 Usage: tests/vm/capture_v2.py [case...]
-       (cases: single oomgroup pod-ctr hostile global)
+       (cases: single oomgroup pod-ctr pod-ctr-same hostile global)
 """
 
 import datetime
@@ -130,6 +130,30 @@ mark end global
 n=$(finish)
 [ "$st" = 137 ] && [ "$n" -ge 1 ]
 """,
+    "pod-ctr-same": r"""
+mkdir $CG/pod
+echo 32M >$CG/pod/memory.max
+echo +memory >$CG/pod/cgroup.subtree_control
+mkdir $CG/pod/pause $CG/pod/ctr
+echo 32M >$CG/pod/ctr/memory.max
+sh -c 'echo $$ >'$CG/pod/pause/cgroup.procs'; exec sleep 1000' &
+pause=$!
+sleep 0.2
+snap before /pod /pod/pause /pod/ctr
+mark start pod-ctr-same
+run_in /pod/ctr 0
+victim=$!
+printf '%s hog /pod/ctr\n%s sleep /pod/pause (not killed)\n' $victim \
+	$pause >/out/victims.txt
+wait $victim; st=$?
+echo "victim $victim exit $st"
+sleep 0.2
+snap after /pod /pod/pause /pod/ctr
+mark end pod-ctr-same
+n=$(finish)
+kill $pause
+[ "$st" = 137 ] && [ "$n" -ge 1 ]
+""",
     "pod-ctr": r"""
 mkdir $CG/pod
 echo 32M >$CG/pod/memory.max
@@ -161,6 +185,9 @@ CASE_NOTES = {
     "oomgroup": "/demo with memory.max=32M and memory.oom.group=1; three "
                 "tasks: two `hog 4 hold` (4 MiB each, then sleep) and one "
                 "growing `hog`; the whole group is killed.",
+    "pod-ctr-same": "like pod-ctr, but /pod/ctr has the same "
+                    "memory.max=32M as /pod (a one-container pod whose "
+                    "limit is the container's).",
     "hostile": "/demo holds memory.max=32M; the growing `hog` runs in the "
                "child cgroup `/demo/a b,task=x` (space and comma in the "
                "name) and renamed itself (PR_SET_NAME) to the 14 bytes "

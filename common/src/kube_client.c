@@ -31,6 +31,8 @@ struct kube_client {
 	struct kube_config *cfg;
 	struct kube_client_options opt;
 	char *user_agent;
+	char *base_url;		       /* server, host swapped for SNI */
+	struct curl_slist *connect_to; /* tls-server-name → real address */
 	struct kube_cancel *shutdown;
 	pthread_mutex_t lock; /* everything below */
 	struct kube_limiter limiter;
@@ -173,6 +175,45 @@ static void client_defaults(struct kube_client_options *o)
 		o->max_retries = 0;
 }
 
+/* tls-server-name: the URL names the certificate's host (SNI and
+ * verification use it) and CONNECT_TO sends the connection to the real
+ * address. */
+static int setup_server_name(struct kube_client *c)
+{
+	const char *sni = c->cfg->tls_server_name;
+	char *host = NULL, *port = NULL, *url = NULL, *map = NULL;
+	CURLU *u;
+	int r = -EINVAL;
+
+	if (!sni || !*sni)
+		return (c->base_url = strdup(c->cfg->server)) ? 0 : -ENOMEM;
+	u = curl_url();
+	if (!u)
+		return -ENOMEM;
+	if (curl_url_set(u, CURLUPART_URL, c->cfg->server, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) ==
+		    CURLUE_OK &&
+	    curl_url_set(u, CURLUPART_HOST, sni, 0) == CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_URL, &url, 0) == CURLUE_OK) {
+		r = -ENOMEM;
+		if (asprintf(&map, "%s:%s:%s:%s", sni, port, host, port) >= 0) {
+			c->connect_to = curl_slist_append(NULL, map);
+			free(map);
+		}
+		/* curl adds a '/' path; every request path brings its own */
+		if (c->connect_to && url[strlen(url) - 1] == '/')
+			url[strlen(url) - 1] = '\0';
+		if (c->connect_to && (c->base_url = strdup(url)))
+			r = 0;
+	}
+	curl_free(host);
+	curl_free(port);
+	curl_free(url);
+	curl_url_cleanup(u);
+	return r;
+}
+
 int kube_client_new(const struct kube_config *cfg,
 		    const struct kube_client_options *o,
 		    struct kube_client **ret)
@@ -199,6 +240,8 @@ int kube_client_new(const struct kube_config *cfg,
 	r = c->user_agent ? kube_config_dup(cfg, &c->cfg) : -ENOMEM;
 	if (r == 0)
 		r = kube_cancel_new(&c->shutdown);
+	if (r == 0)
+		r = setup_server_name(c);
 	if (r < 0) {
 		kube_client_free(c);
 		return r;
@@ -220,6 +263,8 @@ void kube_client_free(struct kube_client *c)
 	free(c->token);
 	kube_exec_credential_release(&c->exec_cred);
 	free(c->user_agent);
+	free(c->base_url);
+	curl_slist_free_all(c->connect_to);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->events.lock);
 	free(c);
@@ -490,6 +535,8 @@ static void set_request(struct kube_client *c, CURL *e,
 {
 	curl_easy_setopt(e, CURLOPT_URL, url);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	if (c->connect_to)
+		curl_easy_setopt(e, CURLOPT_CONNECT_TO, c->connect_to);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, c->opt.user_agent);
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
 			 c->opt.http1_only ? (long)CURL_HTTP_VERSION_1_1
@@ -597,7 +644,7 @@ static int attempt(struct kube_client *c, const struct kube_request *r,
 	struct kube_conn k;
 	int res, ret;
 
-	if (asprintf(&url, "%s%s", c->cfg->server, r->path) < 0)
+	if (asprintf(&url, "%s%s", c->base_url, r->path) < 0)
 		return -ENOMEM;
 	ret = conn_get(c, &k);
 	if (ret < 0)

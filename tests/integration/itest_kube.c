@@ -914,3 +914,34 @@ Test(kube_fake, client_side_rate_limit)
 	cr_assert_lt(dt, 3000000);
 	kube_client_free(c);
 }
+
+Test(kube_fake, tls_server_name_and_verification)
+{
+	struct kube_config cfg = {.server = F.url,
+				  .ca_file = F.ca,
+				  .token = AGENT,
+				  .tls_server_name = "localhost"};
+	struct kube_client_options o = {.qps = -1, .no_retries = true};
+	struct kube_client *c;
+	struct kube_error e;
+
+	/* the certificate names 127.0.0.1 and localhost */
+	cr_assert_eq(kube_client_new(&cfg, &o, &c), 0);
+	cr_assert_eq(list_pods(c, &e), 0, "%s", e.message);
+	kube_client_free(c);
+	cfg.tls_server_name = "not-in-the-cert.example";
+	cr_assert_eq(kube_client_new(&cfg, &o, &c), 0);
+	cr_assert_eq(list_pods(c, &e), -EPROTO, "%s", e.message);
+	cr_assert_eq(e.http_status, 0);
+	kube_client_free(c);
+	/* no CA: the system store does not know the test CA; insecure does */
+	cfg.tls_server_name = NULL;
+	cfg.ca_file = NULL;
+	cr_assert_eq(kube_client_new(&cfg, &o, &c), 0);
+	cr_assert_eq(list_pods(c, &e), -EPROTO, "%s", e.message);
+	kube_client_free(c);
+	cfg.insecure = true;
+	cr_assert_eq(kube_client_new(&cfg, &o, &c), 0);
+	cr_assert_eq(list_pods(c, &e), 0, "%s", e.message);
+	kube_client_free(c);
+}

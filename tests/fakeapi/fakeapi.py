@@ -3087,8 +3087,10 @@ class ControlHandler(BaseHTTPRequestHandler):
         try:
             out = control_call(self.server.api, self.command, self.path.strip("/"), body)
             code = 200
-        except KeyError:
-            out, code = {"error": "unknown action %r" % self.path}, 404
+        except KeyError as e:
+            out, code = {"error": "unknown action or resource %s" % e}, 404
+        except ApiError as e:  # e.g. a `load` object the API refuses
+            out, code = e.body(), e.code
         except (ValueError, TypeError) as e:
             out, code = {"error": str(e)}, 400
         data = (json.dumps(out) + "\n").encode()

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -584,3 +585,21 @@ def test_control_token_on_api_port_and_dry_run(tmp_path):
         assert c.request("GET", REPORTS + "/dry", token=AGENT).status == 404
     finally:
         api.stop()
+
+
+def test_control_port_errors(api):
+    def post(action, body):
+        req = urllib.request.Request("http://127.0.0.1:%d/%s" % (api.control_port, action),
+                                     data=body.encode(), method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+    assert post("no-such-action", "{}")[0] == 404
+    assert post("stall", "{not json")[0] == 400
+    code, body = post("load", json.dumps({"resource": "oomreports", "objects": [
+        {"metadata": {"name": "x"}, "spec": {}}]}))
+    assert code == 422 and body["reason"] == "Invalid"
+    assert post("load", json.dumps({"resource": "widgets"}))[0] == 404
+    assert post("generate-pods", json.dumps({"count": 2}))[1]["created"] == 2

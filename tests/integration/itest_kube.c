@@ -890,9 +890,45 @@ Test(kube_fake, client_certificate_from_kubeconfig)
 	/* the agent's token may not create pods; the certificate's user may */
 	create_pod(c, "by-cert", "node1");
 	kube_client_free(c);
+	/* the same certificate handed over by an exec plugin */
+	kube_config_free(cfg);
+	put("certplugin.sh",
+	    "#!/bin/sh\nexec python3 -c 'import json, sys; d = sys.argv[1]; "
+	    "print(json.dumps({\"apiVersion\": "
+	    "\"client.authentication.k8s.io/v1\", \"kind\": "
+	    "\"ExecCredential\", \"status\": {\"clientCertificateData\": "
+	    "open(d + \"/admin-client.crt\").read(), \"clientKeyData\": "
+	    "open(d + \"/admin-client.key\").read()}}))' \"$(dirname "
+	    "\"$0\")/tls\"\n",
+	    0755);
+	snprintf(kc, sizeof(kc),
+		 "current-context: a\n"
+		 "contexts: [{name: a, context: {cluster: c, user: u}}]\n"
+		 "clusters: [{name: c, cluster: {server: '%s', "
+		 "certificate-authority: tls/ca.crt}}]\n"
+		 "users: [{name: u, user: {exec: {apiVersion: "
+		 "client.authentication.k8s.io/v1, command: "
+		 "./certplugin.sh}}}]\n",
+		 F.url);
+	cr_assert_eq(kube_config_parse_kubeconfig(kc, strlen(kc), F.dir, NULL,
+						  &cfg, &e),
+		     0, "%s", e.message);
+	cr_assert_eq(kube_client_new(cfg, &o, &c), 0);
+	create_pod(c, "by-exec-cert", "node1");
+	kube_client_free(c);
+	kube_config_free(cfg);
+	snprintf(kc, sizeof(kc),
+		 "current-context: a\n"
+		 "contexts: [{name: a, context: {cluster: c, user: u}}]\n"
+		 "clusters: [{name: c, cluster: {server: '%s', "
+		 "certificate-authority: tls/ca.crt}}]\n"
+		 "users: [{name: u, user: {client-key: tls/admin-client.key}}]"
+		 "\n",
+		 F.url);
+	cr_assert_eq(kube_config_parse_kubeconfig(kc, strlen(kc), F.dir, NULL,
+						  &cfg, &e),
+		     0, "%s", e.message);
 	/* without the certificate: anonymous, 403 */
-	free(cfg->cert_file);
-	cfg->cert_file = NULL;
 	cr_assert_eq(kube_client_new(cfg, &o, &c), 0);
 	cr_assert_eq(list_pods(c, &e), -EPERM);
 	kube_client_free(c);

@@ -720,6 +720,38 @@ Test(cgroup_watch, rescan_reports_what_inotify_missed, .init = copy_fixture,
 	cgroup_watch_free(w);
 }
 
+Test(cgroup_watch, v2_oom_group_kill_real_before_after, .fini = remove_copy)
+{
+	static const char *after = FIX
+		"v2-6.1-oomgroup/root/sys/fs/cgroup/demo/memory.events.local";
+	struct cgroup_watch *w = NULL;
+	struct got g = {0};
+	char cmd[384];
+
+	strlcpy_safe(tmp, "/tmp/oomlens-test-cgroup-XXXXXX", sizeof(tmp));
+	cr_assert_not_null(mkdtemp(tmp));
+	snprintf(cmd, sizeof(cmd), "cp -a %s %s/",
+		 FIX "v2-6.1-oomgroup-before/root", tmp);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/root", tmp);
+	open_case(cmd);
+	cr_assert_eq(cgroup_watch_new(&fs, &w), 0);
+	cr_assert_eq(cgroup_watch_add_tree(w, "/demo"), 0);
+	/* The kernel's file after the group kill, written over the before
+	 * file in place: 3 tasks, oom_kill 4 (the first victim twice). */
+	snprintf(cmd, sizeof(cmd),
+		 "cat %s >%s/root/sys/fs/cgroup/demo/memory.events.local",
+		 after, tmp);
+	cr_assert_eq(system(cmd), 0);
+	pump(w, &g, 1);
+	cr_assert_eq(g.n, 1);
+	cr_assert_eq(g.type[0], CGE_OOM);
+	cr_assert_str_eq(g.path[0], "/demo");
+	cr_assert_eq(g.oom_kill[0], 4);
+	cr_assert_eq(g.delta[0], 4);
+	cgroup_watch_free(w);
+}
+
 Test(cgroup_watch, bad_arguments, .fini = close_case)
 {
 	struct cgroup_watch *w = NULL;

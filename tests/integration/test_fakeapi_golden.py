@@ -423,8 +423,9 @@ def test_golden_watch(session, name):
     assert rvs[:6] == sorted(rvs[:6]) and len(set(rvs[:6])) == 6
     assert rvs[6] == rvs[7] == rvs[5], "bookmarks carry the newest pod RV"
     # timing as observed: bookmarks ~2.8 s and ~3.9 s, end at ~5.05 s
-    assert 2.3 < r.chunk_times[6] < 3.3 and 3.4 < r.chunk_times[7] < 4.4
-    assert 4.9 < r.elapsed < 6.0
+    assert 2.3 < r.chunk_times[6] < 3.8 and 3.4 < r.chunk_times[7] < 4.9
+    assert r.chunk_times[6] < r.chunk_times[7]
+    assert 4.9 < r.elapsed < 7.0
 
 
 @pytest.mark.parametrize("name", ["45-watch-pods-too-old-rv", "45b-watch-pods-too-old-rv-raw"])

@@ -65,10 +65,20 @@ void recorder_init(struct recorder *r)
 	r->snapshots = json_object_new_array();
 }
 
+static struct json_object *sample_json(const struct rec_sample *s);
+
+static void sample_release(struct rec_sample *s)
+{
+	free(s->procs);
+	free(s->json);
+	s->procs = NULL;
+	s->json = NULL;
+}
+
 void recorder_release(struct recorder *r)
 {
 	for (size_t i = 0; i < r->count; i++)
-		free(r->ring[(r->head + i) % REC_RING_MAX].procs);
+		sample_release(&r->ring[(r->head + i) % REC_RING_MAX]);
 	for (size_t i = 0; i < r->n_procs; i++)
 		free(r->procs[i].cmdline);
 	free(r->procs);
@@ -78,10 +88,23 @@ void recorder_release(struct recorder *r)
 
 int recorder_add(struct recorder *r, struct rec_sample *s)
 {
+	struct json_object *o = sample_json(s);
+	const char *text =
+		o ? json_object_to_json_string_ext(
+			    o, JSON_C_TO_STRING_PLAIN |
+				       JSON_C_TO_STRING_NOSLASHESCAPE)
+		  : NULL;
 	size_t slot;
 
+	s->json = text ? strdup(text) : NULL;
+	json_object_put(o);
+	if (!s->json) {
+		free(s->procs);
+		s->procs = NULL;
+		return -ENOMEM;
+	}
 	if (r->count == REC_RING_MAX) {
-		free(r->ring[r->head].procs);
+		sample_release(&r->ring[r->head]);
 		r->head = (r->head + 1) % REC_RING_MAX;
 		r->count--;
 	}
@@ -89,6 +112,7 @@ int recorder_add(struct recorder *r, struct rec_sample *s)
 	r->ring[slot] = *s;
 	r->count++;
 	s->procs = NULL;
+	s->json = NULL;
 	return 0;
 }
 
@@ -295,4 +319,51 @@ struct json_object *recorder_timeline_json(const struct recorder *r,
 	json_object_object_add(o, "processes", procs);
 	json_object_object_add(o, "snapshots", json_object_get(r->snapshots));
 	return o;
+}
+
+static int add_json(struct strbuf *out, struct json_object *o)
+{
+	const char *text = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+
+	return text ? strbuf_adds(out, text) : -ENOMEM;
+}
+
+int recorder_timeline_write(const struct recorder *r, const char *cgroup,
+			    unsigned interval_ms, struct strbuf *out)
+{
+	struct json_object *procs = json_object_new_array();
+	int q = procs ? 0 : -ENOMEM;
+
+	for (size_t i = 0; q >= 0 && i < r->n_procs; i++)
+		q = json_object_array_add(procs, proc_json(&r->procs[i])) < 0
+			    ? -ENOMEM
+			    : 0;
+	if (q >= 0)
+		q = strbuf_adds(out, "{\"schema\":\"oomlens.io/timeline/v1\","
+				     "\"cgroup\":");
+	if (q >= 0)
+		q = cgroup ? strbuf_add_json_str(out, cgroup, strlen(cgroup))
+			   : strbuf_adds(out, "null");
+	if (q >= 0)
+		q = strbuf_addf(out, ",\"interval_ms\":%u,\"samples\":[",
+				interval_ms);
+	for (size_t i = 0; q >= 0 && i < r->count; i++) {
+		if (i)
+			q = strbuf_addch(out, ',');
+		if (q >= 0)
+			q = strbuf_adds(out, recorder_sample(r, i)->json);
+	}
+	if (q >= 0)
+		q = strbuf_adds(out, "],\"processes\":");
+	if (q >= 0)
+		q = add_json(out, procs);
+	if (q >= 0)
+		q = strbuf_adds(out, ",\"snapshots\":");
+	if (q >= 0)
+		q = add_json(out, r->snapshots);
+	if (q >= 0)
+		q = strbuf_addch(out, '}');
+	json_object_put(procs);
+	return q;
 }

@@ -109,12 +109,18 @@ int run_write_manifest(struct run_state *st)
 
 int run_write_timeline(struct run_state *st)
 {
-	struct json_object *o = recorder_timeline_json(
-		&st->rec, st->cfg->cgroup, st->cfg->interval_ms);
+	_cleanup_strbuf_ struct strbuf sb;
+	int r;
 
+	strbuf_init(&sb, STRBUF_DEFAULT_MAX);
 	st->timeline_dirty = false;
 	st->last_timeline_mono_us = now_monotonic_us();
-	return write_json_at(st->spool_fd, SPOOL_TIMELINE, o);
+	r = recorder_timeline_write(&st->rec, st->cfg->cgroup,
+				    st->cfg->interval_ms, &sb);
+	if (r < 0)
+		return r;
+	return write_file_atomic_at(st->spool_fd, SPOOL_TIMELINE, sb.buf,
+				    sb.len, 0644);
 }
 
 static void time_name(uint64_t t_us, char *buf, size_t size)

@@ -164,3 +164,30 @@ Test(recorder, ended_processes_are_capped)
 	cr_assert_eq(r.procs[r.n_procs - 1].pid, 2999, "newest kept");
 	recorder_release(&r);
 }
+
+/* The text written every second is the same document as the object. */
+Test(recorder, timeline_text_equals_object)
+{
+	struct recorder r;
+	struct json_object *o, *parsed;
+	struct strbuf sb;
+
+	recorder_init(&r);
+	cr_assert_eq(recorder_proc_seen(&r, 7, "a \"b\"\\", "x --k=***", 1), 0);
+	for (int i = 0; i < 700; i++)
+		add(&r, i, (uint64_t)i << 20, 1u << 30);
+	recorder_proc_ended(&r, 7, 5000000);
+	cr_assert_eq(recorder_note_snapshot(&r, 9000000, 1, "predicted",
+					    "snapshots/y", 1, 2),
+		     0);
+	strbuf_init(&sb, 64u << 20);
+	cr_assert_eq(recorder_timeline_write(&r, "/a \"q\"", 250, &sb), 0);
+	parsed = json_tokener_parse(sb.buf);
+	cr_assert_not_null(parsed, "valid JSON");
+	o = recorder_timeline_json(&r, "/a \"q\"", 250);
+	cr_assert(json_object_equal(o, parsed));
+	json_object_put(o);
+	json_object_put(parsed);
+	strbuf_release(&sb);
+	recorder_release(&r);
+}

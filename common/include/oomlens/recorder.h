@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strbuf.h"
+
 struct json_object;
 
 #define REC_RING_MAX 600
@@ -47,6 +49,7 @@ struct rec_sample {
 	uint64_t limit;	  /* bytes; 0 when unknown or unlimited */
 	struct rec_proc_sample *procs; /* owned by the recorder once added */
 	size_t n_procs;
+	char *json; /* the sample serialized once, by recorder_add() */
 };
 
 struct rec_proc {
@@ -106,3 +109,9 @@ int recorder_note_snapshot(struct recorder *r, uint64_t t_us, uint64_t mono_us,
 struct json_object *recorder_timeline_json(const struct recorder *r,
 					   const char *cgroup,
 					   unsigned interval_ms);
+
+/* The same document as text, appended to out, built from the samples
+ * serialized once when added: cheap enough to rewrite every second with
+ * 600 samples of 50 processes. Returns 0, -ENOMEM or -E2BIG. */
+int recorder_timeline_write(const struct recorder *r, const char *cgroup,
+			    unsigned interval_ms, struct strbuf *out);

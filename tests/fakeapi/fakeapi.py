@@ -1348,7 +1348,7 @@ class FakeAPI:
     def __init__(self, tls_dir=None, tokens=None, port=0, host="127.0.0.1",
                  control_port=0, anonymous=True, bookmark_period=60.0,
                  watch_timeout=None, crds=None, verbose=False, plain_http=False,
-                 control_token=None, strict_namespaces=True,
+                 control_token=None, strict_namespaces=True, audit=True,
                  namespaces=("default", "kube-system", "kube-public", "kube-node-lease",
                              "oom-system", "oomlens-system")):
         self.resources = default_resources(crds)
@@ -1363,6 +1363,7 @@ class FakeAPI:
         self.verbose = verbose
         self.control_token = control_token
         self.strict_namespaces = strict_namespaces
+        self.audit = audit  # 1.20 sends Audit-Id only with auditing configured
         self.flock = threading.Lock()
         self.tokens_file = tokens if isinstance(tokens, str) else None
         self.tokens_mtime = None
@@ -1691,7 +1692,7 @@ class FakeAPI:
             for tok in p.get("remove") or []:
                 self.remove_token(tok)
         elif action == "config":
-            for k in ("anonymous", "bookmark_period", "watch_timeout"):
+            for k in ("anonymous", "bookmark_period", "watch_timeout", "audit"):
                 if k in p:
                     setattr(self, k, p[k])
         elif action == "load":
@@ -2446,7 +2447,7 @@ class ApiHandler(BaseHTTPRequestHandler):
     def respond(self, code, body, ctype="application/json", audit=True, pf=True,
                 extra=None, close=False):
         hdrs = {"Cache-Control": "no-cache, private", "Content-Type": ctype}
-        if audit:
+        if audit and self.server.api.audit:
             hdrs["Audit-Id"] = str(uuid.uuid4())
         if pf and self.user is not None:
             fs, pl = PF_FLOWSCHEMA, PF_PRIORITY
@@ -3123,6 +3124,8 @@ def main(argv=None):
     ap.add_argument("--kubeconfig-token", default="agent-token-0123456789")
     ap.add_argument("--no-anonymous", action="store_true",
                     help="401 instead of 403 for requests without credentials")
+    ap.add_argument("--no-audit", action="store_true",
+                    help="no Audit-Id header (a 1.20 server without an audit policy)")
     ap.add_argument("--no-strict-namespaces", action="store_true",
                     help="accept objects in namespaces that do not exist")
     ap.add_argument("--bookmark-period", type=float, default=60.0)
@@ -3137,7 +3140,8 @@ def main(argv=None):
                   bookmark_period=a.bookmark_period, watch_timeout=a.watch_timeout,
                   verbose=a.verbose, plain_http=a.plain_http,
                   control_token=a.control_token,
-                  strict_namespaces=not a.no_strict_namespaces).start()
+                  strict_namespaces=not a.no_strict_namespaces,
+                  audit=not a.no_audit).start()
     if a.kubeconfig:
         api.write_kubeconfig(a.kubeconfig, a.kubeconfig_token)
     if a.ready_file:

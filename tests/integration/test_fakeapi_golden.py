@@ -6,8 +6,8 @@ chunked, one watch event per chunk), and the body's keys and values — not
 timestamps, uids, resourceVersions or managedFields.
 
 Not replayed: 44 (a 70 s watch; bookmark timing is covered by the faults
-test), 90/91 (HTTP/2: the fake speaks HTTP/1.1 only), 95/96 (a server without
-audit and without RBAC for the agent)."""
+test), 90/91 (HTTP/2: the fake speaks HTTP/1.1 only). 95/96 run on a second
+fake without audit and without RBAC for the agent, as captured."""
 
 import base64
 import copy
@@ -486,3 +486,23 @@ def test_agent_rules_match_reference_rbac():
     mine = [r for r in fakeapi.AGENT_RULES
             if r["apiGroups"][0] not in ("authentication.k8s.io", "authorization.k8s.io")]
     assert [copy.deepcopy(r) for r in role["rules"]] == mine
+
+
+@pytest.mark.parametrize("name", ["95-version-audit-off", "96-pods-forbidden-audit-off"])
+def test_golden_audit_off(tmp_path, name):
+    tokens = dict(fakeapi.DEFAULT_TOKENS)
+    tokens[AGENT] = dict(tokens[AGENT], rules=[])  # a fresh etcd: no RBAC for the agent
+    api = fakeapi.FakeAPI(tls_dir=str(tmp_path / "tls"), tokens=tokens, audit=False).start()
+    try:
+        g = Golden(name)
+        r = RawClient(api.port, api.ca).request(g.method, g.path, token=g.token,
+                                                headers={"Accept": g.accept})
+        assert r.status == g.status
+        # the APF flow-schema uids belong to that (fresh) cluster: names only
+        assert sorted(r.header_names()) == sorted(k for k, _ in g.headers)
+        for k in ("Content-Type", "Cache-Control", "X-Content-Type-Options"):
+            assert r.header(k) == g.header(k)
+        assert r.header("Audit-Id") is None
+        assert r.body == g.body
+    finally:
+        api.stop()

@@ -114,52 +114,80 @@ static int apply_change(struct watch *w, struct json_object *store,
 	return deliver(w, prev ? KUBE_EVENT_MODIFIED : KUBE_EVENT_ADDED, obj);
 }
 
+/* Diffs one page of a relist into the store; fresh collects what the
+ * list holds. */
+static int relist_page(struct watch *w, struct json_object *page,
+		       struct json_object *fresh)
+{
+	struct json_object *items;
+	int r = 0;
+
+	if (!json_object_object_get_ex(page, "items", &items) ||
+	    !json_object_is_type(items, json_type_array))
+		return -EBADMSG;
+	for (size_t i = 0; r >= 0 && i < json_object_array_length(items); i++) {
+		struct json_object *it = json_object_array_get_idx(items, i);
+		struct json_object *m;
+		char key[512];
+
+		r = apply_change(w, w->store, KUBE_EVENT_ADDED, it);
+		if (r >= 0 && object_key(it, key, sizeof(key)) == 0 &&
+		    json_object_object_get_ex(w->store, key, &m) &&
+		    json_object_object_add(fresh, key, json_object_get(m)) < 0)
+			r = -ENOMEM;
+	}
+	return r;
+}
+
+/* Lists page by page (a page at a time in memory), delivers the
+ * difference to what was delivered before, and takes the list's RV. */
 static int relist(struct watch *w, struct kube_error *err)
 {
 	const struct kube_watch_options *o = w->o;
 	struct kube_list_options lo = {.label_selector = o->label_selector,
 				       .field_selector = o->field_selector,
-				       .limit = 500,
-				       .all_pages = true};
-	struct json_object *list, *items, *fresh;
-	const char *rv;
-	int r = 0;
+				       .limit = 100};
+	struct json_object *page = NULL, *fresh = json_object_new_object();
+	char rv[sizeof(w->rv)] = "";
+	_cleanup_free_ char *cont = NULL;
+	int r;
 
-	r = kube_list(w->c, &o->call, &lo, &list, err);
 	w->st.relists++;
-	if (r < 0)
-		return r;
-	fresh = json_object_new_object();
-	json_object_object_get_ex(list, "items", &items);
-	for (size_t i = 0;
-	     fresh && r >= 0 && i < json_object_array_length(items); i++) {
-		struct json_object *it = json_object_array_get_idx(items, i);
-		char key[512];
+	if (!fresh)
+		return -ENOMEM;
+	do {
+		const char *v;
 
-		r = apply_change(w, w->store, KUBE_EVENT_ADDED, it);
-		if (r >= 0 && object_key(it, key, sizeof(key)) == 0) {
-			struct json_object *m;
-
-			if (json_object_object_get_ex(w->store, key, &m))
-				json_object_object_add(fresh, key,
-						       json_object_get(m));
-		}
-	}
+		r = kube_list(w->c, &o->call, &lo, &page, err);
+		if (r < 0)
+			break;
+		r = relist_page(w, page, fresh);
+		v = kube_json_str(page, "metadata", "resourceVersion", NULL);
+		if (v && !rv[0])
+			strlcpy_safe(rv, v, sizeof(rv));
+		free(cont);
+		cont = NULL;
+		if (r >= 0 && kube_json_dup(page, "metadata", "continue", NULL,
+					    &cont) < 0)
+			r = -ENOMEM;
+		json_object_put(page);
+		lo.continue_token = cont;
+	} while (r >= 0 && cont && *cont);
 	/* what the store has and the list lacks was deleted meanwhile */
 	json_object_object_foreach (w->store, key, val) {
-		if (r < 0 || !fresh)
+		if (r < 0)
 			break;
 		if (!json_object_object_get_ex(fresh, key, NULL))
 			r = deliver(w, KUBE_EVENT_DELETED, val);
 	}
-	rv = kube_json_str(list, "metadata", "resourceVersion", NULL);
-	strlcpy_safe(w->rv, rv ? rv : "", sizeof(w->rv));
-	json_object_put(list);
-	if (!fresh)
-		return -ENOMEM;
+	if (r < 0) {
+		json_object_put(fresh);
+		return r;
+	}
+	strlcpy_safe(w->rv, rv, sizeof(w->rv));
 	json_object_put(w->store);
 	w->store = fresh;
-	return r < 0 ? r : 0;
+	return 0;
 }
 
 static int on_event(struct watch *w, struct kube_watch_event *ev)

@@ -200,8 +200,9 @@ static int bench_hold(int n, const char *url, const char *ca)
 	t0 = now_monotonic_us();
 	pthread_create(&th, NULL, hold_thread, &h);
 	for (int i = 0;
-	     i < 300 && __atomic_load_n(&h.added, __ATOMIC_RELAXED) < n; i++)
-		usleep(50000);
+	     i < 3000 && __atomic_load_n(&h.added, __ATOMIC_RELAXED) < n; i++)
+		usleep(5000);
+	t0 = now_monotonic_us() - t0;
 	usleep(500000); /* settled inside the watch request */
 	during = rss_kib("VmRSS:");
 	kube_cancel_trigger(h.cancel);

@@ -557,7 +557,8 @@ static void scan_pmap(const char *data, size_t len, int pid,
 		int c = 0;
 
 		eol = eol ? eol : end;
-		if (rss_col < 0 && strstr(line, " Address ") &&
+		if (rss_col < 0 &&
+		    memmem(line, (size_t)(eol - line), " Address ", 9) &&
 		    eol - line < 1024) {
 			for (; (l = token(&q, eol, &tok)) > 0; cols++)
 				if (l == 3 && !memcmp(tok, "Rss", 3))
@@ -591,17 +592,48 @@ struct scan_ctx {
 	struct page *p;
 };
 
+/* Names the arena heaps arenas.json found (by start address). */
+static void label_arenas(struct scan_ctx *c, const char *dir, int pid)
+{
+	char path[160];
+	struct json_object *ar, *heaps;
+
+	snprintf(path, sizeof(path), "%s/arenas.json", dir);
+	ar = file_json(c->p->b, path);
+	heaps = get(ar, "heaps");
+	for (size_t i = 0; heaps && i < json_object_array_length(heaps); i++) {
+		const char *start =
+			jstr(json_object_array_get_idx(heaps, i), "start");
+		uint64_t a, b;
+
+		if (startswith(start, "0x"))
+			start += 2;
+		if (parse_u64_base(start, 16, &a) < 0)
+			continue;
+		for (size_t j = 0; j < c->n_top; j++)
+			if (c->top[j].pid == pid && !c->top[j].name[0] &&
+			    parse_u64_base(c->top[j].addr, 16, &b) == 0 &&
+			    a == b)
+				snprintf(c->top[j].name, sizeof(c->top[j].name),
+					 "[glibc arena heap]");
+	}
+	json_object_put(ar);
+}
+
 static int scan_pmaps(const char *path, const char *data, size_t len, void *ud)
 {
 	struct scan_ctx *c = ud;
 	const char *tail = strrchr(path, '/');
 	uint64_t pid = 0;
+	char dir[128];
 
 	if (!startswith(path, "processes/") || !tail ||
 	    !streq(tail, "/pmap.txt"))
 		return 0;
 	(void)parse_u64_n(path + 10, (size_t)(tail - path - 10), &pid);
 	scan_pmap(data, len, (int)pid, c->top, &c->n_top);
+	snprintf(dir, sizeof(dir), "%.*s", (int)(tail - path), path);
+	label_arenas(c, dir, (int)pid);
 	return 0;
 }
 
@@ -649,15 +681,21 @@ static int count_snapshots(const char *path, const char *data, size_t len,
 	return 0;
 }
 
+static void page_proc_table(struct page *p);
+static void page_mappings(struct page *p);
+
 static void page_processes(struct page *p)
 {
-	struct scan_ctx c = {.p = p};
-
 	int n = 0;
 
 	bundle_foreach(p->b, count_snapshots, &n);
-	if (!n)
-		return;
+	if (n)
+		page_proc_table(p);
+	page_mappings(p);
+}
+
+static void page_proc_table(struct page *p)
+{
 	out(p, "<section class=\"card\"><h2>Processes in the newest snapshot "
 	       "before the kill</h2><table><tr><th class=\"n\">pid</th><th>name"
 	       "</th><th class=\"n\">RSS</th><th class=\"n\">[heap] RSS</th>"
@@ -665,6 +703,12 @@ static void page_processes(struct page *p)
 	       "</tr>");
 	bundle_foreach(p->b, proc_row, p);
 	out(p, "</table></section>\n");
+}
+
+static void page_mappings(struct page *p)
+{
+	struct scan_ctx c = {.p = p};
+
 	bundle_foreach(p->b, scan_pmaps, &c);
 	if (!c.n_top)
 		return;

@@ -752,6 +752,39 @@ Test(cgroup_watch, v2_oom_group_kill_real_before_after, .fini = remove_copy)
 	cgroup_watch_free(w);
 }
 
+Test(cgroup_watch, symlinks_are_not_followed_and_odd_names_kept,
+     .init = copy_fixture, .fini = remove_copy)
+{
+	static const char odd[] = "/pod/we ird\n\"name\" (x)";
+	struct cgroup_watch *w = NULL;
+	struct cgroup_state st = {0};
+	struct got g = {0};
+	char cmd[512];
+	int r;
+
+	/* A symlinked cgroup and a symlinked value file in a real one. */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s/root/sys/fs/cgroup/pod && ln -s ctr link && "
+		 "rm pause/memory.max && ln -s /etc/hostname pause/memory.max",
+		 tmp);
+	cr_assert_eq(system(cmd), 0);
+	r = cgroup_read_state(&fs, "/pod/link", &st);
+	cr_assert(r == -ENOTDIR || r == -ELOOP, "symlinked cgroup: %d", r);
+	cr_assert_eq(cgroup_read_state(&fs, "/pod/pause", &st), 0);
+	cr_assert_eq(st.limit.state, CGV_BAD, "symlinked file not followed");
+	cr_assert_eq(st.usage.state, CGV_OK);
+	cgroup_state_release(&st);
+
+	cr_assert_eq(cgroup_watch_new(&fs, &w), 0);
+	cr_assert_eq(cgroup_watch_add_tree(w, POD), 0);
+	cr_assert_eq(cgroup_watch_count(w), 3, "the symlink is no cgroup");
+	snprintf(cmd, sizeof(cmd), "%s/root/sys/fs/cgroup%s", tmp, odd);
+	cr_assert_eq(mkdir(cmd, 0755), 0);
+	pump(w, &g, 1);
+	cr_assert_geq(find_ev(&g, CGE_ADDED, odd), 0);
+	cgroup_watch_free(w);
+}
+
 Test(cgroup_watch, bad_arguments, .fini = close_case)
 {
 	struct cgroup_watch *w = NULL;

@@ -150,7 +150,7 @@ static int relist(struct watch *w, struct kube_error *err)
 	struct json_object *page = NULL, *fresh = json_object_new_object();
 	char rv[sizeof(w->rv)] = "";
 	_cleanup_free_ char *cont = NULL;
-	int r;
+	int r = 0;
 
 	w->st.relists++;
 	if (!fresh)

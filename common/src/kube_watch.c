@@ -327,7 +327,7 @@ static int round_once(struct watch *w, bool *need_list, struct kube_error *e)
 	/* a stream that ends at once with nothing in it is a failure, or a
 	 * broken server would have us reconnect in a tight loop */
 	idle = w->st.events + w->st.bookmarks == seen &&
-	       now_monotonic_us() - t0 < 1000000;
+	       now_monotonic_us() - t0 < 500000;
 	if (w->ev_failed) {
 		*e = w->ev_err;
 		return 1;

@@ -981,3 +981,35 @@ Test(kube_fake, tls_server_name_and_verification)
 	cr_assert_eq(list_pods(c, &e), 0, "%s", e.message);
 	kube_client_free(c);
 }
+
+Test(kube_fake, watch_server_timeouts_reconnect_without_repeats)
+{
+	struct kube_client *admin = client(ADMIN), *c = client(AGENT);
+	struct seen s = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct kube_watch_stats st = {0};
+	struct kube_cancel *cancel;
+	struct watcher w = {.c = c};
+	pthread_t th;
+
+	cr_assert_eq(kube_cancel_new(&cancel), 0);
+	w.o = (struct kube_watch_options){
+		.call = {.res = &kube_res_pods, .cancel = cancel},
+		.timeout_s = 2,
+		.fn = record,
+		.userdata = &s,
+		.stats = &st};
+	create_pod(admin, "only", "node1");
+	pthread_create(&th, NULL, watch_thread, &w);
+	usleep(5500000);
+	label_pod(admin, "only", "x");
+	wait_events(&s, 2);
+	cr_assert_lt(stop_watch(th, cancel), 1000000);
+	cr_assert_eq(s.n, 2);
+	cr_assert_str_eq(s.ev[0], "ADDED only");
+	cr_assert_str_eq(s.ev[1], "MODIFIED only");
+	cr_assert_geq(st.connects, 3, "a new watch every 2 s: %u", st.connects);
+	cr_assert_eq(st.relists, 1, "a clean end resumes, no relist");
+	kube_cancel_free(cancel);
+	kube_client_free(admin);
+	kube_client_free(c);
+}

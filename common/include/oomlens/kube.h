@@ -134,7 +134,7 @@ int kube_config_load_kubeconfig(const struct kube_kubeconfig_options *o,
 				struct kube_error *err);
 
 /* Parses one kubeconfig held in memory (base_dir resolves relative
- * paths). Pure apart from reading nothing. Same returns. */
+ * paths). Pure: no file is read. Same returns. */
 int kube_config_parse_kubeconfig(const char *buf, size_t len,
 				 const char *base_dir,
 				 const struct kube_kubeconfig_options *o,

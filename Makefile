@@ -103,7 +103,7 @@ test-fuzz: $(FUZZ_BIN)
 test-integration: all $(ITEST_BIN)
 	@scripts/run-tests.sh integration
 
-test-vm: all
+test-vm: all $(ITEST_BIN)
 	@scripts/run-tests.sh vm
 
 fuzz:

@@ -15,24 +15,24 @@ add_counts() { # passed failed skipped
 	passed=$((passed + $1)); failed=$((failed + $2)); skipped=$((skipped + $3))
 }
 
-run_criterion() { # glob-dir prefix label
-	local t out syn rc
+run_criterion() { # dir label
+	local t out syn rc p f s
 	for t in "$1"/*; do
 		[ -x "$t" ] || continue
-		out=$("$t" --jobs 1 2>&1); rc=$?
+		# --verbose for the [SKIP] lines and their reasons
+		out=$("$t" --jobs 1 --verbose 2>&1); rc=$?
 		syn=$(printf '%s\n' "$out" | grep -a 'Synthesis:' | tail -n1)
 		if [ $rc -ne 0 ] || [ -z "$syn" ]; then
-			printf '%s\n' "$out"
+			printf '%s\n' "$out" | grep -av '^\[\(RUN \|PASS\)\]'
 		fi
+		printf '%s\n' "$out" | grep -a '^\[SKIP\]' | sed "s/^/$2: /"
 		echo "$2: $(basename "$t"): ${syn:-no synthesis line (exit $rc)}"
-		local p f c
+		if [ -z "$syn" ]; then add_counts 0 1 0; continue; fi
 		p=$(sed -n 's/.*Passing: \([0-9]*\).*/\1/p' <<<"$syn")
 		f=$(sed -n 's/.*Failing: \([0-9]*\).*/\1/p' <<<"$syn")
-		c=$(sed -n 's/.*Crashing: \([0-9]*\).*/\1/p' <<<"$syn")
-		if [ -z "$syn" ]; then add_counts 0 1 0; continue; fi
-		add_counts "${p:-0}" $(( ${f:-0} )) 0
+		s=$(printf '%s\n' "$out" | grep -ac '^\[SKIP\]')
+		add_counts "${p:-0}" "${f:-0}" "${s:-0}"
 		[ $rc -ne 0 ] && [ "${f:-0}" = 0 ] && add_counts 0 1 0
-		: "$c"
 	done
 }
 

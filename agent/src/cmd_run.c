@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 
@@ -163,10 +164,25 @@ static int open_state(struct agent *a)
 	return a->reports_fd < 0 ? -errno : 0;
 }
 
+/* v1 costs two fds per watched cgroup: take the hard limit. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_warn("cannot raise the open-file limit: %s, "
+				 "ignoring",
+				 strerror(errno));
+	}
+}
+
 static int setup(struct agent *a)
 {
 	int r;
 
+	raise_nofile();
 	r = host_open(a->opts.host_root, &a->host);
 	if (r < 0) {
 		log_error("cannot open host root \"%s\": %s", a->opts.host_root,
@@ -384,9 +400,13 @@ static int open_kmsg(struct agent *a)
 	return a->asm_ ? 0 : -ENOMEM;
 }
 
+/* A safety net for what inotify cannot say: cgroups whose memory files
+ * appeared late, an inotify queue overflow. */
+#define RESCAN_US 5000000
+
 struct loop {
 	struct agent *a;
-	int ep, sfd, tfd;
+	int ep, sfd, tfd, rescan_fd;
 	bool timer_armed;
 	uint64_t quiet_since; /* mono µs when kmsg last ran dry, 0 = idle */
 };
@@ -461,10 +481,19 @@ static int loop_setup(struct loop *l)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	l->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	l->rescan_fd =
+		timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	l->ep = epoll_create1(EPOLL_CLOEXEC);
-	if (l->sfd < 0 || l->tfd < 0 || l->ep < 0)
+	if (l->sfd < 0 || l->tfd < 0 || l->rescan_fd < 0 || l->ep < 0)
 		return -errno;
+	timerfd_settime(l->rescan_fd, 0,
+			&(struct itimerspec){
+				.it_value = {RESCAN_US / 1000000, 0},
+				.it_interval = {RESCAN_US / 1000000, 0},
+			},
+			NULL);
 	if (epoll_add(l->ep, l->sfd) < 0 || epoll_add(l->ep, l->tfd) < 0 ||
+	    epoll_add(l->ep, l->rescan_fd) < 0 ||
 	    epoll_add(l->ep, kmsg_reader_fd(l->a->kmsg)) < 0 ||
 	    epoll_add(l->ep, cgroup_watch_fd(l->a->watch)) < 0)
 		return -errno;
@@ -502,6 +531,18 @@ static void on_timer(struct loop *l)
 		arm_timer(l, PENDING_TIMEOUT_US / 4);
 	else if (!l->timer_armed && l->quiet_since)
 		arm_timer(l, QUIET_US);
+}
+
+static void on_rescan(struct loop *l)
+{
+	uint64_t exp;
+	int r;
+
+	if (read(l->rescan_fd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
+		return;
+	r = cgroup_watch_rescan(l->a->watch);
+	if (r < 0)
+		log_warn("cgroup rescan: %s, ignoring", strerror(-r));
 }
 
 static bool on_signal(struct loop *l)
@@ -543,6 +584,8 @@ static int run_loop(struct loop *l)
 				after_drain(l, drain_kmsg(a));
 			} else if (fd == l->tfd) {
 				on_timer(l);
+			} else if (fd == l->rescan_fd) {
+				on_rescan(l);
 			}
 		}
 		if ((a->n_pending || a->n_deferred) && !l->timer_armed)
@@ -567,7 +610,8 @@ static void finish(struct agent *a)
 int cmd_run(int argc, char **argv)
 {
 	static struct agent a = {.state_fd = -1, .reports_fd = -1};
-	struct loop l = {.a = &a, .ep = -1, .sfd = -1, .tfd = -1};
+	struct loop l = {
+		.a = &a, .ep = -1, .sfd = -1, .tfd = -1, .rescan_fd = -1};
 	int r;
 
 	if (parse_opts(argc, argv, &a.opts) < 0)

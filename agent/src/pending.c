@@ -2,13 +2,14 @@
 /* Cgroup OOM notifications waiting for their kernel report, and kernel
  * reports waiting for a notification.
  *
- * One kill notifies the victim's cgroup (v1), or it and its ancestors (v2
- * memory.events is hierarchical). A report claims, per cgroup path related
- * to it, the oldest notification: later kills of the same cgroup keep
- * theirs. When the kernel rate-limits its OOM reports (10 per 5 s), a kill
- * is printed as a bare "Killed process" line with no cgroup: the oldest
- * unclaimed notification names it (the deepest path, when several came
- * together, is the victim's own cgroup). */
+ * The watcher counts kills locally (v1 memory.oom_control, v2
+ * memory.events.local): one kill is one notification with a delta, for the
+ * victim's own cgroup. A report claims, per cgroup path related to it, the
+ * oldest notification: later kills of the same cgroup keep theirs. When the
+ * kernel rate-limits its OOM reports (10 per 5 s), a kill is printed as a bare
+ * "Killed process" line with no cgroup: the oldest unclaimed notification names
+ * it (the deepest path, when several came together, is the victim's own
+ * cgroup). */
 #include "agent.h"
 #include "oomlens/log.h"
 

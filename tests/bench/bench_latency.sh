@@ -3,4 +3,4 @@
 # timestamp of the "Killed process" record, over N real OOM kills.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-exec python3 tests/bench/latency.py "${LATENCY_KILLS:-25}"
+exec /usr/bin/python3 tests/bench/latency.py "${LATENCY_KILLS:-25}"

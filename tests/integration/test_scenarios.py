@@ -139,6 +139,16 @@ def test_glibc_retention_c(env):
     assert abs(kept - free_b) <= 0.35 * free_b, (kept, free_b)
     assert used > 0
     assert "MALLOC_ARENA_MAX=2" in diag["verdicts"][0]["recommendations"][0]
+    # the bundle holds the timeline up to the kill and a snapshot before it
+    man = json.loads(files["manifest.json"])
+    tl = json.loads(files["timeline.json"])
+    assert man["sidecar"]["snapshot_ms"] < man["killed_at_ms"]
+    assert tl["samples"][-1]["t_ms"] <= man["killed_at_ms"]
+    assert man["killed_at_ms"] - tl["samples"][-1]["t_ms"] < 2000
+    assert any(s["reason"].startswith("threshold-") for s in tl["snapshots"])
+    pid = line["victims"][0]["pid"]
+    for f in ("status", "pmap.txt", "arenas.json", "allocator.json"):
+        assert "processes/%d/%s" % (pid, f) in files, f
 
 
 def javac(name):

@@ -52,36 +52,6 @@ static void rstrip(char *s)
 }
 
 /* "123KB", "12K", "3MB", "7B", "5" (no unit: bytes) → bytes. */
-static int scan_bytes(const char **p, uint64_t *ret)
-{
-	const char *s = *p;
-	uint64_t v, mul = 1;
-	int r = scan_u64(&s, &v);
-
-	if (r < 0)
-		return r;
-	switch (*s) {
-	case 'K':
-		mul = 1ull << 10;
-		break;
-	case 'M':
-		mul = 1ull << 20;
-		break;
-	case 'G':
-		mul = 1ull << 30;
-		break;
-	}
-	if (mul > 1)
-		s++;
-	if (*s == 'B')
-		s++;
-	if (v > UINT64_MAX / mul)
-		return -ERANGE;
-	*ret = v * mul;
-	*p = s;
-	return 0;
-}
-
 /* Finds key (e.g. "reserved=") in s and scans the size after it. */
 static int find_bytes(const char *s, const char *key, uint64_t *ret)
 {
@@ -90,7 +60,7 @@ static int find_bytes(const char *s, const char *key, uint64_t *ret)
 	if (!k)
 		return -ENOENT;
 	k += strlen(key);
-	return scan_bytes(&k, ret);
+	return scan_size(&k, ret);
 }
 
 /* Finds key (e.g. "#") and scans a plain count after it. */
@@ -186,7 +156,7 @@ static int nmt_totals(struct jvm_nmt *n, const char *s, bool *seen_total)
 	} else if (startswith(s, "malloc:")) {
 		const char *p = skip_ws(s + strlen("malloc:"));
 
-		if (scan_bytes(&p, &n->malloc) < 0 ||
+		if (scan_size(&p, &n->malloc) < 0 ||
 		    find_count(p, "#", &n->malloc_count) < 0)
 			return -EBADMSG;
 	} else if (startswith(s, "mmap:")) {
@@ -301,7 +271,7 @@ static int heap_space(struct jvm_heap_info *hi, const char *s)
 		if (find_bytes(p, "reserved ", &sp.reserved) < 0 ||
 		    find_bytes(p, "committed ", &sp.committed) < 0)
 			return -EBADMSG;
-	} else if (scan_bytes(&p, &sp.committed) < 0) {
+	} else if (scan_size(&p, &sp.committed) < 0) {
 		return -EBADMSG;
 	}
 	if (find_bytes(p, "used ", &sp.used) < 0)

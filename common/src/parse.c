@@ -153,17 +153,15 @@ int scan_hex_u64(const char **p, uint64_t *ret)
 	return scan_base(p, 16, false, NULL, ret);
 }
 
-int parse_size(const char *s, uint64_t *ret)
+int scan_size(const char **p, uint64_t *ret)
 {
-	const char *p = s;
+	const char *s = *p;
 	uint64_t v, mul = 1;
-	int r = scan_u64(&p, &v);
+	int r = scan_u64(&s, &v);
 
 	if (r < 0)
 		return r;
-	switch (toupper((unsigned char)*p)) {
-	case '\0':
-		break;
+	switch (toupper((unsigned char)*s)) {
 	case 'K':
 		mul = 1ull << 10;
 		break;
@@ -176,19 +174,32 @@ int parse_size(const char *s, uint64_t *ret)
 	case 'T':
 		mul = 1ull << 40;
 		break;
-	default:
-		return -EINVAL;
 	}
-	if (*p) {
-		p++;
-		if (*p == 'i' || *p == 'B')
-			p++;
-		if (*p)
-			return -EINVAL;
+	if (mul > 1) {
+		s++;
+		if (*s == 'i')
+			s++;
 	}
+	if (*s == 'B')
+		s++;
 	if (v > UINT64_MAX / mul)
 		return -ERANGE;
 	*ret = v * mul;
+	*p = s;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *ret)
+{
+	const char *p = s;
+	uint64_t v;
+	int r = scan_size(&p, &v);
+
+	if (r < 0)
+		return r;
+	if (*p)
+		return -EINVAL;
+	*ret = v;
 	return 0;
 }
 

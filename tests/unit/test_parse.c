@@ -91,3 +91,23 @@ Test(parse, cgroup_values_keep_max_apart)
 	cr_assert_eq(v, 4096);
 	cr_assert_eq(parse_cgroup_value("garbage", 7, &v, &unl), -EBADMSG);
 }
+
+Test(parse, scan_size_stops_after_its_unit)
+{
+	const char *p = "262144KB, committed=1M)";
+	uint64_t v;
+
+	cr_assert_eq(scan_size(&p, &v), 0);
+	cr_assert_eq(v, 262144ull << 10);
+	cr_assert_str_eq(p, ", committed=1M)");
+	p = "512MiB rest";
+	cr_assert_eq(scan_size(&p, &v), 0);
+	cr_assert_eq(v, 512ull << 20);
+	cr_assert_str_eq(p, " rest");
+	p = "12 KB";
+	cr_assert_eq(scan_size(&p, &v), 0);
+	cr_assert_eq(v, 12);
+	cr_assert_str_eq(p, " KB");
+	p = "x";
+	cr_assert_eq(scan_size(&p, &v), -EINVAL);
+}

@@ -27,7 +27,13 @@ int scan_u64(const char **p, uint64_t *ret);
 int scan_i64(const char **p, int64_t *ret);
 int scan_hex_u64(const char **p, uint64_t *ret);
 
-/* "1024", "64k", "512M", "2G", "1Gi" → bytes. Returns -EINVAL/-ERANGE. */
+/* Reads a size at *p: a number with an optional K/M/G/T unit (any case),
+ * then an optional "i" and "B" ("64k", "512MiB", "262144KB"); advances *p
+ * past it. Returns 0, -EINVAL, -ERANGE. */
+int scan_size(const char **p, uint64_t *ret);
+
+/* "1024", "64k", "512M", "2G", "1Gi" → bytes: the whole string is one
+ * size. Returns -EINVAL/-ERANGE. */
 int parse_size(const char *s, uint64_t *ret);
 
 /* A cgroup value: "max" → UINT64_MAX with *ret_unlimited = true. */

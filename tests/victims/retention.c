@@ -28,10 +28,23 @@ static size_t mb_per_thread = 16, block = 256;
 static pthread_barrier_t start_bar, done_bar;
 static size_t scale = 1; /* grow: round r allocates r times as much */
 
+/* Kept across rounds and only grown: a fresh array per round would be a
+ * transient (mmap'd) charge of its own and make the kill come early. */
+static __thread void **p;
+static __thread size_t cap;
+
 static void one_round(void)
 {
 	size_t n = (scale * mb_per_thread << 20) / block;
-	void **p = malloc(n * sizeof(*p));
+
+	if (n > cap) {
+		void **np = realloc(p, n * sizeof(*p));
+
+		if (!np)
+			abort();
+		p = np;
+		cap = n;
+	}
 
 	for (size_t i = 0; i < n; i++) {
 		p[i] = malloc(block);
@@ -41,7 +54,6 @@ static void one_round(void)
 	for (size_t i = 0; i < n; i++)
 		if (i % (size_t)keep_every != 0)
 			free(p[i]);
-	free(p);
 }
 
 static void *worker(void *arg)

@@ -3,7 +3,8 @@
 #   1. apt-get download the linux-image-6.1*-amd64 package that
 #      linux-image-amd64 depends on, into the cache (tests/vm/cache/ or
 #      $OOMLENS_VM_CACHE); unpack it with dpkg-deb -x (no install hooks);
-#   2. build the static guest helpers (exitcode, hog) with gcc -static;
+#   2. build the static guest helpers (exitcode, hog, kmsgclock) with
+#      gcc -static;
 #   3. vmlib.py prepare: extract the uncompressed vmlinux from the vmlinuz
 #      once, and build the initramfs (busybox-static, guest/init, helpers,
 #      virtio + 9p modules).
@@ -77,15 +78,17 @@ build_static() { # name
 }
 build_static exitcode
 build_static hog
+build_static kmsgclock
 
 rebuild=0
 [ -e initrd.cpio ] && [ -e vmlinux ] || rebuild=1
 for f in "$HERE/guest/init" "$HERE/vmlib.py" "$HERE/prepare.sh" exitcode hog \
-	"$stamp"; do
+	kmsgclock "$stamp"; do
 	[ initrd.cpio -nt "$f" ] 2>/dev/null || rebuild=1
 done
 if [ $rebuild = 1 ]; then
 	"$PY" "$HERE/vmlib.py" prepare "$CACHE/rootfs" \
-		exitcode="$CACHE/exitcode" hog="$CACHE/hog"
+		exitcode="$CACHE/exitcode" hog="$CACHE/hog" \
+		kmsgclock="$CACHE/kmsgclock"
 fi
 echo "vm: ready: $CACHE/vmlinux $CACHE/initrd.cpio ($(cat kernel-version))"

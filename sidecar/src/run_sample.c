@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* One round of the flight recorder: who is in the cgroup, what each
  * process holds, the cgroup's usage and limit. */
+#include <dirent.h>
 #include <fcntl.h>
 
 #include "oomlens/fileio.h"
@@ -9,23 +10,19 @@
 #include "oomlens/util.h"
 #include "run.h"
 
-/* Reads cgroup.procs of the watched cgroup into pids. */
-static int cgroup_pids(struct run_state *st, int *pids, size_t *n)
+#define CGROUP_DEPTH_MAX 8
+
+/* Appends the pids of dir_fd/cgroup.procs. */
+static int procs_of(int dir_fd, int *pids, size_t *n)
 {
 	_cleanup_strbuf_ struct strbuf sb;
-	const char *rel = st->cfg->cgroup;
-	char path[4096];
 	const char *p;
 	int r;
 
-	while (*rel == '/')
-		rel++;
-	snprintf(path, sizeof(path), "%s%scgroup.procs", rel, *rel ? "/" : "");
 	strbuf_init(&sb, 1u << 20);
-	r = read_file_at(st->fs.mem_fd, path, 1u << 20, &sb);
+	r = read_file_at(dir_fd, "cgroup.procs", 1u << 20, &sb);
 	if (r < 0 && r != -E2BIG)
 		return r;
-	*n = 0;
 	for (p = sb.buf; *p && *n < RUN_MAX_PIDS;) {
 		uint64_t v;
 
@@ -37,6 +34,54 @@ static int cgroup_pids(struct run_state *st, int *pids, size_t *n)
 			p++;
 	}
 	return 0;
+}
+
+/* The cgroup and its descendants (a pod's containers sit below it; v1 and
+ * v2 usage counts them too). Takes ownership of dir_fd. */
+static int subtree_pids(int dir_fd, int depth, int *pids, size_t *n)
+{
+	DIR *d;
+	struct dirent *de;
+	int r = procs_of(dir_fd, pids, n);
+
+	if (r < 0 || depth >= CGROUP_DEPTH_MAX) {
+		close(dir_fd);
+		return r;
+	}
+	d = fdopendir(dir_fd);
+	if (!d) {
+		close(dir_fd);
+		return 0;
+	}
+	while ((de = readdir(d)) && *n < RUN_MAX_PIDS) {
+		int sub;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		sub = openat(dirfd(d), de->d_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* A child removed meanwhile is not an error. */
+		if (sub >= 0)
+			(void)subtree_pids(sub, depth + 1, pids, n);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Reads the pids of the watched cgroup's subtree. -ENOENT when gone. */
+static int cgroup_pids(struct run_state *st, int *pids, size_t *n)
+{
+	const char *rel = st->cfg->cgroup;
+	int fd;
+
+	while (*rel == '/')
+		rel++;
+	fd = openat(st->fs.mem_fd, *rel ? rel : ".",
+		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*n = 0;
+	return subtree_pids(fd, 0, pids, n);
 }
 
 /* Samples one pid; 0 with *ret filled, -ESRCH when it is gone. */

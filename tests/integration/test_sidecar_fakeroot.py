@@ -99,9 +99,10 @@ def test_thresholds_processes_and_spool(fake):
     set_usage(app, 85)
     wait_for(lambda: reasons(spool) == ["threshold-80"], "80 % snapshot")
 
-    # A new process in the cgroup is picked up.
+    # A new process in the cgroup (in a child cgroup) is picked up.
     add_proc(root, 102, "jvm17")
-    write(app / "cgroup.procs", "101\n102\n")
+    (app / "ctr").mkdir()
+    write(app / "ctr" / "cgroup.procs", "102\n")
     wait_for(lambda: json.loads((spool / "manifest.json").read_text())
              ["pids"] == [101, 102], "pid 102 in the manifest")
 
@@ -124,7 +125,7 @@ def test_thresholds_processes_and_spool(fake):
 
     # A process that goes away is kept with its end time.
     shutil.rmtree(root / "proc" / "101")
-    write(app / "cgroup.procs", "102\n")
+    write(app / "cgroup.procs", "")
     wait_for(lambda: [p for p in timeline(spool)["processes"]
                       if p["pid"] == 101 and p["end_ms"]], "end of 101")
 

@@ -171,3 +171,32 @@ def test_bad_arguments():
                            text=True, timeout=10)
         assert r.returncode == 2, (args, r.stderr)
         assert "usage:" in r.stderr
+
+
+def test_pid_mode_with_limit(tmp_path):
+    """--pid without a cgroup: usage is the RSS sum, --limit the limit; the
+    sidecar stops once every watched process is gone."""
+    if not os.access(SIDECAR, os.X_OK):
+        pytest.skip(f"{SIDECAR} not built")
+    root = tmp_path / "root"
+    add_proc(root, 201, "retention")  # VmRSS 36384 kB
+    spool = tmp_path / "spool"
+    sc = subprocess.Popen([SIDECAR, "run", "--standalone", "--host-root",
+                           str(root), "--pid", "201", "--limit", "38M",
+                           "--spool", str(spool), "--interval-ms", "50"],
+                          stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: reasons(spool) == ["threshold-90"], "93 % of 38M")
+        s = timeline(spool)["samples"][-1]
+        assert s["usage"] == 36384 * 1024 and s["limit"] == 38 << 20
+        assert s["procs"][0]["anon_kb"] > 30000
+        shutil.rmtree(root / "proc" / "201")
+        _, err = sc.communicate(timeout=10)
+    finally:
+        if sc.poll() is None:
+            sc.kill()
+            sc.wait()
+    assert sc.returncode == 0, err
+    assert "all processes exited" in err
+    assert timeline(spool)["processes"][0]["end_ms"] is not None
+    assert json.loads((spool / "manifest.json").read_text())["cgroup"] is None

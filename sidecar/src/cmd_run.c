@@ -29,12 +29,15 @@ static void run_usage(FILE *f)
 		"         [--interval-ms 1000] [--thresholds 80,90,95] "
 		"[--limit BYTES]\n"
 		"         [--predict-s 10] [--host-root /] [--no-redact]\n"
-		"         [--allocator-probe off|ptrace]\n"
+		"         [--allocator-probe off|ptrace] "
+		"[--trim off|test|on-pressure]\n"
 		"--cgroup PATH is a path in the memory hierarchy "
 		"(\"/demo/app\"),"
 		" v1 or v2.\n--limit overrides the cgroup's limit (needed with "
 		"--pid for thresholds).\n--predict-s 0 turns the growth "
-		"prediction off.\n");
+		"prediction off.\n--trim test trims each JVM's C heap once at "
+		"the top threshold\n(jvm/trim.json: RSS before and after); "
+		"on-pressure at every threshold.\n");
 }
 
 static int add_pid(struct run_cfg *c, const char *s)
@@ -85,6 +88,16 @@ static int parse_opt(struct run_cfg *c, int opt, const char *arg)
 			return -EINVAL;
 		c->allocator_probe = streq(arg, "ptrace");
 		return 0;
+	case 'T':
+		if (streq(arg, "off"))
+			c->trim = RUN_TRIM_OFF;
+		else if (streq(arg, "test"))
+			c->trim = RUN_TRIM_TEST;
+		else if (streq(arg, "on-pressure"))
+			c->trim = RUN_TRIM_ON_PRESSURE;
+		else
+			return -EINVAL;
+		return 0;
 	case 'S':
 		return 0;
 	}
@@ -105,6 +118,7 @@ static int parse_args(int argc, char **argv, struct run_cfg *c)
 		{"host-root", required_argument, NULL, 'R'},
 		{"no-redact", no_argument, NULL, 'n'},
 		{"allocator-probe", required_argument, NULL, 'A'},
+		{"trim", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};

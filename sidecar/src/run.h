@@ -29,6 +29,11 @@ struct run_cfg {
 	double predict_s; /* 0 disables the prediction trigger */
 	bool redact;
 	bool allocator_probe; /* --allocator-probe ptrace: allocator.json */
+	enum run_trim {
+		RUN_TRIM_OFF,
+		RUN_TRIM_TEST,	      /* once, at the top threshold */
+		RUN_TRIM_ON_PRESSURE, /* at every threshold crossing */
+	} trim;
 };
 
 struct run_state {
@@ -42,6 +47,7 @@ struct run_state {
 	uint64_t started_us;
 	uint64_t last_timeline_mono_us;
 	bool timeline_dirty;
+	bool trim_tested; /* --trim test: done once */
 	bool manifest_dirty;
 	int alive[RUN_MAX_PIDS]; /* pids sampled in the last round */
 	size_t n_alive;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "oomlens/fileio.h"
+#include "oomlens/jvm.h"
 #include "oomlens/log.h"
 #include "oomlens/snapshot.h"
 #include "oomlens/spool.h"
@@ -185,8 +186,47 @@ static int snapshot_meta(int dir_fd, const char *reason,
 	return write_json_at(dir_fd, "snapshot.json", o);
 }
 
+/* --trim: whether this snapshot is followed by a trim of each JVM. */
+static bool trim_now(const struct run_state *st, const char *reason)
+{
+	const struct rec_thresholds *th = &st->cfg->th;
+	char top[32];
+
+	if (st->cfg->trim == RUN_TRIM_OFF || !startswith(reason, "threshold-"))
+		return false;
+	if (st->cfg->trim == RUN_TRIM_ON_PRESSURE)
+		return true;
+	snprintf(top, sizeof(top), "threshold-%u",
+		 th->n ? th->pct[th->n - 1] : 0);
+	return !st->trim_tested && streq(reason, top);
+}
+
+/* After the snapshot recorded the state, trim and record the RSS before
+ * and after in <pid>/jvm/trim.json (nothing for a non-JVM). */
+static void trim_after_snapshot(struct run_state *st, int proc_fd, int pid)
+{
+	_cleanup_close_ int pfd = -1;
+	struct jvm_trim_result t;
+	char name[32];
+	int r;
+
+	snprintf(name, sizeof(name), "%d", pid);
+	pfd = openat(proc_fd, name,
+		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return;
+	r = jvm_trim_snapshot(&st->h, pid, pfd, NULL, &t);
+	if (r >= 0)
+		log_info("trimmed pid %d: rss %llu -> %llu KiB", pid,
+			 (unsigned long long)(t.rss_before >> 10),
+			 (unsigned long long)(t.rss_after >> 10));
+	else if (r != -JVM_E_NOT_JVM && r != -ESRCH)
+		log_warn("trim of pid %d: %s, ignoring", pid, jvm_strerror(r));
+}
+
 static int snapshot_into(struct run_state *st, int dir_fd, const char *reason)
 {
+	bool trim = trim_now(st, reason);
 	const struct rec_sample *last = recorder_sample(
 		&st->rec, st->rec.count ? st->rec.count - 1 : 0);
 	struct snapshot_opts o = {.no_redact = !st->cfg->redact,
@@ -211,7 +251,11 @@ static int snapshot_into(struct run_state *st, int dir_fd, const char *reason)
 			continue;
 		}
 		json_object_array_add(pids, json_object_new_int(res.pid));
+		if (trim)
+			trim_after_snapshot(st, proc_fd, st->alive[i]);
 	}
+	if (trim && st->cfg->trim == RUN_TRIM_TEST)
+		st->trim_tested = true;
 	return snapshot_meta(dir_fd, reason, last, pids);
 }
 

@@ -57,6 +57,7 @@ struct agent {
 	size_t n_pending;
 	struct deferred_report *deferred;
 	size_t n_deferred;
+	int64_t kmsg_offset_us; /* kmsg time − CLOCK_MONOTONIC */
 	uint64_t reports_written, reports_ignored;
 	volatile int stop; /* set from the signal path */
 };

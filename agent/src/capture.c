@@ -292,8 +292,12 @@ int agent_capture(struct agent *a, struct oom_report *r)
 {
 	uint64_t mono = now_monotonic_us(), wall = now_realtime_us();
 	uint64_t kill_us = r->n_victims ? r->victims[0].usec : r->usec;
+	/* kmsg stamps are converted to CLOCK_MONOTONIC by the offset
+	 * measured at start (0 where they are the same clock). */
 	int64_t latency =
-		kill_us != UINT64_MAX ? (int64_t)(mono - kill_us) : -1;
+		kill_us != UINT64_MAX
+			? (int64_t)mono - ((int64_t)kill_us - a->kmsg_offset_us)
+			: -1;
 	char id[96], name[128], path[4096];
 	struct bundle *b;
 	struct json_object *man, *kj;

@@ -396,6 +396,14 @@ static int open_kmsg(struct agent *a)
 	}
 	if (fresh)
 		agent_state_save(a);
+	r = kmsg_clock_offset(a->host.root_fd, &a->kmsg_offset_us);
+	if (r < 0)
+		log_warn("cannot measure the kmsg clock (%s): latencies assume "
+			 "it is CLOCK_MONOTONIC",
+			 strerror(-r));
+	else
+		log_debug("kmsg clock offset %lld us",
+			  (long long)a->kmsg_offset_us);
 	a->asm_ = kmsg_assembler_new();
 	return a->asm_ ? 0 : -ENOMEM;
 }

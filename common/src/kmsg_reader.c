@@ -137,3 +137,61 @@ int kmsg_reader_next(struct kmsg_reader *r, struct kmsg_record *ret)
 		return 1;
 	}
 }
+
+/* Waits up to timeout_ms for the record whose text is marker; returns its
+ * kmsg timestamp. */
+static int find_marker(struct kmsg_reader *r, const char *marker,
+		       unsigned timeout_ms, uint64_t *ret_usec)
+{
+	uint64_t deadline = now_monotonic_us() + timeout_ms * 1000ull;
+	size_t mlen = strlen(marker);
+	struct kmsg_record rec;
+	int q;
+
+	while (now_monotonic_us() < deadline) {
+		q = kmsg_reader_next(r, &rec);
+		if (q < 0 && q != -EPIPE)
+			return q;
+		if (q == 0) {
+			usleep(1000);
+			continue;
+		}
+		if (q > 0 && rec.text_len == mlen &&
+		    memcmp(rec.text, marker, mlen) == 0) {
+			*ret_usec = rec.usec;
+			return 0;
+		}
+	}
+	return -ETIMEDOUT;
+}
+
+int kmsg_clock_offset(int root_fd, int64_t *ret_offset_us)
+{
+	struct kmsg_reader *r;
+	_cleanup_close_ int wfd = -1;
+	char marker[96];
+	uint64_t t0, t1, usec = 0;
+	int q;
+
+	q = kmsg_reader_open(root_fd, true, false, 0, &r);
+	if (q < 0)
+		return q;
+	wfd = openat(root_fd, "dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (wfd < 0) {
+		kmsg_reader_free(r);
+		return -errno;
+	}
+	snprintf(marker, sizeof(marker), "oomlens: clock probe %d %llu",
+		 (int)getpid(), (unsigned long long)now_monotonic_us());
+	t0 = now_monotonic_us();
+	/* One write() is one record (dprintf splits it: EINVAL). */
+	q = write(wfd, marker, strlen(marker)) < 0 ? -errno : 0;
+	t1 = now_monotonic_us();
+	if (q == 0)
+		q = find_marker(r, marker, 500, &usec);
+	kmsg_reader_free(r);
+	if (q < 0)
+		return q;
+	*ret_offset_us = (int64_t)usec - (int64_t)((t0 + t1) / 2);
+	return 0;
+}

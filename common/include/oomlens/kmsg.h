@@ -200,3 +200,10 @@ int kmsg_reader_fd(const struct kmsg_reader *r);
  * other -errno on failure. Malformed records are skipped and counted. */
 int kmsg_reader_next(struct kmsg_reader *r, struct kmsg_record *ret);
 uint64_t kmsg_reader_malformed(const struct kmsg_reader *r);
+
+/* kmsg timestamps and CLOCK_MONOTONIC are not always the same clock (in a
+ * VM they differ by a fixed amount per boot). Writes one marker record to
+ * <root>/dev/kmsg and reads its timestamp back: *ret_offset_us = kmsg time
+ * minus CLOCK_MONOTONIC. Needs /dev/kmsg writable; blocks ≤ 0.5 s. Returns
+ * 0, -ETIMEDOUT, -errno. */
+int kmsg_clock_offset(int root_fd, int64_t *ret_offset_us);

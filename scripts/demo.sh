@@ -47,7 +47,7 @@ grep -q 'msg="ready"' "$STATE/agent.log" || { cat "$STATE/agent.log"; die "agent
 
 SIDECARS=()
 # run_victim NAME LIMIT_MB CMD...: runs CMD in /$DEMO/NAME with the limit,
-# a sidecar recording it into its own spool.
+# a sidecar recording it into its own spool ($SIDECAR_OPTS added).
 run_victim() {
 	local name=$1 mb=$2; shift 2
 	mkdir -p "$ROOT/$DEMO/$name"
@@ -55,7 +55,7 @@ run_victim() {
 	echo
 	echo "demo: victim '$name' ($*) in /$DEMO/$name, limit ${mb} MiB"
 	"$SIDECAR" run --standalone --cgroup "/$DEMO/$name" \
-		--spool "$STATE/spool/$name" --interval-ms 250 \
+		--spool "$STATE/spool/$name" --interval-ms 250 ${SIDECAR_OPTS:-} \
 		>"$STATE/sidecar-$name.log" 2>&1 &
 	SIDECARS+=($!)
 	sleep 0.3
@@ -88,8 +88,11 @@ PY
 }
 
 run_victim hog 48 "$B/victims/hog" --step-mb 4 --delay-ms 100
-run_victim retention 160 "$B/victims/retention" --threads 8 --mb-per-thread 4 \
-	--mode grow --interval-ms 400
+# The second seed: freed memory kept by glibc's arenas. The sidecar asks
+# glibc itself (mallinfo2 through ptrace) how much is really in use.
+SIDECAR_OPTS="--allocator-probe ptrace" \
+run_victim retention 256 "$B/victims/retention" --threads 8 --mb-per-thread 6 \
+	--mode grow --interval-ms 1500
 
 # A JVM whose heap grows past the limit: the bundle carries its NMT summary
 # and heap info (processes/<pid>/jvm/), taken by the sidecar before the kill.

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* oomlens-sidecar: samples an app's processes and snapshots them before
  * the OOM kill; also a toolbox (pmap, snapshot, jcmd, trim, malloc-stats).
- * Dispatches to
- * subcommands. */
+ * Dispatches to subcommands. */
 #include "commands.h"
 #include "oomlens/cli.h"
 #include "oomlens/log.h"

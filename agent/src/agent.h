@@ -23,6 +23,8 @@ struct agent_opts {
 	bool from_start; /* first start: report what the ring buffer holds */
 };
 
+#define PENDING_MAX_PIDS 64
+
 /* A cgroup OOM notification waiting for its kernel report. */
 struct pending_oom {
 	char *path;
@@ -31,8 +33,19 @@ struct pending_oom {
 	uint64_t kills;		   /* kills it stands for, not yet claimed */
 	struct cgroup_state state; /* read at once on notification */
 	bool have_state;
+	bool away;    /* counted while the agent was not running */
 	bool claimed; /* scratch for pending_claim() */
+	int pids[PENDING_MAX_PIDS]; /* the cgroup's tasks at notification */
+	size_t n_pids;
 };
+
+/* A kill reported before the cgroup counted it. */
+struct owed_kill {
+	char path[KMSG_PATH_MAX];
+	uint64_t mono_us;
+};
+
+#define AGENT_MAX_OWED 16
 
 /* A kernel report that names no cgroup, waiting for a notification. */
 struct deferred_report {
@@ -55,6 +68,8 @@ struct agent {
 	bool have_last_seq;
 	struct pending_oom *pending;
 	size_t n_pending;
+	struct owed_kill owed[AGENT_MAX_OWED];
+	size_t n_owed;
 	struct deferred_report *deferred;
 	size_t n_deferred;
 	int64_t kmsg_offset_us; /* kmsg time − CLOCK_MONOTONIC */
@@ -71,8 +86,13 @@ int agent_state_save(struct agent *a);
 int agent_capture(struct agent *a, struct oom_report *r);
 
 /* pending.c */
-void pending_add(struct agent *a, const struct cgroup_event *ev);
-const char *pending_guess_memcg(struct agent *a);
+void pending_add(struct agent *a, const struct cgroup_event *ev, bool away);
+/* The cgroup of a kill whose report names none: the notification that saw
+ * pid in its cgroup, else one within a short window of kill_mono
+ * (UINT64_MAX: unknown) or counted while away, whose limit the victim's
+ * rss_bytes fits. NULL: none yet. */
+const char *pending_guess_memcg(struct agent *a, int pid, uint64_t rss_bytes,
+				uint64_t kill_mono);
 /* Claims the notifications answered by a report on victim (and oom_memcg);
  * moves the victim cgroup's state read at notification into *ret_state
  * and returns true when there was one. */

@@ -25,8 +25,9 @@
 /* A cgroup notification with no kernel report after this long is written
  * as a bundle of its own, marked as such: nothing captured is lost. */
 #define PENDING_TIMEOUT_US 2000000
-/* A report that names no cgroup waits this long for a notification. */
-#define DEFERRED_TIMEOUT_US 1000000
+/* A report that names no cgroup waits this long for a notification (they
+ * come 0-10 ms apart); a kill in a cgroup we do not watch never gets one. */
+#define DEFERRED_TIMEOUT_US 300000
 
 static void usage(FILE *f)
 {
@@ -284,7 +285,17 @@ static bool name_memcg(struct agent *a, struct oom_report *r)
 
 	if (oom_report_victim_memcg(r)[0])
 		return true;
-	guess = pending_guess_memcg(a);
+	guess = pending_guess_memcg(
+		a, r->n_victims ? r->victims[0].pid : 0,
+		r->n_victims ? (r->victims[0].anon_rss_kb +
+				r->victims[0].file_rss_kb +
+				r->victims[0].shmem_rss_kb) *
+				       1024
+			     : 0,
+		r->n_victims && r->victims[0].usec != UINT64_MAX
+			? (uint64_t)((int64_t)r->victims[0].usec -
+				     a->kmsg_offset_us)
+			: UINT64_MAX);
 	if (!guess)
 		return false;
 	strlcpy_safe(r->task_memcg, guess, sizeof(r->task_memcg));
@@ -446,7 +457,7 @@ static void on_cgroup_event(const struct cgroup_event *ev, void *ud)
 	/* delta 0: the v1 eventfd fired before the kill was counted; the
 	 * watcher reports the late count as another event. */
 	if (ev->oom_kill_delta)
-		pending_add(a, ev);
+		pending_add(a, ev, false);
 }
 
 /* Notifications no report claimed in time, and reports no notification
@@ -514,6 +525,14 @@ static void after_drain(struct loop *l, size_t n_read)
 	uint64_t now = now_monotonic_us();
 
 	if (n_read) {
+		/* A plain kill's report ends with its "Killed process" line:
+		 * close it now. Wait only for what may still come. */
+		if (!kmsg_assembler_may_grow(l->a->asm_) &&
+		    kmsg_assembler_flush(l->a->asm_, false) > 0) {
+			pop_reports(l->a);
+			l->quiet_since = 0;
+			return;
+		}
 		l->quiet_since = now;
 		arm_timer(l, QUIET_US);
 		return;

@@ -7,20 +7,81 @@
  * victim's own cgroup. A report claims, per cgroup path related to it, the
  * oldest notification: later kills of the same cgroup keep theirs. When the
  * kernel rate-limits its OOM reports (10 per 5 s), a kill is printed as a bare
- * "Killed process" line with no cgroup: the oldest unclaimed notification names
- * it (the deepest path, when several came together, is the victim's own
- * cgroup). */
+ * "Killed process" line with no cgroup. Kills in other cgroups print such
+ * lines too, so a notification names one only when it knew the victim's pid
+ * (the cgroup's tasks are listed the moment it fires) or came close enough
+ * in time; kills counted while the agent was away are taken in order. */
+#include <fcntl.h>
+
 #include "agent.h"
+#include "oomlens/fileio.h"
 #include "oomlens/log.h"
+#include "oomlens/parse.h"
+#include "oomlens/strbuf.h"
 
 /* Notifications within this window are one kill seen from several cgroups. */
 #define SAME_KILL_US 20000
+/* A report that came first waits this long for its notification. */
+#define OWED_US 2000000
+/* A notification and a kill further apart than this are not the same. */
+#define KILL_WINDOW_US 250000
 
-void pending_add(struct agent *a, const struct cgroup_event *ev)
+/* The cgroup's tasks now, while the victim may still be among them. */
+static void read_pids(struct agent *a, struct pending_oom *p)
 {
+	_cleanup_strbuf_ struct strbuf sb;
+	char path[4096];
+	const char *s;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs",
+		 streq(p->path, "/") ? "." : p->path + 1);
+	strbuf_init(&sb, 65536);
+	(void)read_file_at(a->cgfs.mem_fd, path, 65535, &sb);
+	for (s = sb.buf; *s && p->n_pids < PENDING_MAX_PIDS;) {
+		uint64_t pid;
+
+		if (scan_u64(&s, &pid) == 0)
+			p->pids[p->n_pids++] = (int)pid;
+		while (*s && (*s < '0' || *s > '9'))
+			s++;
+	}
+}
+
+/* The report came before its notification (the v1 count can lag by tens
+ * of ms): remember that the next notification of victim is answered. */
+static void owe(struct agent *a, const char *victim)
+{
+	struct owed_kill *o = &a->owed[a->n_owed++ % AGENT_MAX_OWED];
+
+	strlcpy_safe(o->path, victim, sizeof(o->path));
+	o->mono_us = now_monotonic_us();
+}
+
+/* True (and forgotten) when a report already answered this notification. */
+static bool paid(struct agent *a, const char *path, uint64_t now)
+{
+	for (size_t i = 0; i < AGENT_MAX_OWED && i < a->n_owed; i++) {
+		struct owed_kill *o = &a->owed[i];
+
+		if (o->path[0] && streq(o->path, path) &&
+		    now - o->mono_us < OWED_US) {
+			o->path[0] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+void pending_add(struct agent *a, const struct cgroup_event *ev, bool away)
+{
+	uint64_t kills = ev->oom_kill_delta;
 	struct pending_oom *p;
 	void *grown;
 
+	while (kills && !away && paid(a, ev->path, now_monotonic_us()))
+		kills--;
+	if (!kills)
+		return;
 	grown = realloc(a->pending, (a->n_pending + 1) * sizeof(*a->pending));
 	if (!grown)
 		return;
@@ -32,7 +93,10 @@ void pending_add(struct agent *a, const struct cgroup_event *ev)
 		return;
 	p->mono_us = ev->mono_us;
 	p->oom_kill = ev->oom_kill;
-	p->kills = ev->oom_kill_delta;
+	p->kills = kills;
+	p->away = away;
+	if (!away)
+		read_pids(a, p);
 	/* Read the counters now: the cgroup may be removed soon after. */
 	p->have_state = cgroup_read_state(&a->cgfs, ev->path, &p->state) >= 0;
 	a->n_pending++;
@@ -49,13 +113,45 @@ static void drop_at(struct agent *a, size_t i)
 	a->n_pending--;
 }
 
-const char *pending_guess_memcg(struct agent *a)
+static bool knows_pid(const struct pending_oom *p, int pid)
+{
+	for (size_t i = 0; i < p->n_pids; i++)
+		if (p->pids[i] == pid)
+			return true;
+	return false;
+}
+
+static uint64_t distance(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* A victim holding more than the cgroup's limit was not killed in it. */
+static bool fits(const struct pending_oom *p, uint64_t rss_bytes)
+{
+	const struct cgroup_value *lim = &p->state.limit;
+
+	return !p->have_state || lim->state != CGV_OK ||
+	       rss_bytes <= lim->v + lim->v / 8;
+}
+
+const char *pending_guess_memcg(struct agent *a, int pid, uint64_t rss_bytes,
+				uint64_t kill_mono)
 {
 	const struct pending_oom *best = NULL;
 
+	for (size_t i = 0; i < a->n_pending; i++)
+		if (knows_pid(&a->pending[i], pid))
+			return a->pending[i].path;
 	for (size_t i = 0; i < a->n_pending; i++) {
 		const struct pending_oom *p = &a->pending[i];
 
+		if (!fits(p, rss_bytes))
+			continue;
+		if (!p->away &&
+		    (kill_mono == UINT64_MAX ||
+		     distance(p->mono_us, kill_mono) > KILL_WINDOW_US))
+			continue;
 		if (!best)
 			best = p;
 		else if (p->mono_us - best->mono_us <= SAME_KILL_US &&
@@ -74,7 +170,7 @@ static bool related(const char *p, const char *victim, const char *oom_memcg)
 bool pending_claim(struct agent *a, const char *victim, const char *oom_memcg,
 		   struct cgroup_state *ret_state)
 {
-	bool have = false;
+	bool have = false, owed = true;
 
 	for (size_t i = 0; i < a->n_pending; i++) {
 		struct pending_oom *p = &a->pending[i];
@@ -95,11 +191,15 @@ bool pending_claim(struct agent *a, const char *victim, const char *oom_memcg,
 		}
 	}
 	for (size_t i = 0; i < a->n_pending;) {
+		if (a->pending[i].claimed && streq(a->pending[i].path, victim))
+			owed = false;
 		if (a->pending[i].claimed && --a->pending[i].kills == 0)
 			drop_at(a, i);
 		else
 			a->pending[i++].claimed = false;
 	}
+	if (owed)
+		owe(a, victim);
 	return have;
 }
 

@@ -82,7 +82,7 @@ static void compare_count(struct agent *a, const char *path, uint64_t kills,
 	ev.mono_us = now_monotonic_us();
 	log_info("%llu kill(s) in \"%s\" while the agent was away",
 		 (unsigned long long)ev.oom_kill_delta, path);
-	pending_add(a, &ev);
+	pending_add(a, &ev, true);
 }
 
 int agent_state_load(struct agent *a)

@@ -542,6 +542,11 @@ int kmsg_assembler_flush(struct kmsg_assembler *a, bool force)
 	return finish(a) > 0 ? 1 : 0;
 }
 
+bool kmsg_assembler_may_grow(const struct kmsg_assembler *a)
+{
+	return a->active && (a->cur.n_victims == 0 || a->cur.group_kill);
+}
+
 int kmsg_assembler_pop(struct kmsg_assembler *a, struct oom_report *ret)
 {
 	if (a->n_ready == 0)

@@ -188,7 +188,7 @@ int kmsg_clock_offset(int root_fd, int64_t *ret_offset_us)
 	q = write(wfd, marker, strlen(marker)) < 0 ? -errno : 0;
 	t1 = now_monotonic_us();
 	if (q == 0)
-		q = find_marker(r, marker, 500, &usec);
+		q = find_marker(r, marker, 100, &usec);
 	kmsg_reader_free(r);
 	if (q < 0)
 		return q;

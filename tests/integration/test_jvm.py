@@ -48,7 +48,19 @@ def classes():
     if any(stale(f) for f in sources):
         subprocess.run(["javac", "-nowarn", "-XDsuppressNotes", "-d", CLASSES] + sources,
                        check=True, capture_output=True)
-    return CLASSES
+    # Tests give JVMs a private tmpfs on /tmp: a checkout under /tmp would
+    # hide its own classes from them. Serve the classes from /var/tmp then.
+    global CLASSES
+    built, outside = CLASSES, None
+    if os.path.realpath(CLASSES).startswith("/tmp/"):
+        outside = tempfile.mkdtemp(prefix="oomlens-classes-", dir="/var/tmp")
+        for f in os.listdir(CLASSES):
+            shutil.copy(os.path.join(CLASSES, f), outside)
+        CLASSES = outside
+    yield CLASSES
+    CLASSES = built
+    if outside:
+        shutil.rmtree(outside, ignore_errors=True)
 
 
 class Jvm:

@@ -164,7 +164,7 @@ def test_jvm_heap_exhaustion_is_java_heap(env):
     line, diag, files, out = run_scenario(
         env, "jvmheap", 192,
         ["java", "-XX:NativeMemoryTracking=summary", "-Xmx1g",
-         "-XX:+UseSerialGC", "-cp", JAVA_DIR, "HeapHog", "800", "8"],
+         "-XX:+UseSerialGC", "-cp", JAVA_DIR, "HeapHog", "800", "25"],
         timeout=120)
     assert diag["verdict"] == "java-heap", diag["verdicts"]
     heap = ledger_part(diag, "jvm heap")
@@ -177,7 +177,7 @@ def test_jvm_direct_buffers_are_jvm_native(env):
     line, diag, files, out = run_scenario(
         env, "jvmdirect", 256,
         ["java", "-XX:NativeMemoryTracking=summary", "-Xmx64m",
-         "-XX:MaxDirectMemorySize=2g", "-cp", JAVA_DIR, "DirectHog", "1000", "20"],
+         "-XX:MaxDirectMemorySize=2g", "-cp", JAVA_DIR, "DirectHog", "1000", "25"],
         timeout=120)
     assert diag["verdict"] == "jvm-native", diag["verdicts"]
     assert diag["verdicts"][0]["detail"] == "Other"

@@ -164,6 +164,12 @@ int kmsg_assembler_feed(struct kmsg_assembler *a,
  * ready, else 0. */
 int kmsg_assembler_flush(struct kmsg_assembler *a, bool force);
 
+/* True while the report in progress may still gain lines that matter: it
+ * has no victim yet, or it announced a memory.oom.group kill (one "Killed
+ * process" line per task follows). When false, a non-forced flush loses
+ * nothing and the report can be closed at once. */
+bool kmsg_assembler_may_grow(const struct kmsg_assembler *a);
+
 /* Moves the oldest ready report into *ret (caller releases it). Returns 1,
  * or 0 when none is ready. */
 int kmsg_assembler_pop(struct kmsg_assembler *a, struct oom_report *ret);

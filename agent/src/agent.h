@@ -39,6 +39,16 @@ struct pending_oom {
 	size_t n_pids;
 };
 
+/* The tasks of a cgroup at its latest OOM notification. */
+struct seen_pids {
+	char path[KMSG_PATH_MAX];
+	uint64_t mono_us;
+	int pids[PENDING_MAX_PIDS];
+	size_t n_pids;
+};
+
+#define AGENT_MAX_SEEN 8
+
 /* A kill reported before the cgroup counted it. */
 struct owed_kill {
 	char path[KMSG_PATH_MAX];
@@ -68,6 +78,8 @@ struct agent {
 	bool have_last_seq;
 	struct pending_oom *pending;
 	size_t n_pending;
+	struct seen_pids seen[AGENT_MAX_SEEN];
+	size_t n_seen;
 	struct owed_kill owed[AGENT_MAX_OWED];
 	size_t n_owed;
 	struct deferred_report *deferred;
@@ -87,6 +99,9 @@ int agent_capture(struct agent *a, struct oom_report *r);
 
 /* pending.c */
 void pending_add(struct agent *a, const struct cgroup_event *ev, bool away);
+/* Every OOM notification: lists the cgroup's tasks while the victim is
+ * still among them. */
+void pending_note(struct agent *a, const struct cgroup_event *ev);
 /* The cgroup of a kill whose report names none: the notification that saw
  * pid in its cgroup, else one within a short window of kill_mono
  * (UINT64_MAX: unknown) or counted while away, whose limit the victim's

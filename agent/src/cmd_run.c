@@ -458,6 +458,8 @@ static void on_cgroup_event(const struct cgroup_event *ev, void *ud)
 	 * watcher reports the late count as another event. */
 	if (ev->oom_kill_delta)
 		pending_add(a, ev, false);
+	else
+		pending_note(a, ev);
 }
 
 /* Notifications no report claimed in time, and reports no notification

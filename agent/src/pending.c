@@ -9,8 +9,10 @@
  * kernel rate-limits its OOM reports (10 per 5 s), a kill is printed as a bare
  * "Killed process" line with no cgroup. Kills in other cgroups print such
  * lines too, so a notification names one only when it knew the victim's pid
- * (the cgroup's tasks are listed the moment it fires) or came close enough
- * in time; kills counted while the agent was away are taken in order. */
+ * (the cgroup's tasks are listed at every notification: the OOM is
+ * signalled before the kill), or, when its tasks could not be read, came
+ * close enough in time; kills counted while the agent was away are taken
+ * in order. */
 #include <fcntl.h>
 
 #include "agent.h"
@@ -23,27 +25,72 @@
 #define SAME_KILL_US 20000
 /* A report that came first waits this long for its notification. */
 #define OWED_US 2000000
+/* Tasks seen at a notification are kept this long for the next one. */
+#define SEEN_US 2000000
 /* A notification and a kill further apart than this are not the same. */
 #define KILL_WINDOW_US 250000
 
 /* The cgroup's tasks now, while the victim may still be among them. */
-static void read_pids(struct agent *a, struct pending_oom *p)
+static bool has_pid(const int *pids, size_t n, int pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* Adds the tasks of cgroup path to pids (a set). */
+static void read_pids(struct agent *a, const char *cgroup, int *pids, size_t *n)
 {
 	_cleanup_strbuf_ struct strbuf sb;
 	char path[4096];
 	const char *s;
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs",
-		 streq(p->path, "/") ? "." : p->path + 1);
+		 streq(cgroup, "/") ? "." : cgroup + 1);
 	strbuf_init(&sb, 65536);
 	(void)read_file_at(a->cgfs.mem_fd, path, 65535, &sb);
-	for (s = sb.buf; *s && p->n_pids < PENDING_MAX_PIDS;) {
+	for (s = sb.buf; *s && *n < PENDING_MAX_PIDS;) {
 		uint64_t pid;
 
-		if (scan_u64(&s, &pid) == 0)
-			p->pids[p->n_pids++] = (int)pid;
+		if (scan_u64(&s, &pid) == 0 && !has_pid(pids, *n, (int)pid))
+			pids[(*n)++] = (int)pid;
 		while (*s && (*s < '0' || *s > '9'))
 			s++;
+	}
+}
+
+void pending_note(struct agent *a, const struct cgroup_event *ev)
+{
+	struct seen_pids *e = NULL;
+
+	for (size_t i = 0; i < AGENT_MAX_SEEN && !e; i++)
+		if (streq(a->seen[i].path, ev->path) &&
+		    ev->mono_us - a->seen[i].mono_us < SEEN_US)
+			e = &a->seen[i];
+	if (!e) {
+		e = &a->seen[a->n_seen++ % AGENT_MAX_SEEN];
+		memset(e, 0, sizeof(*e));
+		strlcpy_safe(e->path, ev->path, sizeof(e->path));
+	}
+	e->mono_us = ev->mono_us;
+	read_pids(a, ev->path, e->pids, &e->n_pids);
+}
+
+/* The tasks seen at this cgroup's notifications just before (the OOM is
+ * signalled before the kill, the count after it). */
+static void merge_seen(struct agent *a, struct pending_oom *p)
+{
+	for (size_t i = 0; i < AGENT_MAX_SEEN; i++) {
+		const struct seen_pids *e = &a->seen[i];
+
+		if (!streq(e->path, p->path) ||
+		    p->mono_us - e->mono_us > SEEN_US)
+			continue;
+		for (size_t j = 0;
+		     j < e->n_pids && p->n_pids < PENDING_MAX_PIDS; j++)
+			if (!has_pid(p->pids, p->n_pids, e->pids[j]))
+				p->pids[p->n_pids++] = e->pids[j];
 	}
 }
 
@@ -95,8 +142,10 @@ void pending_add(struct agent *a, const struct cgroup_event *ev, bool away)
 	p->oom_kill = ev->oom_kill;
 	p->kills = kills;
 	p->away = away;
-	if (!away)
-		read_pids(a, p);
+	if (!away) {
+		read_pids(a, p->path, p->pids, &p->n_pids);
+		merge_seen(a, p);
+	}
 	/* Read the counters now: the cgroup may be removed soon after. */
 	p->have_state = cgroup_read_state(&a->cgfs, ev->path, &p->state) >= 0;
 	a->n_pending++;
@@ -115,10 +164,7 @@ static void drop_at(struct agent *a, size_t i)
 
 static bool knows_pid(const struct pending_oom *p, int pid)
 {
-	for (size_t i = 0; i < p->n_pids; i++)
-		if (p->pids[i] == pid)
-			return true;
-	return false;
+	return has_pid(p->pids, p->n_pids, pid);
 }
 
 static uint64_t distance(uint64_t a, uint64_t b)
@@ -148,8 +194,10 @@ const char *pending_guess_memcg(struct agent *a, int pid, uint64_t rss_bytes,
 
 		if (!fits(p, rss_bytes))
 			continue;
+		/* Its tasks were read and the victim was not among them:
+		 * another cgroup's kill. */
 		if (!p->away &&
-		    (kill_mono == UINT64_MAX ||
+		    (p->n_pids || kill_mono == UINT64_MAX ||
 		     distance(p->mono_us, kill_mono) > KILL_WINDOW_US))
 			continue;
 		if (!best)

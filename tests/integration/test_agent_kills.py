@@ -151,3 +151,22 @@ def test_kill_outside_the_watched_subtree_is_ignored(cg, agent_factory):
     hog(cg, "/other")
     assert agent.drain(1.0) == []
     assert agent.stop() == 0
+
+
+def test_rate_limited_kills_elsewhere_are_not_taken_for_ours(cg, agent_factory):
+    # More than 10 OOM reports in 5 s: the kernel prints later kills as a
+    # bare "Killed process" line, without a cgroup. Kills in a cgroup the
+    # agent does not watch must not be given ours.
+    cg.mkdir("/watched")
+    cg.mkdir("/watched/app", limit_mb=16)
+    cg.mkdir("/other", limit_mb=16)
+    agent = agent_factory(watch=[cg.path("/watched")])
+    for _ in range(12):
+        hog(cg, "/other", "--step-mb", "8")
+    victim, _, _ = hog(cg, "/watched/app", "--step-mb", "8")
+    for _ in range(3):
+        hog(cg, "/other", "--step-mb", "8")
+    line = agent.next()
+    assert [v["pid"] for v in line["victims"]] == [victim]
+    assert line["cgroup"] == cg.path("/watched/app")
+    assert agent.drain(2.5) == []

@@ -71,6 +71,38 @@ static int decode_items(struct json_object *list,
 	return 0;
 }
 
+/* Lists every page of res and decodes each item with dec; on failure
+ * frees what was decoded with free_all. ret/ret_n set only on success. */
+static int list_decoded(struct kube_client *c, const struct kube_resource *res,
+			const char *ns, const char *label_selector,
+			unsigned page,
+			int (*dec)(struct json_object *, void **),
+			void (*free_all)(void **, size_t), void ***ret,
+			size_t *ret_n, struct kube_error *err)
+{
+	struct kube_call k = {.res = res, .namespace = ns};
+	struct kube_list_options lo = {.label_selector = label_selector,
+				       .limit = page,
+				       .all_pages = true};
+	struct json_object *list;
+	void **v = NULL;
+	size_t n = 0;
+	int r;
+
+	r = kube_list(c, &k, &lo, &list, err);
+	if (r < 0)
+		return r;
+	r = decode_items(list, dec, &v, &n);
+	json_object_put(list);
+	if (r < 0) {
+		free_all(v, n);
+		return r;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
 static int dec_pod(struct json_object *o, void **ret)
 {
 	return kube_pod_decode(o, (struct kube_pod **)ret);
@@ -369,32 +401,19 @@ static int dec_report(struct json_object *o, void **ret)
 	return kube_oomreport_decode(o, (struct kube_oomreport **)ret);
 }
 
+static void free_reports(void **v, size_t n)
+{
+	kube_oomreports_free((struct kube_oomreport **)v, n);
+}
+
 int kube_oomreport_list(struct kube_client *c, const char *ns,
 			const char *label_selector,
 			struct kube_oomreport ***ret, size_t *ret_n,
 			struct kube_error *err)
 {
-	struct kube_call k = {.res = &kube_res_oomreports, .namespace = ns};
-	struct kube_list_options lo = {.label_selector = label_selector,
-				       .limit = 500,
-				       .all_pages = true};
-	struct json_object *list;
-	void **v = NULL;
-	size_t n = 0;
-	int r;
-
-	r = kube_list(c, &k, &lo, &list, err);
-	if (r < 0)
-		return r;
-	r = decode_items(list, dec_report, &v, &n);
-	json_object_put(list);
-	if (r < 0) {
-		kube_oomreports_free((struct kube_oomreport **)v, n);
-		return r;
-	}
-	*ret = (struct kube_oomreport **)v;
-	*ret_n = n;
-	return 0;
+	return list_decoded(c, &kube_res_oomreports, ns, label_selector, 500,
+			    dec_report, free_reports, (void ***)ret, ret_n,
+			    err);
 }
 
 int kube_oomreport_patch_status(struct kube_client *c, const char *ns,
@@ -498,32 +517,20 @@ void kube_oombundles_free(struct kube_oombundle **b, size_t n)
 	free(b);
 }
 
+static void free_bundles(void **v, size_t n)
+{
+	kube_oombundles_free((struct kube_oombundle **)v, n);
+}
+
+/* Bundles are up to 1.2 MB each: small pages. */
 int kube_oombundle_list(struct kube_client *c, const char *ns,
 			const char *label_selector,
 			struct kube_oombundle ***ret, size_t *ret_n,
 			struct kube_error *err)
 {
-	struct kube_call k = {.res = &kube_res_oombundles, .namespace = ns};
-	struct kube_list_options lo = {.label_selector = label_selector,
-				       .limit = 50,
-				       .all_pages = true};
-	struct json_object *list;
-	void **v = NULL;
-	size_t n = 0;
-	int r;
-
-	r = kube_list(c, &k, &lo, &list, err);
-	if (r < 0)
-		return r;
-	r = decode_items(list, dec_bundle, &v, &n);
-	json_object_put(list);
-	if (r < 0) {
-		kube_oombundles_free((struct kube_oombundle **)v, n);
-		return r;
-	}
-	*ret = (struct kube_oombundle **)v;
-	*ret_n = n;
-	return 0;
+	return list_decoded(c, &kube_res_oombundles, ns, label_selector, 50,
+			    dec_bundle, free_bundles, (void ***)ret, ret_n,
+			    err);
 }
 
 int kube_oombundle_delete(struct kube_client *c, const char *ns,

@@ -167,32 +167,39 @@ static uint64_t snapshot_time(int snap_fd, const char *name)
 	return v;
 }
 
-static int cmp_desc(const void *a, const void *b)
+static int cmp_name(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)b, *(char *const *)a);
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t spool_list_snapshots(int snap_fd, char **names, size_t max)
+{
+	int fd = fcntl(snap_fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	size_t n = 0;
+
+	if (!d) {
+		closep(&fd);
+		return 0;
+	}
+	while ((de = readdir(d)) && n < max)
+		if (de->d_name[0] != '.' && !strstr(de->d_name, ".tmp") &&
+		    (names[n] = strdup(de->d_name)))
+			n++;
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), cmp_name);
+	return n;
 }
 
 /* Picks the newest complete snapshot not after not_after_ms. */
 static void pick_snapshot(int snap_fd, uint64_t not_after_ms,
 			  struct spool_info *info)
 {
-	int fd = fcntl(snap_fd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	char *names[256];
-	size_t n = 0;
-	struct dirent *de;
+	size_t n = spool_list_snapshots(snap_fd, names, ARRAY_SIZE(names));
 
-	if (!d) {
-		closep(&fd);
-		return;
-	}
-	while ((de = readdir(d)) && n < ARRAY_SIZE(names))
-		if (de->d_name[0] != '.' && !strstr(de->d_name, ".tmp") &&
-		    (names[n] = strdup(de->d_name)))
-			n++;
-	closedir(d);
-	qsort(names, n, sizeof(names[0]), cmp_desc);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = n; i-- > 0;) {
 		uint64_t t = info->snapshot[0]
 				     ? 0
 				     : snapshot_time(snap_fd, names[i]);

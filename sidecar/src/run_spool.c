@@ -135,30 +135,12 @@ static void time_name(uint64_t t_us, char *buf, size_t size)
 	snprintf(buf, size, "%s.%03uZ", base, (unsigned)(t_us / 1000 % 1000));
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Keeps the newest `keep` complete snapshot directories (names sort by
- * time). */
+/* Keeps the newest `keep` complete snapshot directories. */
 static void prune(int snap_fd, size_t keep)
 {
-	int fd = fcntl(snap_fd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	char *names[256];
-	size_t n = 0;
-	struct dirent *de;
+	size_t n = spool_list_snapshots(snap_fd, names, ARRAY_SIZE(names));
 
-	if (!d) {
-		closep(&fd);
-		return;
-	}
-	while ((de = readdir(d)) && n < ARRAY_SIZE(names))
-		if (de->d_name[0] != '.' && !strstr(de->d_name, ".tmp"))
-			names[n] = strdup(de->d_name), n += !!names[n];
-	closedir(d);
-	qsort(names, n, sizeof(names[0]), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		if (i + keep < n)
 			(void)rm_rf_at(snap_fd, names[i]);

@@ -34,6 +34,11 @@ struct spool_info {
 	bool exact;	      /* cgroup equal, not ancestor/descendant */
 };
 
+/* Fills names (at most max, caller frees each) with the complete
+ * snapshots in the snapshots directory snap_fd, oldest first (names sort by
+ * time; ".tmp" and hidden entries left out). Returns the count. */
+size_t spool_list_snapshots(int snap_fd, char **names, size_t max);
+
 /* True when the spool's cgroup and the killed one are the same, or one
  * lies below the other ("/a" ~ "/a/b", not "/ab"). Pure. */
 bool spool_cgroup_matches(const char *spool_cgroup, const char *killed);

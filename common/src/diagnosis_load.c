@@ -174,6 +174,8 @@ static void load_jvm(const struct bundle *b, const char *dir,
 		p->heap_max_kb = hi.reserved / 1024;
 	}
 	trim = parse_json(b, dir, "jvm/trim.json");
+	if (!trim) /* a glibc process trimmed through ptrace */
+		trim = parse_json(b, dir, "trim.json");
 	if (jhas(trim, "rss_before")) {
 		p->have_trim = true;
 		p->trim_before_kb = jget_u64(trim, "rss_before", NULL) / 1024;
@@ -254,6 +256,31 @@ static int scan_one(const char *path, const char *data, size_t len, void *ud)
 	return 0;
 }
 
+/* Trims the sidecar did (--trim), for processes the snapshot lacks them. */
+static void load_trims(struct json_object *tl, struct diag_input *in)
+{
+	struct json_object *trims;
+
+	if (!json_object_object_get_ex(tl, "trims", &trims))
+		return;
+	for (size_t i = 0; i < json_object_array_length(trims); i++) {
+		struct json_object *t = json_object_array_get_idx(trims, i);
+		int pid = (int)jget_u64(t, "pid", NULL);
+
+		for (size_t j = 0; j < in->n_procs; j++) {
+			struct diag_proc *p = &in->procs[j];
+
+			if (p->pid != pid || p->have_trim)
+				continue;
+			p->have_trim = true;
+			p->trim_before_kb =
+				jget_u64(t, "rss_before", NULL) / 1024;
+			p->trim_after_kb =
+				jget_u64(t, "rss_after", NULL) / 1024;
+		}
+	}
+}
+
 /* timeline.json (oomlens.io/timeline/v1): t_ms is wall-clock ms. */
 static int load_timeline(const struct bundle *b, uint64_t kill_ms,
 			 struct diag_input *in)
@@ -297,6 +324,7 @@ static int load_timeline(const struct bundle *b, uint64_t kill_ms,
 			in->limit_bytes = jget_u64(s, "limit", NULL);
 		in->n_tl++;
 	}
+	load_trims(o, in);
 	if (json_object_object_get_ex(o, "snapshots", &snaps) &&
 	    (n = json_object_array_length(snaps)))
 		in->snapshot_age_s =

@@ -63,6 +63,7 @@ void recorder_init(struct recorder *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->snapshots = json_object_new_array();
+	r->trims = json_object_new_array();
 }
 
 static struct json_object *sample_json(const struct rec_sample *s);
@@ -83,6 +84,7 @@ void recorder_release(struct recorder *r)
 		free(r->procs[i].cmdline);
 	free(r->procs);
 	json_object_put(r->snapshots);
+	json_object_put(r->trims);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -239,6 +241,25 @@ int recorder_note_snapshot(struct recorder *r, uint64_t t_us, uint64_t mono_us,
 	return 0;
 }
 
+int recorder_note_trim(struct recorder *r, uint64_t t_us, int pid,
+		       const char *command, uint64_t rss_before,
+		       uint64_t rss_after)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	json_object_object_add(o, "t_ms", json_object_new_uint64(t_us / 1000));
+	json_object_object_add(o, "pid", json_object_new_int(pid));
+	json_object_object_add(o, "command", json_object_new_string(command));
+	json_object_object_add(o, "rss_before",
+			       json_object_new_uint64(rss_before));
+	json_object_object_add(o, "rss_after",
+			       json_object_new_uint64(rss_after));
+	json_object_array_add(r->trims, o);
+	return 0;
+}
+
 static struct json_object *proc_sample_json(const struct rec_proc_sample *p)
 {
 	struct json_object *o = json_object_new_object();
@@ -318,6 +339,7 @@ struct json_object *recorder_timeline_json(const struct recorder *r,
 	json_object_object_add(o, "samples", samples);
 	json_object_object_add(o, "processes", procs);
 	json_object_object_add(o, "snapshots", json_object_get(r->snapshots));
+	json_object_object_add(o, "trims", json_object_get(r->trims));
 	return o;
 }
 
@@ -362,6 +384,10 @@ int recorder_timeline_write(const struct recorder *r, const char *cgroup,
 		q = strbuf_adds(out, ",\"snapshots\":");
 	if (q >= 0)
 		q = add_json(out, r->snapshots);
+	if (q >= 0)
+		q = strbuf_adds(out, ",\"trims\":");
+	if (q >= 0)
+		q = add_json(out, r->trims);
 	if (q >= 0)
 		q = strbuf_addch(out, '}');
 	json_object_put(procs);

@@ -37,7 +37,9 @@ static void run_usage(FILE *f)
 		"--pid for thresholds).\n--predict-s 0 turns the growth "
 		"prediction off.\n--trim test trims each JVM's C heap once at "
 		"the top threshold\n(jvm/trim.json: RSS before and after); "
-		"on-pressure at every threshold.\n");
+		"on-pressure at every threshold.\nWith --allocator-probe "
+		"ptrace, "
+		"other glibc processes too (malloc_trim, trim.json).\n");
 }
 
 static int add_pid(struct run_cfg *c, const char *s)

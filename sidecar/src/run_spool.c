@@ -11,6 +11,7 @@
 #include "oomlens/fileio.h"
 #include "oomlens/jvm.h"
 #include "oomlens/log.h"
+#include "oomlens/ptcall.h"
 #include "oomlens/snapshot.h"
 #include "oomlens/spool.h"
 #include "oomlens/util.h"
@@ -183,6 +184,34 @@ static bool trim_now(const struct run_state *st, const char *reason)
 	return !st->trim_tested && streq(reason, top);
 }
 
+/* Any other glibc process: malloc_trim(0) through ptrace (--allocator-probe
+ * ptrace allows touching it), recorded as jvm_trim_snapshot() does, in
+ * <pid>/trim.json. */
+static int glibc_trim_snapshot(struct run_state *st, int pid, int pfd,
+			       struct jvm_trim_result *ret)
+{
+	struct ptcall_opts o = {st->h.proc_fd, 0};
+	struct ptcall_report rep;
+	_cleanup_strbuf_ struct strbuf sb;
+	int released = 0, r;
+
+	memset(ret, 0, sizeof(*ret));
+	strlcpy_safe(ret->command, "malloc_trim(0)", sizeof(ret->command));
+	(void)jvm_read_rss(&st->h, pid, &ret->rss_before);
+	r = ptcall_malloc_trim(pid, &o, &released, &rep);
+	if (r < 0)
+		return r;
+	(void)jvm_read_rss(&st->h, pid, &ret->rss_after);
+	ret->duration_us = rep.total_us;
+	snprintf(ret->output, sizeof(ret->output), "malloc_trim returned %d",
+		 released);
+	strbuf_init(&sb, 65536);
+	r = jvm_trim_to_json(ret, &sb);
+	return r < 0 ? r
+		     : write_file_atomic_at(pfd, "trim.json", sb.buf, sb.len,
+					    0644);
+}
+
 /* After the snapshot recorded the state, trim and record the RSS before
  * and after in <pid>/jvm/trim.json (nothing for a non-JVM). */
 static void trim_after_snapshot(struct run_state *st, int proc_fd, int pid)
@@ -198,12 +227,24 @@ static void trim_after_snapshot(struct run_state *st, int proc_fd, int pid)
 	if (pfd < 0)
 		return;
 	r = jvm_trim_snapshot(&st->h, pid, pfd, NULL, &t);
+	if (r == -JVM_E_NOT_JVM && st->cfg->allocator_probe) {
+		r = glibc_trim_snapshot(st, pid, pfd, &t);
+		if (r < 0 && r != -ESRCH)
+			log_warn("malloc_trim of pid %d: %s, ignoring", pid,
+				 strerror(-r));
+	} else if (r < 0 && r != -JVM_E_NOT_JVM && r != -ESRCH) {
+		log_warn("trim of pid %d: %s, ignoring", pid, jvm_strerror(r));
+	}
+	if (r >= 0) {
+		/* In the timeline too: a later snapshot replaces this one. */
+		recorder_note_trim(&st->rec, now_realtime_us(), pid, t.command,
+				   t.rss_before, t.rss_after);
+		st->timeline_dirty = true;
+	}
 	if (r >= 0)
 		log_info("trimmed pid %d: rss %llu -> %llu KiB", pid,
 			 (unsigned long long)(t.rss_before >> 10),
 			 (unsigned long long)(t.rss_after >> 10));
-	else if (r != -JVM_E_NOT_JVM && r != -ESRCH)
-		log_warn("trim of pid %d: %s, ignoring", pid, jvm_strerror(r));
 }
 
 static int snapshot_into(struct run_state *st, int dir_fd, const char *reason)

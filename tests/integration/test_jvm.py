@@ -32,6 +32,7 @@ def java_bin(jdk):
 
 @pytest.fixture(scope="module", autouse=True)
 def classes():
+    global CLASSES
     if os.geteuid() != 0:
         pytest.skip("JVM attach tests need root (other uids, mount namespaces)")
     if not os.access(java_bin(JDK17), os.X_OK) or not shutil.which("javac"):
@@ -50,7 +51,6 @@ def classes():
                        check=True, capture_output=True)
     # Tests give JVMs a private tmpfs on /tmp: a checkout under /tmp would
     # hide its own classes from them. Serve the classes from /var/tmp then.
-    global CLASSES
     built, outside = CLASSES, None
     if os.path.realpath(CLASSES).startswith("/tmp/"):
         outside = tempfile.mkdtemp(prefix="oomlens-classes-", dir="/var/tmp")

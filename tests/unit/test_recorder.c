@@ -145,6 +145,30 @@ Test(recorder, processes_and_timeline_json)
 		json_object_get_string(
 			get(json_object_array_get_idx(snaps, 0), "reason")),
 		"threshold-80");
+	cr_assert_eq(json_object_array_length(get(o, "trims")), 0);
+	json_object_put(o);
+	recorder_release(&r);
+}
+
+Test(recorder, trims_are_in_the_timeline)
+{
+	struct recorder r;
+	struct json_object *o, *t;
+
+	recorder_init(&r);
+	cr_assert_eq(recorder_note_trim(&r, 7000000, 42,
+					"System.trim_native_heap", 297u << 20,
+					40u << 20),
+		     0);
+	o = recorder_timeline_json(&r, NULL, 1000);
+	t = json_object_array_get_idx(get(o, "trims"), 0);
+	cr_assert_not_null(t);
+	cr_assert_eq(json_object_get_int(get(t, "pid")), 42);
+	cr_assert_eq(json_object_get_int64(get(t, "t_ms")), 7000);
+	cr_assert_eq(json_object_get_int64(get(t, "rss_before")), 297 << 20);
+	cr_assert_eq(json_object_get_int64(get(t, "rss_after")), 40 << 20);
+	cr_assert_str_eq(json_object_get_string(get(t, "command")),
+			 "System.trim_native_heap");
 	json_object_put(o);
 	recorder_release(&r);
 }
@@ -179,6 +203,9 @@ Test(recorder, timeline_text_equals_object)
 	recorder_proc_ended(&r, 7, 5000000);
 	cr_assert_eq(recorder_note_snapshot(&r, 9000000, 1, "predicted",
 					    "snapshots/y", 1, 2),
+		     0);
+	cr_assert_eq(recorder_note_trim(&r, 9500000, 7, "malloc_trim(0)",
+					300u << 20, 40u << 20),
 		     0);
 	strbuf_init(&sb, 64u << 20);
 	cr_assert_eq(recorder_timeline_write(&r, "/a \"q\"", 250, &sb), 0);

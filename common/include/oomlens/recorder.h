@@ -66,6 +66,7 @@ struct recorder {
 	struct rec_proc *procs;
 	size_t n_procs;
 	struct json_object *snapshots; /* array: what was taken and why */
+	struct json_object *trims;     /* array: trims done (--trim) */
 	uint64_t last_snapshot_mono_us;
 	bool any_snapshot;
 };
@@ -102,10 +103,17 @@ int recorder_note_snapshot(struct recorder *r, uint64_t t_us, uint64_t mono_us,
 			   const char *reason, const char *dir, uint64_t usage,
 			   uint64_t limit);
 
+/* Records a trim of pid (--trim): the command and VmRSS before/after in
+ * bytes, "trims":[{"t_ms","pid","command","rss_before","rss_after"}]. */
+int recorder_note_trim(struct recorder *r, uint64_t t_us, int pid,
+		       const char *command, uint64_t rss_before,
+		       uint64_t rss_after);
+
 /* Builds timeline.json: {"schema":"oomlens.io/timeline/v1", "cgroup",
  * "interval_ms", "samples":[{"t_ms","usage","limit","procs":[…]}],
  * "processes":[{"pid","name","cmdline","first_ms","last_ms","end_ms"}],
- * "snapshots":[…]}. New reference, NULL on allocation failure. */
+ * "snapshots":[…], "trims":[…]}. New reference, NULL on allocation
+ * failure. */
 struct json_object *recorder_timeline_json(const struct recorder *r,
 					   const char *cgroup,
 					   unsigned interval_ms);

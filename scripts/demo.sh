@@ -89,8 +89,9 @@ PY
 
 run_victim hog 48 "$B/victims/hog" --step-mb 4 --delay-ms 100
 # The second seed: freed memory kept by glibc's arenas. The sidecar asks
-# glibc itself (mallinfo2 through ptrace) how much is really in use.
-SIDECAR_OPTS="--allocator-probe ptrace" \
+# glibc itself (mallinfo2 through ptrace) how much is really in use, and
+# trims once at its top threshold (80 % here) to prove it.
+SIDECAR_OPTS="--allocator-probe ptrace --trim test --thresholds 60,70,80" \
 run_victim retention 256 "$B/victims/retention" --threads 8 --mb-per-thread 6 \
 	--mode grow --interval-ms 1500
 

@@ -22,6 +22,10 @@ def main():
             for _ in range(n):
                 hog(cg, "/app", "--step-mb", "8")
                 lat.append(agent.next()["detect_latency_us"])
+            status = open("/proc/%d/status" % agent.proc.pid).read()
+            hwm = [l.split()[1] for l in status.splitlines() if l.startswith("VmHWM:")][0]
+            ticks = open("/proc/%d/stat" % agent.proc.pid).read().rsplit(")", 1)[1].split()
+            cpu_ms = (int(ticks[11]) + int(ticks[12])) * 1000 // os.sysconf("SC_CLK_TCK")
             assert agent.stop() == 0
     finally:
         cg.cleanup()
@@ -29,6 +33,9 @@ def main():
     p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
     print("latency: %d real kills: median %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms"
           % (n, statistics.median(lat) / 1e3, p(0.90) / 1e3, p(0.99) / 1e3, lat[-1] / 1e3))
+    print("latency: the agent's own cost for them: peak RSS %s KiB, CPU %d ms "
+          "(%.1f ms per kill, bundle and report included)"
+          % (hwm, cpu_ms, cpu_ms / n))
     return 0
 
 

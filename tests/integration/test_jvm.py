@@ -54,6 +54,7 @@ def classes():
     built, outside = CLASSES, None
     if os.path.realpath(CLASSES).startswith("/tmp/"):
         outside = tempfile.mkdtemp(prefix="oomlens-classes-", dir="/var/tmp")
+        os.chmod(outside, 0o755)  # JVMs run as nobody too
         for f in os.listdir(CLASSES):
             shutil.copy(os.path.join(CLASSES, f), outside)
         CLASSES = outside

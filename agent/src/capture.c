@@ -104,25 +104,8 @@ static struct json_object *victims_json(const struct oom_report *r)
 {
 	struct json_object *arr = json_object_new_array();
 
-	for (size_t i = 0; i < r->n_victims; i++) {
-		const struct kmsg_victim *v = &r->victims[i];
-		struct json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "pid", json_object_new_int(v->pid));
-		json_object_object_add(o, "comm",
-				       json_object_new_string(v->comm));
-		json_object_object_add(o, "uid", json_object_new_int64(v->uid));
-		json_object_object_add(
-			o, "anon_rss_kb",
-			json_object_new_int64((int64_t)v->anon_rss_kb));
-		json_object_object_add(
-			o, "file_rss_kb",
-			json_object_new_int64((int64_t)v->file_rss_kb));
-		json_object_object_add(
-			o, "shmem_rss_kb",
-			json_object_new_int64((int64_t)v->shmem_rss_kb));
-		json_object_array_add(arr, o);
-	}
+	for (size_t i = 0; arr && i < r->n_victims; i++)
+		json_object_array_add(arr, kmsg_victim_to_json(&r->victims[i]));
 	return arr;
 }
 

@@ -67,7 +67,7 @@ static struct json_object *trigger_json(const struct oom_report *r)
 	return t;
 }
 
-static struct json_object *victim_json(const struct kmsg_victim *v)
+struct json_object *kmsg_victim_to_json(const struct kmsg_victim *v)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -152,7 +152,8 @@ static int add_arrays(struct json_object *o, const struct oom_report *r)
 	if (!v || !t || !s)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->n_victims; i++)
-		if (json_object_array_add(v, victim_json(&r->victims[i])) < 0)
+		if (json_object_array_add(
+			    v, kmsg_victim_to_json(&r->victims[i])) < 0)
 			return -ENOMEM;
 	for (size_t i = 0; i < r->n_stats; i++)
 		ADD(s, r->stats[i].name, jnum(r->stats[i].value));

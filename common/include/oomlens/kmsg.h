@@ -141,6 +141,10 @@ void oom_report_release(struct oom_report *r);
  * else oom_memcg, else the pre-5.0 "Task in X" path, else "". */
 const char *oom_report_victim_memcg(const struct oom_report *r);
 
+/* One victim as parse-kmsg prints it: pid, comm, uid, *_kb figures,
+ * oom_score_adj, seq, usec. New reference, NULL on allocation failure. */
+struct json_object *kmsg_victim_to_json(const struct kmsg_victim *v);
+
 /* Builds the JSON object of `parse-kmsg` (fields as in the issue).
  * Returns a new reference, or NULL on allocation failure. */
 struct json_object *oom_report_to_json(const struct oom_report *r);

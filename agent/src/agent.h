@@ -85,6 +85,10 @@ struct agent {
 	struct deferred_report *deferred;
 	size_t n_deferred;
 	int64_t kmsg_offset_us; /* kmsg time − CLOCK_MONOTONIC */
+	bool have_offset;
+	char probe[96];	     /* clock probe marker in flight, "" when none */
+	uint64_t probe_mono; /* when it was written */
+	unsigned probes;     /* written so far */
 	uint64_t reports_written, reports_ignored;
 	volatile int stop; /* set from the signal path */
 };

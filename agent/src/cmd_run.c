@@ -22,6 +22,12 @@
  * report (an oom.group kill prints one "Killed process" per task) before
  * closing it. */
 #define QUIET_US 3000
+/* While a report is being printed (or an OOM was just notified), /dev/kmsg
+ * is polled this often: the kernel defers waking its readers to the next
+ * tick (up to 4 ms at HZ=250). */
+#define POLL_US 500
+/* kmsg clock probes tried before latencies fall back to offset 0. */
+#define MAX_PROBES 12
 /* A cgroup notification with no kernel report after this long is written
  * as a bundle of its own, marked as such: nothing captured is lost. */
 #define PENDING_TIMEOUT_US 2000000
@@ -355,6 +361,38 @@ static void pop_reports(struct agent *a)
 	}
 }
 
+/* Measures the kmsg clock: the marker comes back through the main reader
+ * (drain_kmsg). Dropped probes (rate limit) are retried on the rescan tick. */
+static void send_probe(struct agent *a)
+{
+	int r;
+
+	if (a->have_offset || a->probes >= MAX_PROBES)
+		return;
+	a->probes++;
+	r = kmsg_clock_probe(a->host.root_fd, a->probe, sizeof(a->probe),
+			     &a->probe_mono);
+	if (r < 0) {
+		a->probe[0] = '\0';
+		a->probes = MAX_PROBES; /* not writable: not worth retrying */
+		log_warn("cannot write \"%s/dev/kmsg\" to measure its clock "
+			 "(%s): latencies assume it is CLOCK_MONOTONIC",
+			 a->host.root, strerror(-r));
+	}
+}
+
+static void check_probe(struct agent *a, const struct kmsg_record *rec)
+{
+	size_t n = strlen(a->probe);
+
+	if (!n || rec->text_len != n || memcmp(rec->text, a->probe, n) != 0)
+		return;
+	a->kmsg_offset_us = (int64_t)rec->usec - (int64_t)a->probe_mono;
+	a->have_offset = true;
+	a->probe[0] = '\0';
+	log_debug("kmsg clock offset %lld us", (long long)a->kmsg_offset_us);
+}
+
 /* Reads /dev/kmsg until it runs dry. Returns the number of records read. */
 static size_t drain_kmsg(struct agent *a)
 {
@@ -376,6 +414,7 @@ static size_t drain_kmsg(struct agent *a)
 			break;
 		}
 		n++;
+		check_probe(a, &rec);
 		if (kmsg_assembler_feed(a->asm_, &rec) > 0)
 			pop_reports(a);
 	}
@@ -407,14 +446,7 @@ static int open_kmsg(struct agent *a)
 	}
 	if (fresh)
 		agent_state_save(a);
-	r = kmsg_clock_offset(a->host.root_fd, &a->kmsg_offset_us);
-	if (r < 0)
-		log_warn("cannot measure the kmsg clock (%s): latencies assume "
-			 "it is CLOCK_MONOTONIC",
-			 strerror(-r));
-	else
-		log_debug("kmsg clock offset %lld us",
-			  (long long)a->kmsg_offset_us);
+	send_probe(a);
 	a->asm_ = kmsg_assembler_new();
 	return a->asm_ ? 0 : -ENOMEM;
 }
@@ -427,6 +459,7 @@ struct loop {
 	struct agent *a;
 	int ep, sfd, tfd, rescan_fd;
 	bool timer_armed;
+	bool oom_seen;	      /* an OOM notification in this dispatch */
 	uint64_t quiet_since; /* mono µs when kmsg last ran dry, 0 = idle */
 };
 
@@ -451,6 +484,7 @@ static void on_cgroup_event(const struct cgroup_event *ev, void *ud)
 			  ev->path);
 		return;
 	}
+	((struct loop *)ud)->oom_seen = true;
 	log_debug("oom notification for \"%s\" (oom_kill %llu, +%llu)",
 		  ev->path, (unsigned long long)ev->oom_kill,
 		  (unsigned long long)ev->oom_kill_delta);
@@ -536,7 +570,6 @@ static void after_drain(struct loop *l, size_t n_read)
 			return;
 		}
 		l->quiet_since = now;
-		arm_timer(l, QUIET_US);
 		return;
 	}
 	if (l->quiet_since && now - l->quiet_since >= QUIET_US) {
@@ -544,6 +577,20 @@ static void after_drain(struct loop *l, size_t n_read)
 		if (kmsg_assembler_flush(l->a->asm_, false) > 0)
 			pop_reports(l->a);
 	}
+}
+
+/* The one timer serves, nearest first: polling a report in progress, a
+ * report waiting for its notification, notifications waiting for theirs. */
+static void rearm(struct loop *l)
+{
+	const struct agent *a = l->a;
+
+	if (l->quiet_since)
+		arm_timer(l, POLL_US);
+	else if (a->n_deferred)
+		arm_timer(l, 50000);
+	else if (a->n_pending)
+		arm_timer(l, PENDING_TIMEOUT_US / 4);
 }
 
 static void on_timer(struct loop *l)
@@ -556,10 +603,6 @@ static void on_timer(struct loop *l)
 	l->timer_armed = false;
 	after_drain(l, drain_kmsg(a));
 	expire(a, now_monotonic_us());
-	if (!l->timer_armed && (a->n_pending || a->n_deferred))
-		arm_timer(l, PENDING_TIMEOUT_US / 4);
-	else if (!l->timer_armed && l->quiet_since)
-		arm_timer(l, QUIET_US);
 }
 
 static void on_rescan(struct loop *l)
@@ -569,6 +612,7 @@ static void on_rescan(struct loop *l)
 
 	if (read(l->rescan_fd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		return;
+	send_probe(l->a); /* until one comes back */
 	r = cgroup_watch_rescan(l->a->watch);
 	if (r < 0)
 		log_warn("cgroup rescan: %s, ignoring", strerror(-r));
@@ -609,6 +653,10 @@ static int run_loop(struct loop *l)
 						      l);
 				after_drain(l, drain_kmsg(a));
 				retry_deferred(a, now_monotonic_us());
+				/* its report is on the way: poll for it */
+				if (l->oom_seen && !l->quiet_since)
+					l->quiet_since = now_monotonic_us();
+				l->oom_seen = false;
 			} else if (fd == kmsg_reader_fd(a->kmsg)) {
 				after_drain(l, drain_kmsg(a));
 			} else if (fd == l->tfd) {
@@ -617,9 +665,7 @@ static int run_loop(struct loop *l)
 				on_rescan(l);
 			}
 		}
-		if ((a->n_pending || a->n_deferred) && !l->timer_armed)
-			arm_timer(l, a->n_deferred ? 50000
-						   : PENDING_TIMEOUT_US / 4);
+		rearm(l);
 	}
 }
 

@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from oomtest import Agent, Cgroup, hog, require_oom_env
+from oomtest import Agent, Cgroup, hog, require_oom_env, wait_oom_ratelimit
 
 
 @pytest.fixture
@@ -41,6 +41,7 @@ def bundle_members(path):
 def test_single_kill_gives_one_bundle_with_the_kernel_report(cg, agent_factory):
     cg.mkdir("/app", limit_mb=32)
     agent = agent_factory()
+    wait_oom_ratelimit()  # a full report, not a rate-limited line
     victim, events, rc = hog(cg, "/app", "--step-mb", "4")
     assert rc == -9, "the hog must die of SIGKILL"
     line = agent.next()

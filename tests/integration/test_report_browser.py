@@ -9,7 +9,8 @@ import subprocess
 import pytest
 
 from oomtest import (AGENT, BUILD, Agent, Cgroup, Sidecar, VICTIMS,
-                     bundle_files, require_oom_env, run_in_cgroup)
+                     bundle_files, require_oom_env, run_in_cgroup,
+                     wait_oom_ratelimit)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -30,6 +31,7 @@ def bundle(tmp_path_factory):
         agent = Agent([cg.path()], str(tmp / "state"),
                       ["--spool-dir", str(tmp / "spool")])
         sc = Sidecar(cg.path("/app"), str(tmp / "spool" / "app"))
+        wait_oom_ratelimit()
         p = run_in_cgroup(cg, "/app", [os.path.join(VICTIMS, "hog"),
                                        "--name", "<b>x&y", "--step-mb", "2",
                                        "--delay-ms", "60"])

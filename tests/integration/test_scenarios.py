@@ -12,7 +12,8 @@ import time
 import pytest
 
 from oomtest import (Agent, BUILD, Cgroup, Sidecar, VICTIMS, bundle_files,
-                     ledger_part, require_oom_env, run_in_cgroup)
+                     ledger_part, require_oom_env, run_in_cgroup,
+                     wait_oom_ratelimit)
 
 MiB = 1 << 20
 JAVA_DIR = os.path.join(BUILD, "victims", "java")
@@ -38,6 +39,7 @@ def run_scenario(env, name, limit_mb, argv, sidecar_extra=(), timeout=90):
     cg, agent, tmp = env
     cg.mkdir("/" + name, limit_mb=limit_mb)
     sc = Sidecar(cg.path("/" + name), str(tmp / "spool" / name), sidecar_extra)
+    wait_oom_ratelimit()  # the kernel's full report, with its memcg stats
     try:
         victim = run_in_cgroup(cg, "/" + name, argv)
         line = agent.next(timeout=timeout)

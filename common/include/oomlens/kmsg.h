@@ -213,7 +213,9 @@ uint64_t kmsg_reader_malformed(const struct kmsg_reader *r);
 
 /* kmsg timestamps and CLOCK_MONOTONIC are not always the same clock (in a
  * VM they differ by a fixed amount per boot). Writes one marker record to
- * <root>/dev/kmsg and reads its timestamp back: *ret_offset_us = kmsg time
- * minus CLOCK_MONOTONIC. Needs /dev/kmsg writable; blocks ≤ 0.5 s. Returns
- * 0, -ETIMEDOUT, -errno. */
-int kmsg_clock_offset(int root_fd, int64_t *ret_offset_us);
+ * <root>/dev/kmsg (text in marker) and returns the CLOCK_MONOTONIC time of
+ * the write; the caller's reader finds the record and takes its stamp:
+ * offset = stamp − *ret_mono_us. printk_devkmsg=ratelimit may drop the
+ * record (10 per 5 s): try again later. Returns 0 or -errno. */
+int kmsg_clock_probe(int root_fd, char *marker, size_t size,
+		     uint64_t *ret_mono_us);

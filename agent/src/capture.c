@@ -66,6 +66,21 @@ static int dump_one(const char *name, const char *data, size_t len, void *ud)
 	return bundle_add(c->b, path, data, len, BUNDLE_HIGH);
 }
 
+/* memory.stat as read at the OOM notification, before the kill. */
+static void add_stat_file(struct bundle *b, const char *path,
+			  const struct cgroup_stat *st)
+{
+	_cleanup_strbuf_ struct strbuf sb;
+
+	if (!st->n)
+		return;
+	strbuf_init(&sb, 65536);
+	for (size_t i = 0; i < st->n; i++)
+		strbuf_addf(&sb, "%s %llu\n", st->e[i].name,
+			    (unsigned long long)st->e[i].value);
+	bundle_add(b, path, sb.buf, sb.len, BUNDLE_HIGH);
+}
+
 /* Adds cgroup/ for the victim's memcg and, when the kernel blamed another
  * (an ancestor holding the limit), cgroup/oom_memcg/ as well. */
 static void add_cgroup(struct agent *a, struct bundle *b,
@@ -90,6 +105,8 @@ static void add_cgroup(struct agent *a, struct bundle *b,
 	if (have_then) {
 		json_object_object_add(man, "cgroup_state_at_notification",
 				       state_json(&then));
+		add_stat_file(b, "cgroup/at-notification/memory.stat",
+			      &then.stat);
 		cgroup_state_release(&then);
 	}
 	if (q >= 0)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "oomlens/bundle.h"
+#include "oomlens/cgroup.h"
 #include "oomlens/diagnosis.h"
 #include "oomlens/jvm.h"
 #include "oomlens/kmsg.h"
@@ -12,35 +13,62 @@
 #include "oomlens/procfs.h"
 #include "oomlens/util.h"
 
-static bool stat_get(const struct oom_report *r, const char *name,
+/* memcg statistics from the kernel report, or from memory.stat. */
+struct stats_view {
+	const struct kmsg_stat *k;
+	size_t nk;
+	const struct cgroup_stat *c;
+};
+
+static bool stat_get(const struct stats_view *s, const char *name,
 		     uint64_t *ret)
 {
-	for (size_t i = 0; i < r->n_stats; i++)
-		if (streq(r->stats[i].name, name)) {
-			*ret = r->stats[i].value;
+	for (size_t i = 0; i < s->nk; i++)
+		if (streq(s->k[i].name, name)) {
+			*ret = s->k[i].value;
 			return true;
 		}
-	return false;
+	return s->c && cgroup_stat_get(s->c, name, ret);
 }
 
 /* v1 prints hierarchical totals as total_*; prefer them. */
-static uint64_t stat_any(const struct oom_report *r, const char *v2,
+static uint64_t stat_any(const struct stats_view *s, const char *v2,
 			 const char *v1_total, const char *v1)
 {
 	uint64_t v = 0;
 
-	if (v2 && stat_get(r, v2, &v))
+	if (v2 && stat_get(s, v2, &v))
 		return v;
-	if (v1_total && stat_get(r, v1_total, &v))
+	if (v1_total && stat_get(s, v1_total, &v))
 		return v;
-	if (v1 && stat_get(r, v1, &v))
+	if (v1 && stat_get(s, v1, &v))
 		return v;
 	return 0;
 }
 
-static void load_report(const struct oom_report *r, struct diag_input *in)
+static void fill_stats(const struct stats_view *s, struct diag_input *in)
 {
 	uint64_t v;
+
+	in->have_stats = true;
+	in->anon = stat_any(s, "anon", "total_rss", "rss");
+	in->file = stat_any(s, "file", "total_cache", "cache");
+	in->shmem = stat_any(s, "shmem", "total_shmem", "shmem");
+	in->kernel_stack = stat_any(s, "kernel_stack", NULL, NULL);
+	in->pagetables = stat_any(s, "pagetables", NULL, NULL);
+	in->slab = stat_any(s, "slab", NULL, NULL);
+	in->sock = stat_any(s, "sock", NULL, NULL);
+	in->percpu = stat_any(s, "percpu", NULL, NULL);
+	in->vmalloc = stat_any(s, "vmalloc", NULL, NULL);
+	if (stat_get(s, "kernel", &v)) {
+		in->kernel = v;
+		in->have_kernel_total = true;
+	}
+}
+
+static void load_report(const struct oom_report *r, struct diag_input *in)
+{
+	struct stats_view view = {r->stats, r->n_stats, NULL};
 
 	if (r->memcg.present) {
 		in->have_usage = true;
@@ -53,20 +81,8 @@ static void load_report(const struct oom_report *r, struct diag_input *in)
 			     sizeof(in->usage_source));
 	}
 	if (r->n_stats) {
-		in->have_stats = true;
-		in->anon = stat_any(r, "anon", "total_rss", "rss");
-		in->file = stat_any(r, "file", "total_cache", "cache");
-		in->shmem = stat_any(r, "shmem", "total_shmem", "shmem");
-		in->kernel_stack = stat_any(r, "kernel_stack", NULL, NULL);
-		in->pagetables = stat_any(r, "pagetables", NULL, NULL);
-		in->slab = stat_any(r, "slab", NULL, NULL);
-		in->sock = stat_any(r, "sock", NULL, NULL);
-		in->percpu = stat_any(r, "percpu", NULL, NULL);
-		in->vmalloc = stat_any(r, "vmalloc", NULL, NULL);
-		if (stat_get(r, "kernel", &v)) {
-			in->kernel = v;
-			in->have_kernel_total = true;
-		} else if (r->kmem.present) {
+		fill_stats(&view, in);
+		if (!in->have_kernel_total && r->kmem.present) {
 			in->kernel = r->kmem.usage_kb * 1024;
 			in->have_kernel_total = true;
 		}
@@ -74,6 +90,39 @@ static void load_report(const struct oom_report *r, struct diag_input *in)
 	in->group_kill = r->group_kill;
 	if (r->n_victims)
 		in->victim_pid = r->victims[0].pid;
+}
+
+/* The kernel rate-limits its OOM reports (10 per 5 s): a kill may come
+ * with no usage and no statistics. The cgroup read the moment its OOM was
+ * notified (before the kill) stands in. */
+static void load_notification(const struct bundle *b, struct diag_input *in)
+{
+	struct json_object *man = bundle_manifest((struct bundle *)b), *st, *v;
+	struct cgroup_stat stat = {0};
+	const char *data;
+	size_t len;
+
+	if (!in->have_usage &&
+	    json_object_object_get_ex(man, "cgroup_state_at_notification",
+				      &st) &&
+	    json_object_object_get_ex(st, "usage_bytes", &v) &&
+	    json_object_is_type(v, json_type_int)) {
+		in->have_usage = true;
+		in->usage_bytes = (uint64_t)json_object_get_int64(v);
+		strlcpy_safe(in->usage_source, "cgroup at the OOM notification",
+			     sizeof(in->usage_source));
+		if (json_object_object_get_ex(st, "limit_bytes", &v) &&
+		    json_object_is_type(v, json_type_int))
+			in->limit_bytes = (uint64_t)json_object_get_int64(v);
+	}
+	data = bundle_get(b, "cgroup/at-notification/memory.stat", &len);
+	if (!in->have_stats && data &&
+	    cgroup_parse_stat(data, len, &stat) == 0) {
+		struct stats_view view = {NULL, 0, &stat};
+
+		fill_stats(&view, in);
+		cgroup_stat_release(&stat);
+	}
 }
 
 /* Victims the snapshot does not know get a row from the kernel's figures. */
@@ -346,6 +395,7 @@ int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 	diag_input_init(ret);
 	if (r)
 		load_report(r, ret);
+	load_notification(b, ret);
 	bundle_foreach(b, scan_one, &s);
 	if (s.err < 0)
 		return s.err;

@@ -344,3 +344,48 @@ Test(diagnosis, json_has_ledger_and_ordered_verdicts)
 	cr_assert_eq(json_object_get_int64(v), 0);
 	json_object_put(o);
 }
+
+Test(diagnosis, rate_limited_report_uses_the_cgroup_at_notification)
+{
+	static const char bare[] =
+		"3,900,5000000,-;Memory cgroup out of memory: Killed process "
+		"42 (app) total-vm:300000kB, anon-rss:250000kB, "
+		"file-rss:1000kB, shmem-rss:0kB, UID:0 pgtables:600kB "
+		"oom_score_adj:0\n";
+	static const char stat[] = "anon 262144000\nfile 4194304\n"
+				   "shmem 0\nkernel 2097152\n";
+	struct oom_report r;
+	struct bundle *b;
+	struct diag_input in;
+	struct diagnosis d;
+	struct json_object *st = json_object_new_object();
+
+	oom_report_init(&r);
+	r.seq_first = 0;
+	cr_assert_eq(kmsg_parse_buffer(bare, sizeof(bare) - 1, keep_first, &r),
+		     1);
+	cr_assert_not(r.memcg.present, "the kernel printed no usage");
+	cr_assert_eq(r.n_stats, 0);
+	cr_assert_eq(bundle_new("t", &b), 0);
+	json_object_object_add(st, "usage_bytes",
+			       json_object_new_int64(268435456));
+	json_object_object_add(st, "limit_bytes",
+			       json_object_new_int64(268435456));
+	json_object_object_add(bundle_manifest(b),
+			       "cgroup_state_at_notification", st);
+	bundle_add(b, "cgroup/at-notification/memory.stat", stat,
+		   sizeof(stat) - 1, 1);
+	cr_assert_eq(diagnosis_load_bundle(b, &r, 0, &in), 0);
+	cr_assert(in.have_usage && in.have_stats);
+	cr_assert_str_eq(in.usage_source, "cgroup at the OOM notification");
+	cr_assert_eq(in.limit_bytes, 268435456);
+	cr_assert_eq(in.anon, 262144000);
+	cr_assert_eq(in.kernel, 2097152);
+	cr_assert_eq(in.victim_pid, 42);
+	diagnosis_run(&in, &d);
+	cr_assert_eq(d.usage_bytes, 268435456);
+	cr_assert_eq(part(&d, "kernel"), 2097152);
+	diag_input_release(&in);
+	bundle_free(b);
+	oom_report_release(&r);
+}

@@ -293,8 +293,9 @@ static bool name_memcg(struct agent *a, struct oom_report *r)
 		return true;
 	guess = pending_guess_memcg(
 		a, r->n_victims ? r->victims[0].pid : 0,
+		/* anon and shmem are charged to the victim's cgroup; shared
+		 * library pages may belong to another one */
 		r->n_victims ? (r->victims[0].anon_rss_kb +
-				r->victims[0].file_rss_kb +
 				r->victims[0].shmem_rss_kb) *
 				       1024
 			     : 0,

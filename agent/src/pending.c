@@ -172,7 +172,8 @@ static uint64_t distance(uint64_t a, uint64_t b)
 	return a > b ? a - b : b - a;
 }
 
-/* A victim holding more than the cgroup's limit was not killed in it. */
+/* A victim holding more anonymous memory than the cgroup's limit was not
+ * killed in it. */
 static bool fits(const struct pending_oom *p, uint64_t rss_bytes)
 {
 	const struct cgroup_value *lim = &p->state.limit;

@@ -70,7 +70,7 @@ static int dump_one(const char *name, const char *data, size_t len, void *ud)
 static void add_stat_file(struct bundle *b, const char *path,
 			  const struct cgroup_stat *st)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
 	if (!st->n)
 		return;
@@ -236,7 +236,7 @@ static void add_spool(struct agent *a, struct bundle *b,
 /* report.html inside the bundle, and beside it on disk for a browser. */
 static void add_report(struct agent *a, struct bundle *b, const char *id)
 {
-	_cleanup_strbuf_ struct strbuf html;
+	_cleanup_strbuf_ struct strbuf html = STRBUF_INIT;
 	char name[128];
 	int q;
 

@@ -48,7 +48,7 @@ static int print_report(struct oom_report *r, void *userdata)
 
 static int parse_input(const char *path)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&sb, INPUT_MAX);

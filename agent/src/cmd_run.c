@@ -132,7 +132,7 @@ static int parse_opts(int argc, char **argv, struct agent_opts *o)
 
 static int read_boot_id(struct agent *a)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	size_t j = 0;
 	int r;
 

@@ -12,7 +12,7 @@
 int cmd_show(int argc, char **argv)
 {
 	struct bundle *b;
-	_cleanup_strbuf_ struct strbuf out;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	const char *path = NULL;
 	bool html = false;
 	int r;

@@ -42,7 +42,7 @@ static bool has_pid(const int *pids, size_t n, int pid)
 /* Adds the tasks of cgroup path to pids (a set). */
 static void read_pids(struct agent *a, const char *cgroup, int *pids, size_t *n)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	char path[4096];
 	const char *s;
 

@@ -87,7 +87,7 @@ static void compare_count(struct agent *a, const char *path, uint64_t kills,
 
 int agent_state_load(struct agent *a)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct json_object *o, *v;
 	uint64_t seq;
 	int r;

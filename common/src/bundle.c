@@ -194,7 +194,7 @@ int bundle_note_truncated(struct bundle *b, const char *path, const char *why)
 int bundle_add_file_at(struct bundle *b, const char *path, int dirfd,
 		       const char *src, size_t max, enum bundle_prio prio)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&sb, max + 1);
@@ -225,12 +225,12 @@ static int add_tree(struct bundle *b, const char *prefix, int fd, int depth,
 		return -errno;
 	}
 	while (r >= 0 && (de = readdir(d))) {
-		_cleanup_strbuf_ struct strbuf sub;
+		_cleanup_strbuf_ struct strbuf sub = STRBUF_INIT;
 		struct stat st;
 
+		strbuf_init(&sub, 1024); /* before any continue: cleanup */
 		if (de->d_name[0] == '.')
 			continue;
-		strbuf_init(&sub, 1024);
 		if (strbuf_addf(&sub, "%s/%s", prefix, de->d_name) < 0)
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -354,7 +354,7 @@ static int tar_add(struct strbuf *tar, const char *id, const char *path,
 		   const char *data, size_t len, uint64_t mtime)
 {
 	static const char zeros[512];
-	_cleanup_strbuf_ struct strbuf name;
+	_cleanup_strbuf_ struct strbuf name = STRBUF_INIT;
 	char hdr[512];
 	int r;
 
@@ -420,7 +420,7 @@ static struct json_object *files_json(const struct bundle *b)
 /* Builds the whole archive (manifest first) into out. */
 static int serialize(struct bundle *b, struct strbuf *out)
 {
-	_cleanup_strbuf_ struct strbuf tar;
+	_cleanup_strbuf_ struct strbuf tar = STRBUF_INIT;
 	static const char zeros[1024];
 	const char *man;
 	size_t man_len;
@@ -480,7 +480,7 @@ static bool drop_one(struct bundle *b)
 long bundle_write(struct bundle *b, int dirfd, const char *path,
 		  size_t max_bytes)
 {
-	_cleanup_strbuf_ struct strbuf gz;
+	_cleanup_strbuf_ struct strbuf gz = STRBUF_INIT;
 	int r;
 
 	if (!max_bytes)
@@ -503,7 +503,7 @@ long bundle_write(struct bundle *b, int dirfd, const char *path,
 
 static int gunzip_file(int dirfd, const char *path, struct strbuf *out)
 {
-	_cleanup_strbuf_ struct strbuf in;
+	_cleanup_strbuf_ struct strbuf in = STRBUF_INIT;
 	z_stream z = {0};
 	int r, zr = Z_OK;
 
@@ -551,7 +551,7 @@ int bundle_read(int dirfd, const char *path,
 			  void *userdata),
 		void *userdata)
 {
-	_cleanup_strbuf_ struct strbuf tar;
+	_cleanup_strbuf_ struct strbuf tar = STRBUF_INIT;
 	size_t off = 0;
 	int r;
 

@@ -104,7 +104,7 @@ static bool has_word(const char *s, const char *word)
 /* dirfd/sub is a v2 hierarchy with the memory controller enabled. */
 static int open_v2(int dirfd, const char *sub)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_close_ int fd = -1;
 
 	strbuf_init(&sb, 4096);
@@ -374,7 +374,7 @@ static int read_small(int dirfd, const char *name, size_t max,
 static void read_value(int dirfd, const char *name, enum cgroup_mode mode,
 		       struct cgroup_value *ret)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&sb, CGROUP_VALUE_MAX);
@@ -390,7 +390,7 @@ static void read_value(int dirfd, const char *name, enum cgroup_mode mode,
 static int read_events_file(int dirfd, const char *name, bool v1,
 			    struct cgroup_events *ret)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&sb, CGROUP_VALUE_MAX);
@@ -403,7 +403,7 @@ static int read_events_file(int dirfd, const char *name, bool v1,
 
 static int read_stat_file(int dirfd, struct cgroup_stat *ret)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&sb, CGROUP_STAT_MAX);
@@ -565,7 +565,7 @@ int cgroup_dump_files(const struct cgroup_fs *fs, const char *path,
 	if (dfd < 0)
 		return dfd;
 	for (; *names; names++) {
-		_cleanup_strbuf_ struct strbuf sb;
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 		int r;
 
 		strbuf_init(&sb, CGROUP_DUMP_MAX);

@@ -286,7 +286,7 @@ static int build_request(const struct jvm_target *t, int proto, const char *op,
 			 const char *const *args, size_t nargs,
 			 struct strbuf *req)
 {
-	_cleanup_strbuf_ struct strbuf body;
+	_cleanup_strbuf_ struct strbuf body = STRBUF_INIT;
 	bool jcmd = streq(op, "jcmd");
 	int r;
 
@@ -347,7 +347,7 @@ static int exchange(const struct jvm_target *t, int tmpfd, const char *req,
 		    size_t req_len, uint64_t deadline, struct jvm_reply *ret)
 {
 	_cleanup_close_ int ifd = -1, s = -1;
-	_cleanup_strbuf_ struct strbuf raw;
+	_cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&raw, t->opts.reply_max + 32);
@@ -371,7 +371,7 @@ static int execute_proto(const struct jvm_target *t, int proto, const char *op,
 			 unsigned timeout_ms, struct jvm_reply *ret)
 {
 	uint64_t deadline = now_monotonic_us() + (uint64_t)timeout_ms * 1000;
-	_cleanup_strbuf_ struct strbuf req;
+	_cleanup_strbuf_ struct strbuf req = STRBUF_INIT;
 	_cleanup_close_ int pidfd = -1, tmpfd = -1;
 	struct jvm_creds saved;
 	int r;

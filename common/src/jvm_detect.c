@@ -96,7 +96,7 @@ static int read_status(int pidfd, struct jvm_info *i)
 /* 1 when libjvm.so is mapped, 0 not, -errno when maps is unreadable. */
 static int maps_have_libjvm(int pidfd)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&sb, 16u << 20);
@@ -149,7 +149,7 @@ static int read_perfdata(int tmpfd, const struct jvm_info *i, struct strbuf *sb)
 
 static void detect_perfdata(int pidfd, struct jvm_info *i)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_close_ int tmpfd = -1;
 	char caps[80];
 

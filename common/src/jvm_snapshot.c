@@ -104,7 +104,7 @@ int jvm_trim_snapshot(const struct host *h, int pid, int out_dirfd,
 		      const struct jvm_attach_opts *o,
 		      struct jvm_trim_result *ret)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct jvm_trim_result res;
 	int r;
 
@@ -183,7 +183,7 @@ static int snap_parse(enum snap_kind kind, const struct strbuf *text,
 static int snap_one(struct jvm_target *t, int out_dirfd,
 		    const struct snap_cmd *c, struct strbuf *log)
 {
-	_cleanup_strbuf_ struct strbuf json;
+	_cleanup_strbuf_ struct strbuf json = STRBUF_INIT;
 	struct jvm_reply rep = {0};
 	int r;
 
@@ -234,7 +234,7 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 		 const struct jvm_snapshot_opts *o)
 {
 	struct jvm_attach_opts ao = o ? o->attach : (struct jvm_attach_opts){0};
-	_cleanup_strbuf_ struct strbuf log;
+	_cleanup_strbuf_ struct strbuf log = STRBUF_INIT;
 	struct jvm_target t;
 	int r, rm, answered = 0;
 

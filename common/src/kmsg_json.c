@@ -10,7 +10,7 @@
  * become "\xNN" text, as the kernel would print them. */
 static struct json_object *jstr(const char *s)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	const unsigned char *p = (const unsigned char *)s;
 
 	strbuf_init(&sb, 4096);

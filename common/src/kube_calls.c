@@ -22,7 +22,7 @@ int kube_call_path(struct kube_client *c, const struct kube_call *k,
 static int call_json(struct kube_client *c, const struct kube_request *r,
 		     struct json_object **ret, struct kube_error *err)
 {
-	_cleanup_strbuf_ struct strbuf body;
+	_cleanup_strbuf_ struct strbuf body = STRBUF_INIT;
 	struct json_object *o;
 	int ret_code;
 
@@ -67,7 +67,7 @@ static int send_obj(struct kube_client *c, const char *method,
 int kube_get(struct kube_client *c, const struct kube_call *k,
 	     struct json_object **ret, struct kube_error *err)
 {
-	_cleanup_strbuf_ struct strbuf path;
+	_cleanup_strbuf_ struct strbuf path = STRBUF_INIT;
 	struct kube_request r = {.method = "GET", .cancel = k->cancel};
 	int ret_code;
 
@@ -83,7 +83,7 @@ static int list_page(struct kube_client *c, const struct kube_call *k,
 		     const struct kube_list_options *o, const char *cont,
 		     struct json_object **ret, struct kube_error *err)
 {
-	_cleanup_strbuf_ struct strbuf path;
+	_cleanup_strbuf_ struct strbuf path = STRBUF_INIT;
 	struct kube_request r = {.method = "GET", .cancel = k->cancel};
 	char lim[24];
 	int ret_code;
@@ -181,7 +181,7 @@ static int write_call(struct kube_client *c, const struct kube_call *k,
 		      struct json_object *obj, struct json_object **ret,
 		      struct kube_error *err)
 {
-	_cleanup_strbuf_ struct strbuf path;
+	_cleanup_strbuf_ struct strbuf path = STRBUF_INIT;
 	struct kube_call kk = *k;
 	int r;
 
@@ -228,7 +228,7 @@ int kube_apply(struct kube_client *c, const struct kube_call *k,
 	       struct json_object *obj, const struct kube_apply_options *o,
 	       struct json_object **ret, struct kube_error *err)
 {
-	_cleanup_strbuf_ struct strbuf path;
+	_cleanup_strbuf_ struct strbuf path = STRBUF_INIT;
 	int r;
 
 	if (!k->name || !o || !o->field_manager || !*o->field_manager)
@@ -279,7 +279,7 @@ int kube_delete(struct kube_client *c, const struct kube_call *k,
 		struct kube_error *err)
 {
 	static const struct kube_delete_options none;
-	_cleanup_strbuf_ struct strbuf path;
+	_cleanup_strbuf_ struct strbuf path = STRBUF_INIT;
 	struct json_object *body;
 	int r;
 

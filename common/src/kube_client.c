@@ -289,7 +289,7 @@ const char *kube_client_namespace(const struct kube_client *c)
 
 static int read_token_file(const char *path, char **ret, struct stat *ret_st)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct stat st;
 	int r;
 
@@ -776,7 +776,7 @@ int kube_request(struct kube_client *c, const struct kube_request *r,
 int kube_request_stream(struct kube_client *c, const struct kube_request *r,
 			kube_stream_fn fn, void *ud, struct kube_error *err)
 {
-	_cleanup_strbuf_ struct strbuf body;
+	_cleanup_strbuf_ struct strbuf body = STRBUF_INIT;
 	struct xfer x = {.c = c, .body = &body, .fn = fn, .ud = ud};
 	long status = 0;
 

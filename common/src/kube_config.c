@@ -154,7 +154,7 @@ int kube_config_dup(const struct kube_config *cfg, struct kube_config **ret)
 
 static int read_small(const char *dir, const char *name, char **ret)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_free_ char *path = NULL;
 	int r;
 
@@ -624,7 +624,7 @@ int kube_config_parse_kubeconfig(const char *buf, size_t len,
 static int load_one(const char *path, struct json_object *merged,
 		    struct kube_error *err)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct json_object *kc;
 	char dir[4096];
 	int r;

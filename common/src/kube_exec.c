@@ -149,7 +149,7 @@ static int wait_child(pid_t pid, bool kill_it)
 int kube_exec_run(const struct kube_exec_config *e,
 		  struct kube_exec_credential *ret, struct kube_error *err)
 {
-	_cleanup_strbuf_ struct strbuf out, errb;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT, errb = STRBUF_INIT;
 	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1;
 	int po[2], pe[2], r, st;
 	pid_t pid;

@@ -498,7 +498,7 @@ struct json_object *kube_oombundle_encode(const struct kube_oombundle *b,
 					  const struct kube_owner_ref *owner)
 {
 	struct json_object *o, *spec, *data;
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	size_t len;
 	char *s;
 

@@ -250,7 +250,7 @@ static int on_data(const char *data, size_t len, void *ud)
 static int watch_once(struct watch *w, struct kube_error *err)
 {
 	const struct kube_watch_options *o = w->o;
-	_cleanup_strbuf_ struct strbuf path;
+	_cleanup_strbuf_ struct strbuf path = STRBUF_INIT;
 	struct kube_request r = {.method = "GET", .cancel = o->call.cancel};
 	char tmo[16];
 	int ret;

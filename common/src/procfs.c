@@ -162,7 +162,7 @@ static int read_pid_file(int pid_fd, const char *name, size_t max,
 
 int procfs_read_status(int pid_fd, struct proc_status *ret)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&sb, STATUS_MAX + 1);
@@ -254,7 +254,7 @@ int procfs_format_cmdline(const char *buf, size_t len, bool redact,
 
 int procfs_read_cmdline(int pid_fd, bool redact, struct strbuf *out)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&sb, CMDLINE_MAX + 1);
@@ -311,7 +311,7 @@ int procfs_parse_cgroup(const char *buf, size_t len, char *ret, size_t size)
 
 int procfs_read_cgroup(int pid_fd, char *ret, size_t size)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&sb, STATUS_MAX + 1);

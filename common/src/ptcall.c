@@ -135,7 +135,7 @@ static const char *status_field(const char *buf, const char *name)
 
 static int check_status(struct ptcall_session *s)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	const char *p;
 	uint64_t tracer = 0, ign = 0;
 	int r;

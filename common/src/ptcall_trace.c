@@ -76,7 +76,7 @@ static bool restartable(long nr)
 /* Ranks a thread from /proc: only a hint, the stopped registers decide. */
 static int rank_thread(struct ptcall_session *s, int tid)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	char path[64];
 	const char *p;
 	int64_t nr;

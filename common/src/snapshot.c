@@ -60,7 +60,7 @@ static int put_json(struct snap_ctx *c, const char *name, struct json_object *o)
 static int copy_raw(struct snap_ctx *c, const char *src, const char *dst,
 		    struct strbuf *keep)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&sb, RAW_MAX + 1);
@@ -77,7 +77,7 @@ static int copy_raw(struct snap_ctx *c, const char *src, const char *dst,
 
 static int snap_status(struct snap_ctx *c, struct snapshot_result *res)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct proc_status st;
 	int r;
 
@@ -108,7 +108,7 @@ static int snap_smaps(struct snap_ctx *c, int pid, const struct strbuf *cmd,
 		      const struct snapshot_opts *o,
 		      struct snapshot_result *res)
 {
-	_cleanup_strbuf_ struct strbuf table;
+	_cleanup_strbuf_ struct strbuf table = STRBUF_INIT;
 	struct smaps s;
 	struct smaps_summary sum = {0};
 	int r;
@@ -167,7 +167,7 @@ static int snap_meta(struct snap_ctx *c, const struct snapshot_result *res)
 static int snap_all(struct snap_ctx *c, const struct host *h, int pid,
 		    const struct snapshot_opts *o, struct snapshot_result *res)
 {
-	_cleanup_strbuf_ struct strbuf cmdline;
+	_cleanup_strbuf_ struct strbuf cmdline = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&cmdline, 128u << 10);

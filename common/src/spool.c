@@ -48,7 +48,7 @@ static size_t match_score(const char *spool_cgroup, const char *killed)
 static int read_manifest_cgroup(int dirfd, const char *path, char *ret,
 				size_t size)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_close_ int fd = -1;
 	struct json_object *o, *cg;
 	int r;
@@ -149,7 +149,7 @@ int spool_find(const char *const *dirs, size_t n_dirs, const char *cgroup_path,
 /* t_ms of snapshots/<name>/snapshot.json; 0 when unreadable. */
 static uint64_t snapshot_time(int snap_fd, const char *name)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_close_ int fd = -1;
 	struct json_object *o, *t;
 	uint64_t v = 0;
@@ -183,6 +183,7 @@ size_t spool_list_snapshots(int snap_fd, char **names, size_t max)
 		closep(&fd);
 		return 0;
 	}
+	rewinddir(d); /* the dup shares its offset with snap_fd */
 	while ((de = readdir(d)) && n < max)
 		if (de->d_name[0] != '.' && !strstr(de->d_name, ".tmp") &&
 		    (names[n] = strdup(de->d_name)))
@@ -272,6 +273,89 @@ static int add_processes(struct bundle *b, int proc_fd, struct spool_info *i)
 	return r;
 }
 
+struct jvm_gaps {
+	char pids[16][16];
+	size_t n;
+};
+
+static int find_gap(const char *path, const char *data, size_t len, void *ud)
+{
+	static const char failed[] = "\"attached\":false";
+	struct jvm_gaps *g = ud;
+	const char *tail = "/jvm/attach.json";
+	size_t pl = strlen(path), tl = strlen(tail), pre;
+
+	pre = strlen(SPOOL_PROCESSES_DIR) + 1;
+	if (g->n == ARRAY_SIZE(g->pids) || pl <= pre + tl ||
+	    !startswith(path, SPOOL_PROCESSES_DIR "/") ||
+	    !streq(path + pl - tl, tail) ||
+	    !memmem(data, len, failed, sizeof(failed) - 1))
+		return 0;
+	snprintf(g->pids[g->n++], sizeof(g->pids[0]), "%.*s",
+		 (int)(pl - tl - pre), path + pre);
+	return 0;
+}
+
+/* True when snapshot name holds jvm/ outputs of pid from a JVM that
+ * answered. */
+static bool jvm_answered(int snap_fd, const char *name, const char *pid)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	char path[256];
+	int dfd, r;
+
+	snprintf(path, sizeof(path), "%s/%s/%s/jvm", name, SPOOL_PROCESSES_DIR,
+		 pid);
+	dfd = openat(snap_fd, path,
+		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return false;
+	strbuf_init(&sb, MANIFEST_MAX);
+	r = read_file_at_nofollow(dfd, "attach.json", MANIFEST_MAX, &sb);
+	close(dfd);
+	return r >= 0 && strstr(sb.buf, "\"attached\":true");
+}
+
+/* A JVM at its limit may not answer in time (it is collecting, or
+ * stalled): for such a process the newest earlier snapshot where it did
+ * gives jvm/, and the bundle says so. Nothing captured is lost. */
+static void fill_jvm_gaps(struct bundle *b, int snap_fd,
+			  const struct spool_info *info)
+{
+	struct jvm_gaps g = {.n = 0};
+	char *names[256];
+	size_t n;
+
+	bundle_foreach(b, find_gap, &g);
+	if (!g.n)
+		return;
+	n = spool_list_snapshots(snap_fd, names, ARRAY_SIZE(names));
+	for (size_t j = 0; j < g.n; j++)
+		for (size_t i = n; i-- > 0;) {
+			char dst[128], src[256], why[160];
+
+			if (streq(names[i], info->snapshot) ||
+			    strcmp(names[i], info->snapshot) > 0 ||
+			    !jvm_answered(snap_fd, names[i], g.pids[j]))
+				continue;
+			snprintf(dst, sizeof(dst), "%s/%s/jvm",
+				 SPOOL_PROCESSES_DIR, g.pids[j]);
+			snprintf(src, sizeof(src), "%s/%s/%s/jvm", names[i],
+				 SPOOL_PROCESSES_DIR, g.pids[j]);
+			snprintf(why, sizeof(why),
+				 "the JVM did not answer at the newest "
+				 "snapshot: "
+				 "jvm/ is from %s",
+				 names[i]);
+			if (bundle_add_tree_at(b, dst, snap_fd, src,
+					       BUNDLE_NORMAL) >= 0)
+				bundle_note_truncated(b, dst, why);
+			break;
+		}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+}
+
 static int attach_snapshot(struct bundle *b, int spool_fd,
 			   uint64_t not_after_ms, struct spool_info *info)
 {
@@ -294,7 +378,10 @@ static int attach_snapshot(struct bundle *b, int spool_fd,
 	info->n_files += r >= 0;
 	proc_fd = openat(one_fd, SPOOL_PROCESSES_DIR,
 			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return proc_fd < 0 ? 0 : add_processes(b, proc_fd, info);
+	r = proc_fd < 0 ? 0 : add_processes(b, proc_fd, info);
+	if (r >= 0)
+		fill_jvm_gaps(b, snap_fd, info);
+	return r;
 }
 
 int spool_attach(struct bundle *b, const char *const *dirs, size_t n_dirs,

@@ -3,11 +3,11 @@
 
 #include "oomlens/strbuf.h"
 
-static char strbuf_empty[1];
+char strbuf_slopbuf[1];
 
 void strbuf_init(struct strbuf *sb, size_t max)
 {
-	sb->buf = strbuf_empty;
+	sb->buf = strbuf_slopbuf;
 	sb->len = 0;
 	sb->alloc = 0;
 	sb->max = max ? max : STRBUF_DEFAULT_MAX;

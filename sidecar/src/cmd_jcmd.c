@@ -77,7 +77,7 @@ int cmd_jcmd(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	_cleanup_strbuf_ struct strbuf cmdline;
+	_cleanup_strbuf_ struct strbuf cmdline = STRBUF_INIT;
 	struct jvm_attach_opts o = {0};
 	const char *root = "/";
 	uint64_t max;

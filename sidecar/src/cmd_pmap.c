@@ -25,7 +25,7 @@ static void pmap_usage(FILE *f)
 static int print_pmap(const struct host *h, int pid, bool json, bool redact)
 {
 	_cleanup_close_ int fd = host_open_pid(h, pid);
-	_cleanup_strbuf_ struct strbuf cmd, out;
+	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
 	struct smaps s;
 	int r;
 

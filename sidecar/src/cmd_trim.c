@@ -25,7 +25,7 @@ static void print_trim(int pid, const struct jvm_trim_result *t, bool json)
 	int64_t diff = (int64_t)t->rss_after - (int64_t)t->rss_before;
 
 	if (json) {
-		_cleanup_strbuf_ struct strbuf sb;
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
 		strbuf_init(&sb, 64u << 10);
 		if (jvm_trim_to_json(t, &sb) == 0)

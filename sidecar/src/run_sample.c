@@ -15,7 +15,7 @@
 /* Appends the pids of dir_fd/cgroup.procs. */
 static int procs_of(int dir_fd, int *pids, size_t *n)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	const char *p;
 	int r;
 
@@ -100,7 +100,7 @@ static int sample_pid(struct run_state *st, int pid, uint64_t t_us,
 	if (!ps.has_mm)
 		return -ESRCH; /* zombie: its memory is gone already */
 	if (!recorder_proc_alive(&st->rec, pid)) {
-		_cleanup_strbuf_ struct strbuf cmd;
+		_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT;
 
 		strbuf_init(&cmd, 4096);
 		(void)procfs_read_cmdline(fd, st->cfg->redact, &cmd);

@@ -111,7 +111,7 @@ int run_write_manifest(struct run_state *st)
 
 int run_write_timeline(struct run_state *st)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int r;
 
 	strbuf_init(&sb, STRBUF_DEFAULT_MAX);
@@ -192,7 +192,7 @@ static int glibc_trim_snapshot(struct run_state *st, int pid, int pfd,
 {
 	struct ptcall_opts o = {st->h.proc_fd, 0};
 	struct ptcall_report rep;
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	int released = 0, r;
 
 	memset(ret, 0, sizeof(*ret));

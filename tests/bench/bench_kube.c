@@ -15,7 +15,7 @@
 
 static long rss_kib(const char *field)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	const char *p;
 	uint64_t v = 0;
 
@@ -82,7 +82,7 @@ static int bench_decode(int n)
 {
 	static const char *types[] = {"ADDED", "MODIFIED", "MODIFIED",
 				      "DELETED"};
-	_cleanup_strbuf_ struct strbuf s;
+	_cleanup_strbuf_ struct strbuf s = STRBUF_INIT;
 	struct kube_line_splitter sp;
 	struct decode d = {0};
 	struct rusage ru;

@@ -27,7 +27,7 @@ static struct fake {
 
 static int read_port(const char *name)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	char p[128];
 	int port = -1;
 
@@ -813,7 +813,7 @@ Test(kube_fake, token_file_rotation_without_restart)
 Test(kube_fake, exec_plugin_token_cached_until_expiry)
 {
 	char kc[1024], runs[128];
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct kube_client_options o = {.qps = -1};
 	struct kube_config *cfg;
 	struct kube_client *c;

@@ -161,7 +161,7 @@ Test(bundle, truncated_archive_is_reported)
 {
 	struct bundle *b;
 	struct seen s = {0};
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
 	cr_assert_eq(bundle_new("t", &b), 0);
 	cr_assert_eq(bundle_add(b, "a.txt", "hello", 5, BUNDLE_HIGH), 0);

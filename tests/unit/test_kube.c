@@ -41,7 +41,7 @@ static const struct status_case status_cases[] = {
 
 static void check_status(const struct status_case *c)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct kube_error e;
 
 	load(c->file, &sb);
@@ -64,7 +64,7 @@ Test(kube_status, golden)
 
 Test(kube_status, message_kept_and_text_bodies)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct kube_error e;
 
 	load(FIX "status-404.json", &sb);
@@ -138,7 +138,7 @@ Test(kube_limiter, burst_then_qps)
 
 Test(kube_path, core_crd_cluster_scoped_and_escaping)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
 	strbuf_init(&sb, 0);
 	cr_assert_eq(kube_build_path(&sb, &kube_res_pods, NULL, NULL, NULL), 0);
@@ -252,7 +252,7 @@ static int collect_event(const char *line, size_t len, void *ud)
 
 Test(kube_watch_event, golden_stream_in_order)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct kube_line_splitter s;
 	struct evs e = {0};
 	static const char *types[] = {"ADDED",	  "MODIFIED", "MODIFIED",
@@ -278,7 +278,7 @@ Test(kube_watch_event, golden_stream_in_order)
 
 Test(kube_watch_event, expired_error_and_garbage)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct kube_watch_event ev = {0};
 	struct kube_error err;
 	const char *s;
@@ -305,7 +305,7 @@ Test(kube_watch_event, expired_error_and_garbage)
 
 Test(kube_pod, golden_oomkilled_pod)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct kube_pod *p = NULL;
 
 	load(FIX "pod-oomkilled.json", &sb);
@@ -335,7 +335,7 @@ Test(kube_pod, golden_oomkilled_pod)
 
 Test(kube_pod, list_items_and_bad_objects)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct json_object *l, *items;
 	struct kube_pod *p = (void *)1;
 
@@ -393,7 +393,7 @@ Test(kube_quantity, suffixes)
 
 Test(kube_oomreport, golden_decode_and_round_trip)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct json_object *o, *enc;
 	struct kube_oomreport *r, *r2;
 
@@ -449,7 +449,7 @@ Test(kube_oombundle, base64_round_trip_and_size_check)
 	for (size_t i = 0; i < sizeof(data); i++)
 		data[i] = (unsigned char)(i * 7);
 	for (size_t n = 0; n < 5; n++) {
-		_cleanup_strbuf_ struct strbuf sb;
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 		unsigned char *out;
 		size_t len;
 

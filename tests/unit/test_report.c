@@ -68,7 +68,7 @@ static struct bundle *make(void)
 Test(report, html_has_every_section_and_escapes_names)
 {
 	struct bundle *b = make();
-	_cleanup_strbuf_ struct strbuf out;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 
 	strbuf_init(&out, 0);
 	cr_assert_eq(report_render_html(b, &out), 0);
@@ -96,7 +96,7 @@ Test(report, html_has_every_section_and_escapes_names)
 Test(report, text_summary_without_colour)
 {
 	struct bundle *b = make();
-	_cleanup_strbuf_ struct strbuf out;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 
 	strbuf_init(&out, 0);
 	cr_assert_eq(report_render_text(b, false, &out), 0);
@@ -114,7 +114,7 @@ Test(report, text_summary_without_colour)
 Test(report, empty_bundle_still_renders)
 {
 	struct bundle *b;
-	_cleanup_strbuf_ struct strbuf out;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 
 	cr_assert_eq(bundle_new("bare", &b), 0);
 	strbuf_init(&out, 0);

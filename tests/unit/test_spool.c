@@ -185,3 +185,38 @@ Test(spool, symlinked_files_are_not_followed)
 	cr_assert(bundle_has(b, "processes/7/pmap.txt"));
 	bundle_free(b);
 }
+
+Test(spool, jvm_outputs_from_an_earlier_snapshot_when_the_jvm_stalled)
+{
+	char d[128];
+	const char *dirs[1] = {d};
+	struct bundle *b;
+	struct spool_info info;
+	const char *heap, *attach;
+	size_t len;
+
+	snprintf(d, sizeof(d), "%s/s", root);
+	spool("s", "/demo/jvm");
+	snap("s", "20261130T100000.000Z", 1000, 7);
+	put("s/snapshots/20261130T100000.000Z/processes/7/jvm/attach.json",
+	    "{\"attached\":true,\"pid\":7}");
+	put("s/snapshots/20261130T100000.000Z/processes/7/jvm/heap_info.txt",
+	    "7:\n def new generation   total 4928K, used 100K\n");
+	snap("s", "20261130T100001.000Z", 2000, 7);
+	put("s/snapshots/20261130T100001.000Z/processes/7/jvm/heap_info.txt",
+	    "old");
+	snap("s", "20261130T100002.000Z", 3000, 7);
+	put("s/snapshots/20261130T100002.000Z/processes/7/jvm/attach.json",
+	    "{\"attached\":false,\"error\":\"the JVM did not answer\"}");
+	cr_assert_eq(bundle_new("t", &b), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/jvm", 0, &info), 0);
+	cr_assert_str_eq(info.snapshot, "20261130T100002.000Z");
+	/* The middle snapshot has no attach.json: not one where it answered. */
+	heap = bundle_get(b, "processes/7/jvm/heap_info.txt", &len);
+	cr_assert_not_null(heap);
+	cr_assert(strstr(heap, "def new generation"));
+	attach = bundle_get(b, "processes/7/jvm/attach.json", &len);
+	cr_assert(strstr(attach, "\"attached\":true"));
+	cr_assert(bundle_has(b, "processes/7/pmap.txt"), "the rest is newest");
+	bundle_free(b);
+}

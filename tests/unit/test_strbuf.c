@@ -17,7 +17,7 @@ Test(strbuf, starts_empty_never_null)
 
 Test(strbuf, appends_and_formats)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
 	strbuf_init(&sb, 0);
 	cr_assert_eq(strbuf_adds(&sb, "pid="), 0);
@@ -28,7 +28,7 @@ Test(strbuf, appends_and_formats)
 
 Test(strbuf, hard_max_refuses_and_keeps_content)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
 	strbuf_init(&sb, 8);
 	cr_assert_eq(strbuf_adds(&sb, "12345678"), 0);
@@ -40,7 +40,7 @@ Test(strbuf, hard_max_refuses_and_keeps_content)
 
 Test(strbuf, json_string_escapes_hostile_names)
 {
-	_cleanup_strbuf_ struct strbuf sb;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	const char name[] = "a\"b\\c\nd\x01(e)";
 
 	strbuf_init(&sb, 0);
@@ -65,4 +65,27 @@ Test(strbuf, detach_moves_ownership)
 	s = strbuf_detach(&sb, NULL);
 	cr_assert_str_eq(s, "");
 	free(s);
+}
+
+static int early_return(bool bail)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	if (bail)
+		return -EINVAL; /* cleanup runs on a never-initialised strbuf */
+	strbuf_init(&sb, 16);
+	return strbuf_adds(&sb, "0123456789abcdefX");
+}
+
+Test(strbuf, init_macro_is_safe_to_release_and_to_use)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	cr_assert_eq(early_return(true), -EINVAL);
+	cr_assert_eq(early_return(false), -E2BIG);
+	cr_assert_str_eq(sb.buf, "");
+	cr_assert_eq(strbuf_adds(&sb, "abc"), 0);
+	cr_assert_str_eq(sb.buf, "abc");
+	strbuf_release(&sb);
+	cr_assert_str_eq(strbuf_slopbuf, "", "the shared empty string");
 }

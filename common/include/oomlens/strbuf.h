@@ -19,6 +19,17 @@ struct strbuf {
 
 #define STRBUF_DEFAULT_MAX (64u << 20)
 
+/* The shared empty string an unused strbuf points at (never written). */
+extern char strbuf_slopbuf[1];
+
+/* A valid empty strbuf, for declarations: _cleanup_strbuf_ may then run on
+ * any path, even one that returns before strbuf_init(). */
+#define STRBUF_INIT                                          \
+	{                                                    \
+		.buf = strbuf_slopbuf, .len = 0, .alloc = 0, \
+		.max = STRBUF_DEFAULT_MAX                    \
+	}
+
 void strbuf_init(struct strbuf *sb, size_t max);
 void strbuf_release(struct strbuf *sb);
 void strbuf_reset(struct strbuf *sb);
@@ -42,4 +53,5 @@ static inline void strbuf_releasep(struct strbuf *sb)
 {
 	strbuf_release(sb);
 }
+/* Declare with = STRBUF_INIT. */
 #define _cleanup_strbuf_ _cleanup_(strbuf_releasep)

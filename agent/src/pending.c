@@ -44,20 +44,12 @@ static void read_pids(struct agent *a, const char *cgroup, int *pids, size_t *n)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	char path[4096];
-	const char *s;
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs",
 		 streq(cgroup, "/") ? "." : cgroup + 1);
 	strbuf_init(&sb, 65536);
 	(void)read_file_at(a->cgfs.mem_fd, path, 65535, &sb);
-	for (s = sb.buf; *s && *n < PENDING_MAX_PIDS;) {
-		uint64_t pid;
-
-		if (scan_u64(&s, &pid) == 0 && !has_pid(pids, *n, (int)pid))
-			pids[(*n)++] = (int)pid;
-		while (*s && (*s < '0' || *s > '9'))
-			s++;
-	}
+	cgroup_parse_procs(sb.buf, sb.len, pids, n, PENDING_MAX_PIDS);
 }
 
 void pending_note(struct agent *a, const struct cgroup_event *ev)

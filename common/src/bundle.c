@@ -284,6 +284,14 @@ const char *bundle_get(const struct bundle *b, const char *path,
 	return f->data;
 }
 
+struct json_object *bundle_get_json(const struct bundle *b, const char *path)
+{
+	struct bundle_file *f = find_file(b, path);
+
+	/* data is NUL-terminated by bundle_add() */
+	return f ? json_tokener_parse(f->data) : NULL;
+}
+
 int bundle_foreach(const struct bundle *b,
 		   int (*fn)(const char *path, const char *data, size_t len,
 			     void *userdata),

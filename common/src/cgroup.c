@@ -581,3 +581,29 @@ int cgroup_dump_files(const struct cgroup_fs *fs, const char *path,
 	}
 	return n;
 }
+
+size_t cgroup_parse_procs(const char *buf, size_t len, int *pids, size_t *n,
+			  size_t max)
+{
+	const char *p = buf, *end = buf + len;
+	size_t added = 0;
+
+	while (p < end && *n < max) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		uint64_t v;
+		bool dup = false;
+
+		eol = eol ? eol : end;
+		if (parse_u64_n(p, (size_t)(eol - p), &v) == 0 && v > 0 &&
+		    v <= INT32_MAX) {
+			for (size_t i = 0; i < *n && !dup; i++)
+				dup = pids[i] == (int)v;
+			if (!dup) {
+				pids[(*n)++] = (int)v;
+				added++;
+			}
+		}
+		p = eol + 1;
+	}
+	return added;
+}

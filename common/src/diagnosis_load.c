@@ -160,15 +160,10 @@ static struct json_object *parse_json(const struct bundle *b, const char *dir,
 				      const char *name)
 {
 	char path[256];
-	const char *data;
-	size_t len;
 
-	if (dir)
-		snprintf(path, sizeof(path), "%s/%s", dir, name);
-	else
-		snprintf(path, sizeof(path), "%s", name);
-	data = bundle_get(b, path, &len);
-	return data ? json_tokener_parse(data) : NULL;
+	snprintf(path, sizeof(path), "%s%s%s", dir ? dir : "", dir ? "/" : "",
+		 name);
+	return bundle_get_json(b, path);
 }
 
 static uint64_t jget_u64(struct json_object *o, const char *a, const char *b)

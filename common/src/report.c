@@ -49,14 +49,6 @@ int report_html_escape(struct strbuf *out, const char *s)
 	return r;
 }
 
-static struct json_object *file_json(const struct bundle *b, const char *path)
-{
-	size_t len;
-	const char *data = bundle_get(b, path, &len);
-
-	return data ? json_tokener_parse(data) : NULL;
-}
-
 static struct json_object *get(struct json_object *o, const char *key)
 {
 	struct json_object *v = NULL;
@@ -599,7 +591,7 @@ static void label_arenas(struct scan_ctx *c, const char *dir, int pid)
 	struct json_object *ar, *heaps;
 
 	snprintf(path, sizeof(path), "%s/arenas.json", dir);
-	ar = file_json(c->p->b, path);
+	ar = bundle_get_json(c->p->b, path);
 	heaps = get(ar, "heaps");
 	for (size_t i = 0; heaps && i < json_object_array_length(heaps); i++) {
 		const char *start =
@@ -651,7 +643,7 @@ static int proc_row(const char *path, const char *data, size_t len, void *ud)
 	(void)len;
 	snprintf(dir, sizeof(dir), "%.*s/arenas.json", (int)(tail - path),
 		 path);
-	ar = file_json(p->b, dir);
+	ar = bundle_get_json(p->b, dir);
 	outf(p, "<tr><td class=\"n\">%d</td><td>",
 	     json_object_get_int(get(o, "pid")));
 	esc(p, jstr(o, "name"));
@@ -745,7 +737,7 @@ static void page_kernel(struct page *p)
 
 static struct json_object *manifest_of(const struct bundle *b)
 {
-	struct json_object *m = file_json(b, "manifest.json");
+	struct json_object *m = bundle_get_json(b, "manifest.json");
 
 	/* A bundle being built has its manifest as an object, not a file. */
 	return m ? m : json_object_get(bundle_manifest((struct bundle *)b));
@@ -756,8 +748,8 @@ int report_render_html(const struct bundle *b, struct strbuf *out_sb)
 	struct page p = {.b = b, .out = out_sb};
 
 	p.man = manifest_of(b);
-	p.diag = file_json(b, "diagnosis.json");
-	p.tl = file_json(b, "timeline.json");
+	p.diag = bundle_get_json(b, "diagnosis.json");
+	p.tl = bundle_get_json(b, "timeline.json");
 	page_head(&p);
 	page_verdict(&p);
 	page_ledger(&p);
@@ -776,7 +768,7 @@ int report_render_html(const struct bundle *b, struct strbuf *out_sb)
 int report_render_text(const struct bundle *b, bool colour, struct strbuf *o)
 {
 	struct json_object *man = manifest_of(b);
-	struct json_object *d = file_json(b, "diagnosis.json");
+	struct json_object *d = bundle_get_json(b, "diagnosis.json");
 	struct json_object *vs = get(d, "verdicts"), *parts = get(d, "ledger");
 	struct json_object *v0 = vs && json_object_array_length(vs)
 					 ? json_object_array_get_idx(vs, 0)

@@ -16,23 +16,13 @@
 static int procs_of(int dir_fd, int *pids, size_t *n)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	const char *p;
 	int r;
 
 	strbuf_init(&sb, 1u << 20);
 	r = read_file_at(dir_fd, "cgroup.procs", 1u << 20, &sb);
 	if (r < 0 && r != -E2BIG)
 		return r;
-	for (p = sb.buf; *p && *n < RUN_MAX_PIDS;) {
-		uint64_t v;
-
-		if (scan_u64(&p, &v) == 0 && v > 0 && v <= INT32_MAX)
-			pids[(*n)++] = (int)v;
-		while (*p && *p != '\n')
-			p++;
-		while (*p == '\n')
-			p++;
-	}
+	cgroup_parse_procs(sb.buf, sb.len, pids, n, RUN_MAX_PIDS);
 	return 0;
 }
 

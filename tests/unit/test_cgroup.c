@@ -801,3 +801,22 @@ Test(cgroup_watch, bad_arguments, .fini = close_case)
 	cgroup_watch_free(w);
 	cgroup_watch_free(NULL);
 }
+
+Test(cgroup, parse_procs_appends_a_set_within_max)
+{
+	static const char procs[] = "12\n7\ngarbage\n0\n12\n99999999999\n30";
+	int pids[4] = {7};
+	size_t n = 1;
+
+	cr_assert_eq(cgroup_parse_procs(procs, sizeof(procs) - 1, pids, &n, 4),
+		     2);
+	cr_assert_eq(n, 3);
+	cr_assert_eq(pids[0], 7);
+	cr_assert_eq(pids[1], 12);
+	cr_assert_eq(pids[2], 30, "the last line needs no newline");
+	n = 0;
+	cr_assert_eq(cgroup_parse_procs(procs, sizeof(procs) - 1, pids, &n, 1),
+		     1);
+	cr_assert_eq(pids[0], 12);
+	cr_assert_eq(cgroup_parse_procs("", 0, pids, &n, 4), 0);
+}

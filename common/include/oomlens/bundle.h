@@ -57,6 +57,10 @@ bool bundle_has(const struct bundle *b, const char *path);
 const char *bundle_get(const struct bundle *b, const char *path,
 		       size_t *ret_len);
 
+/* Parses the file at path as JSON: a new reference, or NULL when the file
+ * is absent or not JSON. */
+struct json_object *bundle_get_json(const struct bundle *b, const char *path);
+
 /* Calls fn for every file added so far, in order; stops at fn's first
  * negative return and returns it. */
 int bundle_foreach(const struct bundle *b,

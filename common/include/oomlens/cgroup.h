@@ -82,6 +82,10 @@ int cgroup_parse_events(const char *buf, size_t len, struct cgroup_events *ret);
 int cgroup_parse_oom_control(const char *buf, size_t len,
 			     struct cgroup_events *ret);
 int cgroup_parse_stat(const char *buf, size_t len, struct cgroup_stat *ret);
+/* cgroup.procs: appends each pid (1..INT32_MAX) not already in pids, up to
+ * max in all; malformed lines are skipped. Returns the number added. */
+size_t cgroup_parse_procs(const char *buf, size_t len, int *pids, size_t *n,
+			  size_t max);
 /* One value file: "max" → CGV_UNLIMITED; v1 limits ≥ 2^62 → CGV_UNLIMITED. */
 void cgroup_parse_value(const char *buf, size_t len, enum cgroup_mode mode,
 			struct cgroup_value *ret);

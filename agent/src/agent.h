@@ -29,6 +29,7 @@ struct agent_opts {
 struct pending_oom {
 	char *path;
 	uint64_t mono_us;
+	uint64_t since_us;	   /* the counter's read before: kills after */
 	uint64_t oom_kill;	   /* the counter after the notification */
 	uint64_t kills;		   /* kills it stands for, not yet claimed */
 	struct cgroup_state state; /* read at once on notification */
@@ -60,7 +61,9 @@ struct owed_kill {
 /* A kernel report that names no cgroup, waiting for a notification. */
 struct deferred_report {
 	struct oom_report r;
-	uint64_t mono_us;
+	uint64_t mono_us; /* when it was read */
+	uint64_t
+		kill_mono; /* its kill on CLOCK_MONOTONIC, UINT64_MAX unknown */
 };
 
 struct agent {
@@ -86,9 +89,10 @@ struct agent {
 	size_t n_deferred;
 	int64_t kmsg_offset_us; /* kmsg time − CLOCK_MONOTONIC */
 	bool have_offset;
-	char probe[96];	     /* clock probe marker in flight, "" when none */
-	uint64_t probe_mono; /* when it was written */
-	unsigned probes;     /* written so far */
+	uint64_t offset_mono; /* when it was measured */
+	char probe[96];	      /* clock probe marker in flight, "" when none */
+	uint64_t probe_mono;  /* when it was written */
+	unsigned probes;      /* written so far */
 	uint64_t reports_written, reports_ignored;
 	volatile int stop; /* set from the signal path */
 };
@@ -106,12 +110,19 @@ void pending_add(struct agent *a, const struct cgroup_event *ev, bool away);
 /* Every OOM notification: lists the cgroup's tasks while the victim is
  * still among them. */
 void pending_note(struct agent *a, const struct cgroup_event *ev);
-/* The cgroup of a kill whose report names none: the notification that saw
- * pid in its cgroup, else one within a short window of kill_mono
- * (UINT64_MAX: unknown) or counted while away, whose limit the victim's
- * rss_bytes fits. NULL: none yet. */
-const char *pending_guess_memcg(struct agent *a, int pid, uint64_t rss_bytes,
-				uint64_t kill_mono);
+/* The cgroup of a kill whose report names none, by evidence: the
+ * notification that listed the victim's pid, else the memory cgroup /proc
+ * still gives for it (a zombie until reaped). Copies it into ret; false
+ * when there is none. */
+bool pending_evidence(struct agent *a, const struct kmsg_victim *v, char *ret,
+		      size_t size);
+/* Names, for the notification at index i, which of the reports d[0..n)
+ * (kernel order) it counted: at most its unclaimed kills, the latest of
+ * those whose kill falls between the counter's read that did not count it
+ * and the one that did (any, when counted while away or the time is
+ * unknown), and whose victim fits its limit. Returns how many. */
+size_t pending_name_counted(struct agent *a, size_t i,
+			    struct deferred_report *d, size_t n);
 /* Claims the notifications answered by a report on victim (and oom_memcg);
  * moves the victim cgroup's state read at notification into *ret_state
  * and returns true when there was one. */

@@ -28,12 +28,16 @@
 #define POLL_US 500
 /* kmsg clock probes tried before latencies fall back to offset 0. */
 #define MAX_PROBES 12
+/* The kmsg clock drifts from CLOCK_MONOTONIC (NTP slews only the latter):
+ * measure again this often. */
+#define REPROBE_US (600ull * 1000000)
 /* A cgroup notification with no kernel report after this long is written
  * as a bundle of its own, marked as such: nothing captured is lost. */
 #define PENDING_TIMEOUT_US 2000000
 /* A report that names no cgroup waits this long for a notification (they
- * come 0-10 ms apart); a kill in a cgroup we do not watch never gets one. */
-#define DEFERRED_TIMEOUT_US 300000
+ * come 0-10 ms apart; a late v1 count is re-read for 1 s); a kill in a
+ * cgroup we do not watch never gets one. */
+#define DEFERRED_TIMEOUT_US 1200000
 
 static void usage(FILE *f)
 {
@@ -282,74 +286,121 @@ static void save_seq(struct agent *a, uint64_t seq)
 		log_warn("cannot save state: %s, ignoring", strerror(-q));
 }
 
-/* A report without a cgroup (the kernel rate-limited the full report)
- * takes the cgroup of the oldest unclaimed notification. Returns false
- * when there is none yet. */
-static bool name_memcg(struct agent *a, struct oom_report *r)
+/* Reports that name no cgroup (the kernel rate-limited the full report to
+ * a bare "Killed process" line) wait in kernel order until evidence or a
+ * notification names their cgroup, at most DEFERRED_TIMEOUT_US. The state
+ * never moves past the oldest one still waiting. */
+static void save_progress(struct agent *a, uint64_t seq)
 {
-	const char *guess;
+	uint64_t first =
+		a->n_deferred ? a->deferred[0].r.seq_first : UINT64_MAX;
 
-	if (oom_report_victim_memcg(r)[0])
-		return true;
-	guess = pending_guess_memcg(
-		a, r->n_victims ? r->victims[0].pid : 0,
-		/* anon and shmem are charged to the victim's cgroup; shared
-		 * library pages may belong to another one */
-		r->n_victims ? (r->victims[0].anon_rss_kb +
-				r->victims[0].shmem_rss_kb) *
-				       1024
-			     : 0,
-		r->n_victims && r->victims[0].usec != UINT64_MAX
-			? (uint64_t)((int64_t)r->victims[0].usec -
-				     a->kmsg_offset_us)
-			: UINT64_MAX);
-	if (!guess)
-		return false;
-	strlcpy_safe(r->task_memcg, guess, sizeof(r->task_memcg));
-	return true;
+	if (first != UINT64_MAX && first > 0 && seq >= first)
+		seq = first - 1;
+	save_seq(a, seq);
+}
+
+static void drop_deferred(struct agent *a, size_t i)
+{
+	struct deferred_report *d = &a->deferred[i];
+	uint64_t seq = d->r.seq_last;
+
+	oom_report_release(&d->r);
+	memmove(d, d + 1, (a->n_deferred - i - 1) * sizeof(*d));
+	a->n_deferred--;
+	save_progress(a, seq);
+}
+
+/* Writes the bundles of the reports that have a cgroup now. */
+static void capture_named(struct agent *a)
+{
+	for (size_t i = 0; i < a->n_deferred;) {
+		if (!oom_report_victim_memcg(&a->deferred[i].r)[0]) {
+			i++;
+			continue;
+		}
+		capture_or_ignore(a, &a->deferred[i].r);
+		drop_deferred(a, i);
+	}
 }
 
 static void retry_deferred(struct agent *a, uint64_t now)
 {
-	while (a->n_deferred) {
-		struct deferred_report *d = &a->deferred[0];
+	char cg[KMSG_PATH_MAX];
 
-		if (!name_memcg(a, &d->r)) {
-			if (now - d->mono_us < DEFERRED_TIMEOUT_US)
-				return;
-			log_warn("kill of pid %d (\"%s\"): the kernel printed "
-				 "no "
-				 "cgroup and none was notified, ignoring",
-				 d->r.n_victims ? d->r.victims[0].pid : 0,
-				 d->r.n_victims ? d->r.victims[0].comm : "");
-		} else {
-			capture_or_ignore(a, &d->r);
-		}
-		save_seq(a, d->r.seq_last);
-		oom_report_release(&d->r);
-		memmove(d, d + 1, (--a->n_deferred) * sizeof(*d));
+	for (size_t i = 0; i < a->n_deferred; i++) {
+		struct oom_report *r = &a->deferred[i].r;
+
+		if (r->n_victims && !oom_report_victim_memcg(r)[0] &&
+		    pending_evidence(a, &r->victims[0], cg, sizeof(cg)))
+			strlcpy_safe(r->task_memcg, cg, sizeof(r->task_memcg));
 	}
+	capture_named(a);
+	/* Each capture claims a notification: look again from the first. */
+	for (size_t i = 0; i < a->n_pending && a->n_deferred;) {
+		if (pending_name_counted(a, i, a->deferred, a->n_deferred)) {
+			capture_named(a);
+			i = 0;
+		} else {
+			i++;
+		}
+	}
+	for (size_t i = 0; i < a->n_deferred;) {
+		const struct deferred_report *d = &a->deferred[i];
+
+		if (now - d->mono_us < DEFERRED_TIMEOUT_US) {
+			i++;
+			continue;
+		}
+		log_warn(
+			"kill of pid %d (\"%s\"): the kernel printed no cgroup "
+			"and no watched cgroup counted it, ignoring",
+			d->r.n_victims ? d->r.victims[0].pid : 0,
+			d->r.n_victims ? d->r.victims[0].comm : "");
+		a->reports_ignored++;
+		drop_deferred(a, i);
+	}
+}
+
+/* The kill of r on CLOCK_MONOTONIC, UINT64_MAX when unknown. */
+static uint64_t kill_mono(const struct agent *a, const struct oom_report *r)
+{
+	if (!r->n_victims || r->victims[0].usec == UINT64_MAX ||
+	    !a->have_offset)
+		return UINT64_MAX;
+	return (uint64_t)((int64_t)r->victims[0].usec - a->kmsg_offset_us);
 }
 
 static void handle_report(struct agent *a, struct oom_report *r)
 {
-	if (a->n_deferred || !name_memcg(a, r)) {
-		/* Keep kernel order: queue behind any report still waiting. */
-		void *grown = realloc(a->deferred, (a->n_deferred +
-						    1) * sizeof(*a->deferred));
+	struct deferred_report *grown;
 
-		if (grown) {
-			a->deferred = grown;
-			a->deferred[a->n_deferred].r = *r;
-			a->deferred[a->n_deferred++].mono_us =
-				now_monotonic_us();
-			oom_report_init(r); /* moved */
-			retry_deferred(a, now_monotonic_us());
-			return;
-		}
+	if (oom_report_victim_memcg(r)[0]) {
+		capture_or_ignore(a, r);
+		save_progress(a, r->seq_last);
+		return;
 	}
-	capture_or_ignore(a, r);
-	save_seq(a, r->seq_last);
+	/* Read every counter now: the one that grew names this kill, and
+	 * every read tells later kills from it. */
+	int q = cgroup_watch_recount(a->watch);
+
+	if (q < 0)
+		log_debug("re-reading the oom_kill counters: %s", strerror(-q));
+	grown = realloc(a->deferred, (a->n_deferred + 1) * sizeof(*grown));
+	if (!grown) {
+		log_error("kill of pid %d: out of memory, not reported",
+			  r->n_victims ? r->victims[0].pid : 0);
+		return;
+	}
+	a->deferred = grown;
+	grown[a->n_deferred] = (struct deferred_report){
+		.r = *r,
+		.mono_us = now_monotonic_us(),
+		.kill_mono = kill_mono(a, r),
+	};
+	a->n_deferred++;
+	oom_report_init(r); /* moved */
+	retry_deferred(a, now_monotonic_us());
 }
 
 static void pop_reports(struct agent *a)
@@ -368,7 +419,9 @@ static void send_probe(struct agent *a)
 {
 	int r;
 
-	if (a->have_offset || a->probes >= MAX_PROBES)
+	if ((a->have_offset &&
+	     now_monotonic_us() - a->offset_mono < REPROBE_US) ||
+	    a->probes >= MAX_PROBES)
 		return;
 	a->probes++;
 	r = kmsg_clock_probe(a->host.root_fd, a->probe, sizeof(a->probe),
@@ -390,6 +443,8 @@ static void check_probe(struct agent *a, const struct kmsg_record *rec)
 		return;
 	a->kmsg_offset_us = (int64_t)rec->usec - (int64_t)a->probe_mono;
 	a->have_offset = true;
+	a->offset_mono = a->probe_mono;
+	a->probes = 0; /* the next measurement gets its own tries */
 	a->probe[0] = '\0';
 	log_debug("kmsg clock offset %lld us", (long long)a->kmsg_offset_us);
 }
@@ -594,6 +649,17 @@ static void rearm(struct loop *l)
 		arm_timer(l, PENDING_TIMEOUT_US / 4);
 }
 
+static void on_watch(struct loop *l)
+{
+	cgroup_watch_dispatch(l->a->watch, on_cgroup_event, l);
+	after_drain(l, drain_kmsg(l->a));
+	retry_deferred(l->a, now_monotonic_us());
+	/* its report is on the way: poll for it */
+	if (l->oom_seen && !l->quiet_since)
+		l->quiet_since = now_monotonic_us();
+	l->oom_seen = false;
+}
+
 static void on_timer(struct loop *l)
 {
 	uint64_t exp;
@@ -602,7 +668,9 @@ static void on_timer(struct loop *l)
 	if (read(l->tfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		log_warn("timerfd: %s, ignoring", strerror(errno));
 	l->timer_armed = false;
-	after_drain(l, drain_kmsg(a));
+	/* Notifications the loop has not taken yet come before any deadline:
+	 * a late agent must not give up on what is already there. */
+	on_watch(l);
 	expire(a, now_monotonic_us());
 }
 
@@ -650,14 +718,7 @@ static int run_loop(struct loop *l)
 			if (fd == l->sfd && on_signal(l))
 				return 0;
 			if (fd == cgroup_watch_fd(a->watch)) {
-				cgroup_watch_dispatch(a->watch, on_cgroup_event,
-						      l);
-				after_drain(l, drain_kmsg(a));
-				retry_deferred(a, now_monotonic_us());
-				/* its report is on the way: poll for it */
-				if (l->oom_seen && !l->quiet_since)
-					l->quiet_since = now_monotonic_us();
-				l->oom_seen = false;
+				on_watch(l);
 			} else if (fd == kmsg_reader_fd(a->kmsg)) {
 				after_drain(l, drain_kmsg(a));
 			} else if (fd == l->tfd) {

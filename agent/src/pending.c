@@ -8,17 +8,20 @@
  * oldest notification: later kills of the same cgroup keep theirs. When the
  * kernel rate-limits its OOM reports (10 per 5 s), a kill is printed as a bare
  * "Killed process" line with no cgroup. Kills in other cgroups print such
- * lines too, so a notification names one only when it knew the victim's pid
- * (the cgroup's tasks are listed at every notification: the OOM is
- * signalled before the kill), or, when its tasks could not be read, came
- * close enough in time; kills counted while the agent was away are taken
- * in order. */
+ * lines too, so a notification names one when it knew the victim's pid (the
+ * cgroup's tasks are listed at every notification: the OOM is signalled
+ * before the kill), when /proc still places the victim in its cgroup, or
+ * when the kill's time falls between the counter's read that did not count
+ * it and the one that did (the kernel counts a kill just after printing it,
+ * and serialises all OOM kills). Kills counted while the agent was away are
+ * taken in order. */
 #include <fcntl.h>
 
 #include "agent.h"
 #include "oomlens/fileio.h"
 #include "oomlens/log.h"
 #include "oomlens/parse.h"
+#include "oomlens/procfs.h"
 #include "oomlens/strbuf.h"
 
 /* Notifications within this window are one kill seen from several cgroups. */
@@ -27,8 +30,12 @@
 #define OWED_US 2000000
 /* Tasks seen at a notification are kept this long for the next one. */
 #define SEEN_US 2000000
-/* A notification and a kill further apart than this are not the same. */
-#define KILL_WINDOW_US 250000
+/* The kernel counts a kill after printing its line: a slow (serial)
+ * console stretches that to tens of ms. */
+#define COUNT_LAG_US 250000
+/* The kmsg clock against CLOCK_MONOTONIC: the measured offset's error,
+ * and its drift until measured again. */
+#define CLOCK_SLACK_US 20000
 
 /* The cgroup's tasks now, while the victim may still be among them. */
 static bool has_pid(const int *pids, size_t n, int pid)
@@ -131,6 +138,7 @@ void pending_add(struct agent *a, const struct cgroup_event *ev, bool away)
 	if (!p->path)
 		return;
 	p->mono_us = ev->mono_us;
+	p->since_us = ev->since_us;
 	p->oom_kill = ev->oom_kill;
 	p->kills = kills;
 	p->away = away;
@@ -154,14 +162,14 @@ static void drop_at(struct agent *a, size_t i)
 	a->n_pending--;
 }
 
-static bool knows_pid(const struct pending_oom *p, int pid)
-{
-	return has_pid(p->pids, p->n_pids, pid);
-}
-
 static uint64_t distance(uint64_t a, uint64_t b)
 {
 	return a > b ? a - b : b - a;
+}
+
+static bool knows_pid(const struct pending_oom *p, int pid)
+{
+	return has_pid(p->pids, p->n_pids, pid);
 }
 
 /* A victim holding more anonymous memory than the cgroup's limit was not
@@ -174,32 +182,97 @@ static bool fits(const struct pending_oom *p, uint64_t rss_bytes)
 	       rss_bytes <= lim->v + lim->v / 8;
 }
 
-const char *pending_guess_memcg(struct agent *a, int pid, uint64_t rss_bytes,
-				uint64_t kill_mono)
+/* The kills p counted happened before its read and, but for the count's
+ * lag, after the read before it (0: none, then the read itself bounds). */
+static bool counted_around(const struct pending_oom *p, uint64_t kill_mono)
 {
-	const struct pending_oom *best = NULL;
+	uint64_t from = p->since_us ? p->since_us : p->mono_us;
 
+	from = from > COUNT_LAG_US ? from - COUNT_LAG_US : 0;
+	return kill_mono >= from && kill_mono <= p->mono_us + CLOCK_SLACK_US;
+}
+
+/* The victim's memory cgroup as /proc still gives it, when it is the same
+ * process (its name matches) and has not got far in exiting: the kernel
+ * leaves the cgroup after releasing the memory, so a status that still
+ * shows memory, read after the cgroup, vouches for it. Paths outside our
+ * cgroup namespace ("/..") say nothing, nor does "/": on v1 an exiting
+ * task shows it whatever its cgroup (and no memcg OOM happens at the
+ * root). */
+static bool proc_memcg(struct agent *a, const struct kmsg_victim *v, char *ret,
+		       size_t size)
+{
+	_cleanup_close_ int fd = host_open_pid(&a->host, v->pid);
+	struct proc_status st;
+
+	return fd >= 0 && procfs_read_cgroup(fd, ret, size) == 0 &&
+	       procfs_read_status(fd, &st) == 0 && st.has_mm &&
+	       streq(st.name, v->comm) && strncmp(ret, "/..", 3) != 0 &&
+	       !streq(ret, "/");
+}
+
+bool pending_evidence(struct agent *a, const struct kmsg_victim *v, char *ret,
+		      size_t size)
+{
 	for (size_t i = 0; i < a->n_pending; i++)
-		if (knows_pid(&a->pending[i], pid))
-			return a->pending[i].path;
-	for (size_t i = 0; i < a->n_pending; i++) {
-		const struct pending_oom *p = &a->pending[i];
+		if (knows_pid(&a->pending[i], v->pid)) {
+			strlcpy_safe(ret, a->pending[i].path, size);
+			return true;
+		}
+	return proc_memcg(a, v, ret, size);
+}
 
-		if (!fits(p, rss_bytes))
-			continue;
-		/* Its tasks were read and the victim was not among them:
-		 * another cgroup's kill. */
-		if (!p->away &&
-		    (p->n_pids || kill_mono == UINT64_MAX ||
-		     distance(p->mono_us, kill_mono) > KILL_WINDOW_US))
-			continue;
-		if (!best)
-			best = p;
-		else if (p->mono_us - best->mono_us <= SAME_KILL_US &&
-			 cgroup_path_within(p->path, best->path))
-			best = p; /* deeper: the victim's own cgroup */
+static bool named(const struct deferred_report *d)
+{
+	return oom_report_victim_memcg(&d->r)[0] != '\0';
+}
+
+/* The notification of the victim's own cgroup, when the kernel counts a
+ * kill in its ancestors too (memory.events without .local): p is one of
+ * those ancestors when a deeper notification came with it. */
+static bool ancestor_of_another(const struct agent *a,
+				const struct pending_oom *p)
+{
+	for (size_t i = 0; i < a->n_pending; i++) {
+		const struct pending_oom *q = &a->pending[i];
+
+		if (q != p && !streq(q->path, p->path) &&
+		    cgroup_path_within(q->path, p->path) &&
+		    distance(q->mono_us, p->mono_us) <= SAME_KILL_US)
+			return true;
 	}
-	return best ? best->path : NULL;
+	return false;
+}
+
+size_t pending_name_counted(struct agent *a, size_t i,
+			    struct deferred_report *d, size_t n)
+{
+	const struct pending_oom *p = &a->pending[i];
+	size_t done = 0;
+
+	if (ancestor_of_another(a, p))
+		return 0;
+	/* Latest first: a notification is read soon after its kill, an
+	 * earlier kill in the window is more likely another cgroup's. */
+	for (size_t j = n; j-- > 0 && done < p->kills;) {
+		const struct oom_report *r = &d[j].r;
+		/* anon and shmem are charged to the victim's cgroup; shared
+		 * library pages may belong to another one */
+		uint64_t rss = r->n_victims ? (r->victims[0].anon_rss_kb +
+					       r->victims[0].shmem_rss_kb) *
+						      1024
+					    : 0;
+
+		if (named(&d[j]) || !fits(p, rss))
+			continue;
+		if (!p->away && d[j].kill_mono != UINT64_MAX &&
+		    !counted_around(p, d[j].kill_mono))
+			continue;
+		strlcpy_safe(d[j].r.task_memcg, p->path,
+			     sizeof(d[j].r.task_memcg));
+		done++;
+	}
+	return done;
 }
 
 static bool related(const char *p, const char *victim, const char *oom_memcg)

@@ -44,7 +44,8 @@ struct cg_node {
 	dev_t dev;
 	ino_t ino;
 	uint64_t oom_kill; /* last value reported */
-	int step;	   /* v1 late-count re-reads done; 0 = none pending */
+	uint64_t read_us; /* CLOCK_MONOTONIC of the last read of it, 0 = none */
+	int step;	  /* v1 late-count re-reads done; 0 = none pending */
 	uint64_t recheck_at;
 };
 
@@ -56,7 +57,7 @@ struct parent_watch {
 struct qev {
 	enum cgroup_event_type type;
 	char *path;
-	uint64_t oom_kill, delta, mono_us;
+	uint64_t oom_kill, delta, mono_us, since_us;
 };
 
 struct cgroup_watch {
@@ -97,7 +98,8 @@ static const uint64_t recheck_us[] = {2000, 10000, 50000, 250000, 1000000};
 	})
 
 static int queue_event(struct cgroup_watch *w, enum cgroup_event_type type,
-		       const char *path, uint64_t oom_kill, uint64_t delta)
+		       const char *path, uint64_t oom_kill, uint64_t delta,
+		       uint64_t since_us)
 {
 	struct qev *e;
 
@@ -111,6 +113,7 @@ static int queue_event(struct cgroup_watch *w, enum cgroup_event_type type,
 	e->oom_kill = oom_kill;
 	e->delta = delta;
 	e->mono_us = now_monotonic_us();
+	e->since_us = since_us;
 	w->nq++;
 	return 0;
 }
@@ -268,7 +271,8 @@ static int node_setup(struct cgroup_watch *w, struct cg_node *nd, int dfd)
 	if (w->mode == CGROUP_V2 && nd->ev_wd < 0)
 		schedule_recheck(w, nd);
 	/* Unreadable counters start at 0: the first read reports all kills. */
-	cgroup_read_oom_kill(dfd, w->mode, &nd->oom_kill);
+	if (cgroup_read_oom_kill(dfd, w->mode, &nd->oom_kill) >= 0)
+		nd->read_us = now_monotonic_us();
 	return 0;
 }
 
@@ -304,12 +308,13 @@ static int node_add(struct cgroup_watch *w, const char *path, int dfd,
 		arm_timer(w); /* now that nd is in the list */
 	if (!emit)
 		return 0;
-	r = queue_event(w, CGE_ADDED, path, 0, 0);
+	r = queue_event(w, CGE_ADDED, path, 0, 0, 0);
 	if (r < 0)
 		return r;
 	/* Created after the watch began: a kill before the registration (a
 	 * victim that started at once) is new too, so count from 0. */
 	nd->oom_kill = 0;
+	nd->read_us = 0;
 	r = check_oom(w, nd, false);
 	return r < 0 && r != -ENOENT ? r : 0;
 }
@@ -391,7 +396,8 @@ static int remove_tree(struct cgroup_watch *w, const char *path)
 
 		if (!cgroup_path_within(nd->path, p))
 			continue;
-		if (queue_event(w, CGE_REMOVED, nd->path, nd->oom_kill, 0) < 0)
+		if (queue_event(w, CGE_REMOVED, nd->path, nd->oom_kill, 0, 0) <
+		    0)
 			r = -ENOMEM;
 		w->nodes[i] = w->nodes[--w->n];
 		node_free(w, nd);
@@ -420,20 +426,25 @@ static int check_oom(struct cgroup_watch *w, struct cg_node *nd,
 {
 	struct cgroup_fs fs = {.mode = w->mode, .mem_fd = w->mem_fd};
 	_cleanup_close_ int dfd = -1;
-	uint64_t now = nd->oom_kill, delta;
+	uint64_t now = nd->oom_kill, delta, since = nd->read_us, t;
 	int r;
 
 	dfd = cgroup_open_dir(&fs, nd->path);
 	if (dfd < 0)
 		return dfd;
+	/* Every read bounds the kills counted next: they come after it (the
+	 * time is taken before the read, so that it never runs late). */
+	t = now_monotonic_us();
 	r = cgroup_read_oom_kill(dfd, w->mode, &now);
 	if (r < 0 && r != -EOPNOTSUPP && r != -EBADMSG)
 		return r;
+	if (r >= 0)
+		nd->read_us = t;
 	delta = now > nd->oom_kill ? now - nd->oom_kill : 0;
 	nd->oom_kill = now;
 	if (delta == 0 && !report_zero)
 		return 0;
-	r = queue_event(w, CGE_OOM, nd->path, now, delta);
+	r = queue_event(w, CGE_OOM, nd->path, now, delta, since);
 	return r < 0 ? r : delta > 0;
 }
 
@@ -620,6 +631,7 @@ static int deliver(struct cgroup_watch *w,
 			.oom_kill = q[i].oom_kill,
 			.oom_kill_delta = q[i].delta,
 			.mono_us = q[i].mono_us,
+			.since_us = q[i].since_us,
 		};
 
 		if (fn)
@@ -806,6 +818,26 @@ int cgroup_watch_add_tree(struct cgroup_watch *w, const char *subtree)
 int cgroup_watch_fd(const struct cgroup_watch *w)
 {
 	return w ? w->ep : -EBADF;
+}
+
+int cgroup_watch_recount(struct cgroup_watch *w)
+{
+	size_t before;
+	uint64_t one = 1;
+	int err = 0;
+
+	if (!w)
+		return -EINVAL;
+	before = w->nq;
+	for (size_t i = 0; i < w->n; i++) {
+		int r = check_oom(w, w->nodes[i], false);
+
+		if (r < 0 && r != -ENOENT && !err)
+			err = r;
+	}
+	if (w->nq > before && write(w->wake, &one, sizeof(one)) < 0)
+		err = err ? err : -errno;
+	return err < 0 ? err : (int)(w->nq - before);
 }
 
 size_t cgroup_watch_count(const struct cgroup_watch *w)

@@ -33,7 +33,7 @@ static char top[64]; /* "/oomlens-test-cgroup-<n>" */
 struct got {
 	enum cgroup_event_type type[64];
 	char path[64][128];
-	uint64_t delta[64], mono[64];
+	uint64_t delta[64], mono[64], since[64];
 	size_t n;
 };
 
@@ -46,6 +46,7 @@ static void on_event(const struct cgroup_event *ev, void *ud)
 	g->type[g->n] = ev->type;
 	strlcpy_safe(g->path[g->n], ev->path, sizeof(g->path[0]));
 	g->delta[g->n] = ev->oom_kill_delta;
+	g->since[g->n] = ev->since_us;
 	g->mono[g->n++] = ev->mono_us;
 }
 
@@ -258,6 +259,46 @@ Test(cgroup_live, oom_kill_is_notified_with_delta_1, .init = setup,
 	pump(&g, 1200, NULL);
 	cr_assert_eq(kills(&g, top), 1, "counted once");
 	cr_assert_eq(find_ev(&g, CGE_REMOVED, top), -1);
+}
+
+/* The agent re-reads every counter when the kernel prints a kill without
+ * its cgroup: growth is queued, and each read bounds the next kill. */
+Test(cgroup_live, recount_finds_the_kill_and_bounds_the_next, .init = setup,
+     .fini = teardown, .timeout = 30)
+{
+	struct got g = {0};
+	uint64_t t0 = now_monotonic_us(), t1, t2, t3;
+	ssize_t i;
+	int st;
+
+	st = run_victim(top);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	t1 = now_monotonic_us();
+	cr_assert_eq(cgroup_watch_recount(w), 1, "the kill, counted once");
+	cr_assert_eq(cgroup_watch_recount(w), 0, "nothing new");
+	cr_assert_geq(cgroup_watch_dispatch(w, on_event, &g), 1);
+	t2 = now_monotonic_us(); /* the last read before the next kill */
+	i = find_ev(&g, CGE_OOM, top);
+	cr_assert_geq(i, 0);
+	cr_assert_eq(g.delta[i], 1);
+	/* counted after the read at setup, before the recount */
+	cr_assert_lt(g.since[i], t0);
+	cr_assert_gt(g.since[i], 0);
+	cr_assert_geq(g.mono[i], t1);
+	st = run_victim(top);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	t3 = now_monotonic_us();
+	cr_assert_eq(cgroup_watch_recount(w), 1);
+	memset(&g, 0, sizeof(g));
+	cr_assert_geq(cgroup_watch_dispatch(w, on_event, &g), 1);
+	i = find_ev(&g, CGE_OOM, top);
+	cr_assert_geq(i, 0);
+	/* since: a read that found nothing new, between t1 and t2 */
+	cr_assert(g.since[i] >= t1 && g.since[i] <= t2,
+		  "since %" PRIu64 " not in [%" PRIu64 ", %" PRIu64 "]",
+		  g.since[i], t1, t2);
+	cr_assert_geq(g.mono[i], t3);
+	cr_assert_eq(kills(&g, top), 1);
 }
 
 Test(cgroup_live, three_kills_in_a_row_count_three, .init = setup,

@@ -183,6 +183,10 @@ class Agent:
             raise AssertionError("no report line within %ss; agent log:\n%s"
                                  % (timeout, "".join(self.stderr[-30:])))
 
+    def log(self, tail=60):
+        """The agent's last log lines, for an assertion's message."""
+        return "agent log:\n" + "".join(self.stderr[-tail:])
+
     def drain(self, wait=0.5):
         time.sleep(wait)
         got = []

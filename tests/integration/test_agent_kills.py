@@ -3,6 +3,7 @@ cgroup (v1 here): every kill in a watched subtree becomes exactly one
 bundle, with the kernel's report and the cgroup's counters."""
 import json
 import os
+import subprocess
 import tarfile
 
 import pytest
@@ -67,9 +68,7 @@ def test_single_kill_gives_one_bundle_with_the_kernel_report(cg, agent_factory):
     assert agent.drain(0.1) == []
 
 
-def test_twenty_kills_in_a_row_give_exactly_twenty_bundles(cg, agent_factory):
-    cg.mkdir("/app", limit_mb=16)
-    agent = agent_factory()
+def twenty_kills(cg, agent):
     victims = []
     for _ in range(20):
         pid, _, rc = hog(cg, "/app", "--step-mb", "8")
@@ -78,12 +77,46 @@ def test_twenty_kills_in_a_row_give_exactly_twenty_bundles(cg, agent_factory):
     lines = [agent.next() for _ in range(20)]
     # 2.5 s: past the 2 s after which an unclaimed notification would
     # become a bundle of its own
-    assert agent.drain(2.5) == [], "no extra report"
-    assert [l["victims"][0]["pid"] for l in lines] == victims
+    assert agent.drain(2.5) == [], "no extra report; " + agent.log()
+    # Past 10 reports in 5 s the kernel prints bare "Killed process" lines
+    # and each is matched to its notification: every kill once, though
+    # not always in kill order.
+    got = sorted(v["pid"] for l in lines for v in l["victims"])
+    assert got == sorted(victims), agent.log()
+    assert all(len(l["victims"]) == 1 for l in lines), agent.log()
+    assert all(l["cgroup"] == cg.path("/app") for l in lines)
     assert len({l["id"] for l in lines}) == 20
     reports = os.listdir(os.path.join(agent.state_dir, "reports"))
     assert len([r for r in reports if r.endswith(".tar.gz")]) == 20
     assert agent.stop() == 0
+
+
+def test_twenty_kills_in_a_row_give_exactly_twenty_bundles(cg, agent_factory):
+    cg.mkdir("/app", limit_mb=16)
+    twenty_kills(cg, agent_factory())
+
+
+@pytest.fixture
+def busy_cpu():
+    """A CPU taken by a busy loop of higher priority than the agent's."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 CPUs: one for the tests, one to starve")
+    cpu = max(os.sched_getaffinity(0))
+    spin = subprocess.Popen(["nice", "-n", "-10", "sh", "-c", "while :; do :; done"],
+                            preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    yield cpu
+    spin.kill()
+    spin.wait()
+
+
+def test_twenty_kills_with_a_starved_agent(cg, agent_factory, busy_cpu):
+    # The agent shares its CPU with a busier process: it reads each
+    # notification late, after the victim is gone and the next one runs,
+    # and often counts several kills at once. Each still gets its bundle.
+    cg.mkdir("/app", limit_mb=16)
+    agent = agent_factory()
+    os.sched_setaffinity(agent.proc.pid, {busy_cpu})
+    twenty_kills(cg, agent)
 
 
 def test_nested_cgroup_is_reported_by_its_own_path(cg, agent_factory):

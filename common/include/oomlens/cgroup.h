@@ -148,6 +148,9 @@ struct cgroup_event {
 	uint64_t oom_kill;	 /* counter after the event (CGE_OOM) */
 	uint64_t oom_kill_delta; /* since the last event for this cgroup */
 	uint64_t mono_us;	 /* CLOCK_MONOTONIC when noticed */
+	/* CLOCK_MONOTONIC of the read before, which still gave the old count
+	 * (0 = none): the kills counted in oom_kill_delta came after it. */
+	uint64_t since_us;
 };
 
 /* Creates a watcher on fs (fs->mem_fd is duplicated: fs may be closed
@@ -189,6 +192,13 @@ int cgroup_watch_dispatch(struct cgroup_watch *w,
  * itself for ~1 s after the mkdir, a later delegation is found only here.
  * Reads one file per cgroup. */
 int cgroup_watch_rescan(struct cgroup_watch *w);
+
+/* Re-reads every watched oom_kill now, without walking the tree: growth
+ * is queued as CGE_OOM (delivered by the next cgroup_watch_dispatch()), and
+ * every read bounds the since_us of the next event. For the moment a kill
+ * is seen in the kernel log without its cgroup. Returns the number of
+ * events queued, or -errno. */
+int cgroup_watch_recount(struct cgroup_watch *w);
 
 /* Number of cgroups currently watched (for /metrics and tests). */
 size_t cgroup_watch_count(const struct cgroup_watch *w);

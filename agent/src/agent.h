@@ -87,6 +87,8 @@ struct agent {
 	size_t n_owed;
 	struct deferred_report *deferred;
 	size_t n_deferred;
+	uint64_t done_seq; /* the newest report handled, maybe ahead of saved */
+	bool have_done_seq;
 	int64_t kmsg_offset_us; /* kmsg time − CLOCK_MONOTONIC */
 	bool have_offset;
 	uint64_t offset_mono; /* when it was measured */

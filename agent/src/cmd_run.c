@@ -295,6 +295,13 @@ static void save_progress(struct agent *a, uint64_t seq)
 	uint64_t first =
 		a->n_deferred ? a->deferred[0].r.seq_first : UINT64_MAX;
 
+	if (seq != UINT64_MAX && (!a->have_done_seq || seq > a->done_seq)) {
+		a->done_seq = seq;
+		a->have_done_seq = true;
+	}
+	if (!a->have_done_seq)
+		return;
+	seq = a->done_seq;
 	if (first != UINT64_MAX && first > 0 && seq >= first)
 		seq = first - 1;
 	save_seq(a, seq);

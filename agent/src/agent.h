@@ -112,10 +112,13 @@ void pending_add(struct agent *a, const struct cgroup_event *ev, bool away);
 /* Every OOM notification: lists the cgroup's tasks while the victim is
  * still among them. */
 void pending_note(struct agent *a, const struct cgroup_event *ev);
+/* The notification's cgroup that listed pid among its tasks, or NULL. */
+const char *pending_knows_pid(struct agent *a, int pid);
 /* The cgroup of a kill whose report names none, by evidence: the
  * notification that listed the victim's pid, else the memory cgroup /proc
- * still gives for it (a zombie until reaped). Copies it into ret; false
- * when there is none. */
+ * gives for it while the victim still holds its memory (ask when the
+ * report is read: later it is gone). Copies it into ret (left alone when
+ * there is none); false when there is none. */
 bool pending_evidence(struct agent *a, const struct kmsg_victim *v, char *ret,
 		      size_t size);
 /* Names, for the notification at index i, which of the reports d[0..n)

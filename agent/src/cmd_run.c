@@ -333,13 +333,13 @@ static void capture_named(struct agent *a)
 
 static void retry_deferred(struct agent *a, uint64_t now)
 {
-	char cg[KMSG_PATH_MAX];
-
+	/* A notification that came since may have listed the victim. */
 	for (size_t i = 0; i < a->n_deferred; i++) {
 		struct oom_report *r = &a->deferred[i].r;
+		const char *cg;
 
 		if (r->n_victims && !oom_report_victim_memcg(r)[0] &&
-		    pending_evidence(a, &r->victims[0], cg, sizeof(cg)))
+		    (cg = pending_knows_pid(a, r->victims[0].pid)))
 			strlcpy_safe(r->task_memcg, cg, sizeof(r->task_memcg));
 	}
 	capture_named(a);
@@ -381,18 +381,25 @@ static uint64_t kill_mono(const struct agent *a, const struct oom_report *r)
 static void handle_report(struct agent *a, struct oom_report *r)
 {
 	struct deferred_report *grown;
+	int q;
 
+	if (!oom_report_victim_memcg(r)[0]) {
+		/* Read every counter now: the one that grew names this kill,
+		 * and every read tells later kills from it. */
+		q = cgroup_watch_recount(a->watch);
+		if (q < 0)
+			log_debug("re-reading the oom_kill counters: %s",
+				  strerror(-q));
+		/* /proc can place the victim only now, before it is gone. */
+		if (r->n_victims)
+			pending_evidence(a, &r->victims[0], r->task_memcg,
+					 sizeof(r->task_memcg));
+	}
 	if (oom_report_victim_memcg(r)[0]) {
 		capture_or_ignore(a, r);
 		save_progress(a, r->seq_last);
 		return;
 	}
-	/* Read every counter now: the one that grew names this kill, and
-	 * every read tells later kills from it. */
-	int q = cgroup_watch_recount(a->watch);
-
-	if (q < 0)
-		log_debug("re-reading the oom_kill counters: %s", strerror(-q));
 	grown = realloc(a->deferred, (a->n_deferred + 1) * sizeof(*grown));
 	if (!grown) {
 		log_error("kill of pid %d: out of memory, not reported",
@@ -559,8 +566,8 @@ static void on_cgroup_event(const struct cgroup_event *ev, void *ud)
 		pending_note(a, ev);
 }
 
-/* Notifications no report claimed in time, and reports no notification
- * named: write what we have, say what is missing. */
+/* Notifications no report claimed in time: write what we have, say what is
+ * missing (reports no notification named expire in retry_deferred). */
 static void expire(struct agent *a, uint64_t now)
 {
 	char *path;
@@ -578,7 +585,6 @@ static void expire(struct agent *a, uint64_t now)
 		oom_report_release(&r);
 		free(path);
 	}
-	retry_deferred(a, now);
 }
 
 static int epoll_add(int ep, int fd)

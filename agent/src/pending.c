@@ -203,22 +203,35 @@ static bool proc_memcg(struct agent *a, const struct kmsg_victim *v, char *ret,
 		       size_t size)
 {
 	_cleanup_close_ int fd = host_open_pid(&a->host, v->pid);
+	char cg[KMSG_PATH_MAX];
 	struct proc_status st;
 
-	return fd >= 0 && procfs_read_cgroup(fd, ret, size) == 0 &&
-	       procfs_read_status(fd, &st) == 0 && st.has_mm &&
-	       streq(st.name, v->comm) && strncmp(ret, "/..", 3) != 0 &&
-	       !streq(ret, "/");
+	if (fd < 0 || procfs_read_cgroup(fd, cg, sizeof(cg)) != 0 ||
+	    procfs_read_status(fd, &st) != 0 || !st.has_mm ||
+	    !streq(st.name, v->comm) || strncmp(cg, "/..", 3) == 0 ||
+	    streq(cg, "/"))
+		return false;
+	strlcpy_safe(ret, cg, size);
+	return true;
+}
+
+const char *pending_knows_pid(struct agent *a, int pid)
+{
+	for (size_t i = 0; i < a->n_pending; i++)
+		if (knows_pid(&a->pending[i], pid))
+			return a->pending[i].path;
+	return NULL;
 }
 
 bool pending_evidence(struct agent *a, const struct kmsg_victim *v, char *ret,
 		      size_t size)
 {
-	for (size_t i = 0; i < a->n_pending; i++)
-		if (knows_pid(&a->pending[i], v->pid)) {
-			strlcpy_safe(ret, a->pending[i].path, size);
-			return true;
-		}
+	const char *known = pending_knows_pid(a, v->pid);
+
+	if (known) {
+		strlcpy_safe(ret, known, size);
+		return true;
+	}
 	return proc_memcg(a, v, ret, size);
 }
 

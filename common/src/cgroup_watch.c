@@ -247,6 +247,7 @@ static int node_setup(struct cgroup_watch *w, struct cg_node *nd, int dfd)
 {
 	char p[4300];
 	struct stat st;
+	uint64_t t;
 	int r;
 
 	if (fstat(dfd, &st) < 0)
@@ -270,9 +271,11 @@ static int node_setup(struct cgroup_watch *w, struct cg_node *nd, int dfd)
 	 * sends no IN_CREATE for them: try again shortly. */
 	if (w->mode == CGROUP_V2 && nd->ev_wd < 0)
 		schedule_recheck(w, nd);
-	/* Unreadable counters start at 0: the first read reports all kills. */
+	/* Unreadable counters start at 0: the first read reports all kills.
+	 * Stamped before the read, as in check_oom(). */
+	t = now_monotonic_us();
 	if (cgroup_read_oom_kill(dfd, w->mode, &nd->oom_kill) >= 0)
-		nd->read_us = now_monotonic_us();
+		nd->read_us = t;
 	return 0;
 }
 
@@ -820,15 +823,18 @@ int cgroup_watch_fd(const struct cgroup_watch *w)
 	return w ? w->ep : -EBADF;
 }
 
-int cgroup_watch_recount(struct cgroup_watch *w)
+size_t cgroup_watch_count(const struct cgroup_watch *w)
 {
-	size_t before;
-	uint64_t one = 1;
-	int err = 0;
+	return w ? w->n : 0;
+}
 
-	if (!w)
-		return -EINVAL;
-	before = w->nq;
+/* Re-reads every node's oom_kill (growth is queued) and wakes the loop
+ * when anything was queued since before. Returns the number queued, or err
+ * (or the first read error) when negative. */
+static int recount_from(struct cgroup_watch *w, size_t before, int err)
+{
+	uint64_t one = 1;
+
 	for (size_t i = 0; i < w->n; i++) {
 		int r = check_oom(w, w->nodes[i], false);
 
@@ -840,17 +846,11 @@ int cgroup_watch_recount(struct cgroup_watch *w)
 	return err < 0 ? err : (int)(w->nq - before);
 }
 
-size_t cgroup_watch_count(const struct cgroup_watch *w)
-{
-	return w ? w->n : 0;
-}
-
 int cgroup_watch_rescan(struct cgroup_watch *w)
 {
 	struct cgroup_fs fs;
 	size_t before;
 	int err = 0;
-	uint64_t one = 1;
 
 	if (!w)
 		return -EINVAL;
@@ -868,7 +868,6 @@ int cgroup_watch_rescan(struct cgroup_watch *w)
 	}
 	for (size_t i = 0; i < w->n; i++) {
 		struct cg_node *nd = w->nodes[i];
-		int r;
 
 		if (w->mode == CGROUP_V2 && nd->ev_wd < 0) {
 			_cleanup_close_ int dfd =
@@ -877,11 +876,11 @@ int cgroup_watch_rescan(struct cgroup_watch *w)
 			if (dfd >= 0)
 				watch_events_v2(w, nd, dfd);
 		}
-		r = check_oom(w, nd, false);
-		if (r < 0 && r != -ENOENT && !err)
-			err = r;
 	}
-	if (w->nq > before && write(w->wake, &one, sizeof(one)) < 0)
-		err = err ? err : -errno;
-	return err < 0 ? err : (int)(w->nq - before);
+	return recount_from(w, before, err);
+}
+
+int cgroup_watch_recount(struct cgroup_watch *w)
+{
+	return w ? recount_from(w, w->nq, 0) : -EINVAL;
 }

@@ -1,6 +1,6 @@
 # oomlens — top-level build. Respects CC, CFLAGS, LDFLAGS; builds into build/.
-# Sources are discovered by wildcard: a new common/src/x.c joins liboomlens.a,
-# a new tests/unit/test_x.c becomes a Criterion binary, a new
+# Sources are discovered by wildcard: a new common/<subsystem>/x.c joins
+# liboomlens.a, a new tests/unit/test_x.c becomes a Criterion binary, a new
 # tests/victims/x.c a victim program.
 
 CC       ?= gcc
@@ -16,11 +16,12 @@ WARN     := -Wall -Wextra -Wformat=2 -Wshadow -Wmissing-prototypes \
 ifeq ($(CI),true)
 WARN     += -Werror
 endif
-CPPFLAGS += -D_GNU_SOURCE -Icommon/include
+CPPFLAGS += -D_GNU_SOURCE -Icommon
 ALLCFLAGS = -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) -MMD -MP
 LIBS     := -lcurl -ljson-c -lwebsockets -lyaml -lz -lpthread -lm
 
-COMMON_SRC  := $(wildcard common/src/*.c)
+SUBSYSTEMS  := base kernel inspect forensics kube
+COMMON_SRC  := $(foreach s,$(SUBSYSTEMS),$(wildcard common/$(s)/*.c))
 AGENT_SRC   := $(wildcard agent/src/*.c)
 SIDECAR_SRC := $(wildcard sidecar/src/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
@@ -109,8 +110,8 @@ test-vm: all $(ITEST_BIN)
 fuzz:
 	@scripts/fuzz.sh
 
-lint:
-	@scripts/lint.sh
+lint: $(LIB)
+	@B=$(B) scripts/lint.sh
 
 check: test lint
 

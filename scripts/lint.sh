@@ -1,5 +1,5 @@
 #!/bin/bash
-# Lint: banned functions, clang-format, cppcheck. Exits non-zero on findings.
+# Lint: banned functions, clang-format, cppcheck, layers. Exits non-zero on findings.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 rc=0
@@ -31,11 +31,15 @@ if command -v cppcheck >/dev/null; then
 	if ! cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr \
 		--enable=warning,portability --suppress=missingIncludeSystem \
 		--suppress='unknownMacro:tests/*' \
-		-Icommon/include -D_GNU_SOURCE $SRC; then
+		-Icommon -D_GNU_SOURCE $SRC; then
 		echo "lint: cppcheck found problems"; rc=1
 	fi
 else
 	echo "lint: cppcheck not installed, skipped (make deps)"; rc=1
 fi
+# 4. Layers (docs/architecture.md): no upward include, no include cycle, no
+# two modules that call each other (read from the objects' symbols).
+if ! python3 scripts/layers.py "${B:-build}"; then rc=1; fi
+
 [ $rc -eq 0 ] && echo "lint: ok ($(echo "$SRC" | wc -l) files)"
 exit $rc

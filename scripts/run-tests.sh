@@ -72,7 +72,22 @@ PYTHON_BIN=${PYTHON:-python3}
 # Debian's python3-pytest is installed for /usr/bin/python3; a python3 found
 # earlier in PATH (pyenv here) does not see it.
 [ -z "${PYTHON:-}" ] && [ -x /usr/bin/python3 ] && PYTHON_BIN=/usr/bin/python3
+# Real OOM kills share one /dev/kmsg and the kernel's report rate limit per
+# host: two copies of these suites (two clones, two worktrees) take turns.
+realkill_lock() {
+	[ -n "${OOMLENS_LOCKED:-}" ] && return 0
+	exec 9>"${TMPDIR:-/tmp}/oomlens-realkill.lock"
+	if ! flock -n 9; then
+		echo "run-tests: waiting for another copy's real-kill suites"
+		flock 9
+	fi
+	export OOMLENS_LOCKED=1
+}
+
 for s in "${suites[@]}"; do
+	case $s in
+	integration|vm) realkill_lock ;;
+	esac
 	case $s in
 	unit) run_criterion "$B/tests" unit ;;
 	fuzz) run_fuzz ;;

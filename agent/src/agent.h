@@ -5,9 +5,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "oomlens/cgroup.h"
-#include "oomlens/host.h"
-#include "oomlens/kmsg.h"
+#include "kernel/cgroup.h"
+#include "base/host.h"
+#include "kernel/kmsg.h"
 
 #define AGENT_MAX_WATCH 32
 #define AGENT_MAX_SPOOL 32

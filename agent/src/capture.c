@@ -6,14 +6,14 @@
 #include <time.h>
 
 #include "agent.h"
-#include "oomlens/bundle.h"
-#include "oomlens/diagnosis.h"
-#include "oomlens/fileio.h"
-#include "oomlens/log.h"
-#include "oomlens/report.h"
-#include "oomlens/spool.h"
-#include "oomlens/log.h"
-#include "oomlens/strbuf.h"
+#include "forensics/bundle.h"
+#include "forensics/diagnosis.h"
+#include "base/fileio.h"
+#include "base/log.h"
+#include "forensics/report.h"
+#include "forensics/spool.h"
+#include "base/log.h"
+#include "base/strbuf.h"
 
 static const char *value_state(const struct cgroup_value *v)
 {

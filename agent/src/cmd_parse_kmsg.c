@@ -9,11 +9,11 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "oomlens/fileio.h"
-#include "oomlens/host.h"
-#include "oomlens/kmsg.h"
-#include "oomlens/log.h"
-#include "oomlens/util.h"
+#include "base/fileio.h"
+#include "base/host.h"
+#include "kernel/kmsg.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #define INPUT_MAX (256u << 20)
 

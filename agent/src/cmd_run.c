@@ -14,9 +14,9 @@
 
 #include "agent.h"
 #include "commands.h"
-#include "oomlens/fileio.h"
-#include "oomlens/log.h"
-#include "oomlens/strbuf.h"
+#include "base/fileio.h"
+#include "base/log.h"
+#include "base/strbuf.h"
 
 /* After /dev/kmsg runs dry, wait this long for more lines of the same
  * report (an oom.group kill prints one "Killed process" per task) before

@@ -5,9 +5,9 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "oomlens/bundle.h"
-#include "oomlens/report.h"
-#include "oomlens/strbuf.h"
+#include "forensics/bundle.h"
+#include "forensics/report.h"
+#include "base/strbuf.h"
 
 int cmd_show(int argc, char **argv)
 {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* oomlens-agent: the node agent. Dispatches to subcommands. */
 #include "commands.h"
-#include "oomlens/cli.h"
-#include "oomlens/log.h"
-#include "oomlens/util.h"
+#include "base/cli.h"
+#include "base/log.h"
+#include "base/util.h"
 
 static const struct cli_command commands[] = {
 	{"run", cmd_run, "watch cgroups and write a bundle for every OOM kill"},

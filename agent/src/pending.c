@@ -18,11 +18,11 @@
 #include <fcntl.h>
 
 #include "agent.h"
-#include "oomlens/fileio.h"
-#include "oomlens/log.h"
-#include "oomlens/parse.h"
-#include "oomlens/procfs.h"
-#include "oomlens/strbuf.h"
+#include "base/fileio.h"
+#include "base/log.h"
+#include "base/parse.h"
+#include "kernel/procfs.h"
+#include "base/strbuf.h"
 
 /* Notifications within this window are one kill seen from several cgroups. */
 #define SAME_KILL_US 20000

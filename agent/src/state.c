@@ -8,10 +8,10 @@
 #include <json-c/json.h>
 
 #include "agent.h"
-#include "oomlens/fileio.h"
-#include "oomlens/log.h"
-#include "oomlens/parse.h"
-#include "oomlens/strbuf.h"
+#include "base/fileio.h"
+#include "base/log.h"
+#include "base/parse.h"
+#include "base/strbuf.h"
 
 #define STATE_FILE "state.json"
 #define STATE_MAX (4u << 20)

@@ -6,11 +6,11 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "oomlens/fileio.h"
-#include "oomlens/host.h"
-#include "oomlens/jvm.h"
-#include "oomlens/parse.h"
-#include "oomlens/util.h"
+#include "base/fileio.h"
+#include "base/host.h"
+#include "inspect/jvm.h"
+#include "base/parse.h"
+#include "base/util.h"
 
 static void jcmd_usage(FILE *f)
 {

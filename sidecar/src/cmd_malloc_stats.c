@@ -8,11 +8,11 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "oomlens/host.h"
-#include "oomlens/parse.h"
-#include "oomlens/procfs.h"
-#include "oomlens/ptcall.h"
-#include "oomlens/util.h"
+#include "base/host.h"
+#include "base/parse.h"
+#include "kernel/procfs.h"
+#include "inspect/ptcall.h"
+#include "base/util.h"
 
 struct ms_args {
 	bool json, xml;

@@ -6,13 +6,13 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "oomlens/fileio.h"
-#include "oomlens/host.h"
-#include "oomlens/log.h"
-#include "oomlens/parse.h"
-#include "oomlens/procfs.h"
-#include "oomlens/smaps.h"
-#include "oomlens/util.h"
+#include "base/fileio.h"
+#include "base/host.h"
+#include "base/log.h"
+#include "base/parse.h"
+#include "kernel/procfs.h"
+#include "kernel/smaps.h"
+#include "base/util.h"
 
 static void pmap_usage(FILE *f)
 {

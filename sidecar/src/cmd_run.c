@@ -8,9 +8,9 @@
 #include <time.h>
 
 #include "commands.h"
-#include "oomlens/log.h"
-#include "oomlens/parse.h"
-#include "oomlens/util.h"
+#include "base/log.h"
+#include "base/parse.h"
+#include "base/util.h"
 #include "run.h"
 
 static volatile sig_atomic_t stop_requested;

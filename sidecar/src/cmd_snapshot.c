@@ -6,12 +6,12 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "oomlens/fileio.h"
-#include "oomlens/host.h"
-#include "oomlens/log.h"
-#include "oomlens/parse.h"
-#include "oomlens/snapshot.h"
-#include "oomlens/util.h"
+#include "base/fileio.h"
+#include "base/host.h"
+#include "base/log.h"
+#include "base/parse.h"
+#include "forensics/snapshot.h"
+#include "base/util.h"
 
 static void snapshot_usage(FILE *f)
 {

@@ -7,10 +7,10 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "oomlens/host.h"
-#include "oomlens/jvm.h"
-#include "oomlens/parse.h"
-#include "oomlens/util.h"
+#include "base/host.h"
+#include "inspect/jvm.h"
+#include "base/parse.h"
+#include "base/util.h"
 
 static void trim_usage(FILE *f)
 {

@@ -3,9 +3,9 @@
  * the OOM kill; also a toolbox (pmap, snapshot, jcmd, trim, malloc-stats).
  * Dispatches to subcommands. */
 #include "commands.h"
-#include "oomlens/cli.h"
-#include "oomlens/log.h"
-#include "oomlens/util.h"
+#include "base/cli.h"
+#include "base/log.h"
+#include "base/util.h"
 
 static const struct cli_command commands[] = {
 	{"run", cmd_run, "flight recorder + snapshots before the kill"},

@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "oomlens/cgroup.h"
-#include "oomlens/host.h"
-#include "oomlens/recorder.h"
+#include "kernel/cgroup.h"
+#include "base/host.h"
+#include "forensics/recorder.h"
 
 #define RUN_MAX_PIDS 4096
 #define RUN_KEEP_SNAPSHOTS 3

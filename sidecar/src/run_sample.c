@@ -4,10 +4,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 
-#include "oomlens/fileio.h"
-#include "oomlens/parse.h"
-#include "oomlens/procfs.h"
-#include "oomlens/util.h"
+#include "base/fileio.h"
+#include "base/parse.h"
+#include "kernel/procfs.h"
+#include "base/util.h"
 #include "run.h"
 
 #define CGROUP_DEPTH_MAX 8

@@ -8,13 +8,13 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "oomlens/fileio.h"
-#include "oomlens/jvm.h"
-#include "oomlens/log.h"
-#include "oomlens/ptcall.h"
-#include "oomlens/snapshot.h"
-#include "oomlens/spool.h"
-#include "oomlens/util.h"
+#include "base/fileio.h"
+#include "inspect/jvm.h"
+#include "base/log.h"
+#include "inspect/ptcall.h"
+#include "forensics/snapshot.h"
+#include "forensics/spool.h"
+#include "base/util.h"
 #include "run.h"
 
 static int write_json_at(int dirfd, const char *path, struct json_object *o)

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <sys/resource.h>
 
-#include "oomlens/fileio.h"
-#include "oomlens/kube.h"
-#include "oomlens/parse.h"
+#include "base/fileio.h"
+#include "kube/kube.h"
+#include "base/parse.h"
 
 static long rss_kib(const char *field)
 {

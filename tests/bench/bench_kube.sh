@@ -8,7 +8,7 @@ B=${B:-build}
 make -s B="$B" "$B/liboomlens.a" >/dev/null || exit 1
 mkdir -p "$B/bench"
 bin=$B/bench/bench_kube
-${CC:-cc} -std=gnu11 -O2 -D_GNU_SOURCE -Icommon/include -o "$bin" \
+${CC:-cc} -std=gnu11 -O2 -D_GNU_SOURCE -Icommon -o "$bin" \
 	tests/bench/bench_kube.c "$B/liboomlens.a" \
 	-lcurl -ljson-c -lwebsockets -lyaml -lz -lpthread || exit 1
 rc=0

@@ -5,8 +5,8 @@
 #include <json-c/json.h>
 #include <stdint.h>
 
-#include "oomlens/kmsg.h"
-#include "oomlens/util.h"
+#include "kernel/kmsg.h"
+#include "base/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,7 @@
  * current context and a named one. */
 #include <stdint.h>
 
-#include "oomlens/kube.h"
+#include "kube/kube.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,7 +2,7 @@
 /* Fuzz target: Pod / OOMReport / OOMBundle decoders on arbitrary JSON. */
 #include <stdint.h>
 
-#include "oomlens/kube.h"
+#include "kube/kube.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

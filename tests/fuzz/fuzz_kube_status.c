@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "oomlens/kube.h"
+#include "kube/kube.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

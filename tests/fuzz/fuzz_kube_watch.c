@@ -3,7 +3,7 @@
  * chunk size, so events straddle reads) and each line decoded. */
 #include <stdint.h>
 
-#include "oomlens/kube.h"
+#include "kube/kube.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

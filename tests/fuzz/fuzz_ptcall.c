@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/src/ptcall-internal.h"
-#include "oomlens/ptcall.h"
+#include "inspect/ptcall_internal.h"
+#include "inspect/ptcall.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

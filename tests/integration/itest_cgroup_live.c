@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "oomlens/cgroup.h"
-#include "oomlens/host.h"
-#include "oomlens/parse.h"
-#include "oomlens/util.h"
+#include "kernel/cgroup.h"
+#include "base/host.h"
+#include "base/parse.h"
+#include "base/util.h"
 
 /* The memory hierarchy: /sys/fs/cgroup/memory (v1) or /sys/fs/cgroup (v2,
  * run in the qemu guest by tests/vm/test_vm_cgroup.py). */

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "oomlens/fileio.h"
-#include "oomlens/host.h"
-#include "oomlens/jvm.h"
+#include "base/fileio.h"
+#include "base/host.h"
+#include "inspect/jvm.h"
 
 #define JAVA "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
 

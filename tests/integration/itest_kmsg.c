@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "oomlens/fileio.h"
-#include "oomlens/kmsg.h"
-#include "oomlens/util.h"
+#include "base/fileio.h"
+#include "kernel/kmsg.h"
+#include "base/util.h"
 
 #define CG_ROOT "/sys/fs/cgroup/memory"
 

@@ -10,9 +10,9 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "oomlens/fileio.h"
-#include "oomlens/kube.h"
-#include "oomlens/parse.h"
+#include "base/fileio.h"
+#include "kube/kube.h"
+#include "base/parse.h"
 
 #define AGENT "agent-token-0123456789"
 #define ADMIN "admin-token-0123456789"

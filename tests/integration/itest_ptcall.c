@@ -20,9 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "oomlens/parse.h"
-#include "oomlens/ptcall.h"
-#include "oomlens/util.h"
+#include "base/parse.h"
+#include "inspect/ptcall.h"
+#include "base/util.h"
 
 struct victim {
 	pid_t pid;

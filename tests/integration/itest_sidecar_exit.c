@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <sys/wait.h>
 
-#include "oomlens/fileio.h"
-#include "oomlens/host.h"
-#include "oomlens/procfs.h"
-#include "oomlens/smaps.h"
-#include "oomlens/snapshot.h"
+#include "base/fileio.h"
+#include "base/host.h"
+#include "kernel/procfs.h"
+#include "kernel/smaps.h"
+#include "forensics/snapshot.h"
 
 static struct host h;
 

@@ -4,9 +4,9 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 
-#include "oomlens/bundle.h"
-#include "oomlens/fileio.h"
-#include "oomlens/strbuf.h"
+#include "forensics/bundle.h"
+#include "base/fileio.h"
+#include "base/strbuf.h"
 
 static char tmpdir[] = "/tmp/oomlens-test-bundle-XXXXXX";
 static int dfd = -1;

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "oomlens/cgroup.h"
-#include "oomlens/host.h"
-#include "oomlens/strbuf.h"
-#include "oomlens/util.h"
+#include "kernel/cgroup.h"
+#include "base/host.h"
+#include "base/strbuf.h"
+#include "base/util.h"
 
 #define FIX "tests/fixtures/cgroup/"
 #define V1 "/oomlens-test/killed"

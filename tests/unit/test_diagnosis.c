@@ -5,10 +5,10 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 
-#include "oomlens/bundle.h"
-#include "oomlens/diagnosis.h"
-#include "oomlens/fileio.h"
-#include "oomlens/kmsg.h"
+#include "forensics/bundle.h"
+#include "forensics/diagnosis.h"
+#include "base/fileio.h"
+#include "kernel/kmsg.h"
 
 #define MiB (1024ull * 1024ull)
 

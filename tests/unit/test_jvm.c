@@ -4,8 +4,8 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 
-#include "oomlens/fileio.h"
-#include "oomlens/jvm.h"
+#include "base/fileio.h"
+#include "inspect/jvm.h"
 
 #define KB 1024ull
 #define FIX "tests/fixtures/jvm/"

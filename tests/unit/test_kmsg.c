@@ -8,10 +8,10 @@
 #include <json-c/json.h>
 #include <sys/stat.h>
 
-#include "../../common/src/kmsg_internal.h"
-#include "oomlens/fileio.h"
-#include "oomlens/kmsg.h"
-#include "oomlens/util.h"
+#include "kernel/kmsg_internal.h"
+#include "base/fileio.h"
+#include "kernel/kmsg.h"
+#include "base/util.h"
 
 #define FIX "tests/fixtures/kmsg/"
 #define MAX_REPORTS 8

@@ -4,8 +4,8 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 
-#include "oomlens/fileio.h"
-#include "oomlens/kube.h"
+#include "base/fileio.h"
+#include "kube/kube.h"
 
 #define FIX "tests/fixtures/kube/"
 

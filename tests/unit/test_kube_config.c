@@ -5,8 +5,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "oomlens/fileio.h"
-#include "oomlens/kube.h"
+#include "base/fileio.h"
+#include "kube/kube.h"
 
 static char tmp[64];
 

@@ -2,8 +2,8 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-#include "oomlens/parse.h"
-#include "oomlens/util.h"
+#include "base/parse.h"
+#include "base/util.h"
 
 struct u64_case {
 	char in[32]; /* by value: Criterion runs each case in a new process */

@@ -4,8 +4,8 @@
 #include <criterion/parameterized.h>
 #include <fcntl.h>
 
-#include "oomlens/fileio.h"
-#include "oomlens/procfs.h"
+#include "base/fileio.h"
+#include "kernel/procfs.h"
 
 static void load(const char *path, struct strbuf *sb)
 {

@@ -6,10 +6,10 @@
 #include <json-c/json.h>
 #include <unistd.h>
 
-#include "../../common/src/ptcall-internal.h"
-#include "oomlens/fileio.h"
-#include "oomlens/ptcall.h"
-#include "oomlens/strbuf.h"
+#include "inspect/ptcall_internal.h"
+#include "base/fileio.h"
+#include "inspect/ptcall.h"
+#include "base/strbuf.h"
 
 #define FIX "tests/fixtures/ptcall/"
 

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 
-#include "oomlens/recorder.h"
+#include "forensics/recorder.h"
 
 Test(recorder, thresholds_parse)
 {

@@ -2,9 +2,9 @@
 #include <criterion/criterion.h>
 #include <json-c/json.h>
 
-#include "oomlens/bundle.h"
-#include "oomlens/report.h"
-#include "oomlens/strbuf.h"
+#include "forensics/bundle.h"
+#include "forensics/report.h"
+#include "base/strbuf.h"
 
 static const char diag[] =
 	"{\"verdict\":\"glibc-retention\",\"summary\":\"glibc-retention, 201 "

@@ -6,9 +6,9 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 
-#include "oomlens/fileio.h"
-#include "oomlens/parse.h"
-#include "oomlens/smaps.h"
+#include "base/fileio.h"
+#include "base/parse.h"
+#include "kernel/smaps.h"
 
 #define FIX "tests/fixtures/smaps/"
 

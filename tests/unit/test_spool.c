@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "oomlens/bundle.h"
-#include "oomlens/fileio.h"
-#include "oomlens/spool.h"
+#include "forensics/bundle.h"
+#include "base/fileio.h"
+#include "forensics/spool.h"
 
 static char root[64];
 

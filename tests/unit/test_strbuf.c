@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 
-#include "oomlens/strbuf.h"
+#include "base/strbuf.h"
 
 Test(strbuf, starts_empty_never_null)
 {

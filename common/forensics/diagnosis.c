@@ -1,0 +1,772 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The ledger and the verdicts (pure). */
+#include <json-c/json.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "forensics/diagnosis.h"
+#include "base/util.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * 1024ull)
+
+static const char *const kind_names[_DIAG_KIND_MAX] = {
+	[DIAG_JAVA_HEAP] = "java-heap",
+	[DIAG_JVM_NATIVE] = "jvm-native",
+	[DIAG_GLIBC_RETENTION] = "glibc-retention",
+	[DIAG_NATIVE_GROWTH] = "native-growth",
+	[DIAG_TMPFS_SHMEM] = "tmpfs-shmem",
+	[DIAG_KERNEL_MEMORY] = "kernel-memory",
+	[DIAG_SPIKE] = "spike",
+	[DIAG_LIMIT_TOO_LOW] = "limit-too-low",
+	[DIAG_CHILD_PROCESS] = "child-process",
+	[DIAG_UNKNOWN] = "unknown",
+};
+
+const char *diag_kind_name(enum diag_kind k)
+{
+	return k < _DIAG_KIND_MAX ? kind_names[k] : "unknown";
+}
+
+void diag_input_init(struct diag_input *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->limit_bytes = UINT64_MAX;
+}
+
+void diag_input_release(struct diag_input *in)
+{
+	free(in->procs);
+	free(in->tl);
+	diag_input_init(in);
+}
+
+/* "1.1 GiB", "740 MiB", "12 KiB" into buf. */
+static const char *human(char *buf, size_t n, uint64_t bytes)
+{
+	if (bytes >= 10ull << 30)
+		snprintf(buf, n, "%.0f GiB", (double)bytes / (1 << 30));
+	else if (bytes >= 1ull << 30)
+		snprintf(buf, n, "%.1f GiB", (double)bytes / (1 << 30));
+	else if (bytes >= MiB)
+		snprintf(buf, n, "%.0f MiB", (double)bytes / MiB);
+	else
+		snprintf(buf, n, "%.0f KiB", (double)bytes / KiB);
+	return buf;
+}
+
+#define H(x) human((char[24]){0}, 24, (x))
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* ---- the ledger ---- */
+
+struct ledger {
+	struct diagnosis *d;
+	uint64_t anon_left; /* anonymous bytes not yet attributed */
+};
+
+static void part(struct diagnosis *d, const char *name, uint64_t bytes,
+		 bool estimate, const char *fmt, ...) _printf_(5, 6);
+
+static void part(struct diagnosis *d, const char *name, uint64_t bytes,
+		 bool estimate, const char *fmt, ...)
+{
+	struct diag_part *p;
+	va_list ap;
+
+	if (d->n_parts == DIAG_MAX_PARTS || bytes == 0)
+		return;
+	p = &d->parts[d->n_parts++];
+	strlcpy_safe(p->name, name, sizeof(p->name));
+	va_start(ap, fmt);
+	vsnprintf(p->source, sizeof(p->source), fmt, ap);
+	va_end(ap);
+	p->bytes = bytes;
+	p->estimate = estimate;
+}
+
+/* Takes up to want bytes out of the anonymous memory left. */
+static uint64_t take_anon(struct ledger *l, uint64_t want)
+{
+	uint64_t got = want < l->anon_left ? want : l->anon_left;
+
+	l->anon_left -= got;
+	return got;
+}
+
+static uint64_t kernel_bytes(const struct diag_input *in)
+{
+	if (in->have_kernel_total)
+		return in->kernel;
+	return in->kernel_stack + in->pagetables + in->slab + in->sock +
+	       in->percpu + in->vmalloc;
+}
+
+static uint64_t nmt_nonheap_kb(const struct diag_proc *p)
+{
+	uint64_t kb = 0;
+
+	for (size_t i = 0; i < p->n_nmt; i++)
+		if (!streq(p->nmt[i].name, "Java Heap"))
+			kb += p->nmt[i].committed_kb;
+	return kb;
+}
+
+/* In-use bytes of the allocator: its own figure, else NMT malloc (JVM). */
+static bool glibc_inuse(const struct diag_proc *p, uint64_t *ret,
+			const char **ret_src)
+{
+	if (p->have_alloc) {
+		*ret = p->alloc_inuse_bytes;
+		*ret_src = p->alloc_source[0] ? p->alloc_source : "allocator";
+		return true;
+	}
+	if (p->jvm && p->have_nmt) {
+		*ret = p->nmt_malloc_kb * KiB;
+		*ret_src = "NMT malloc total";
+		return true;
+	}
+	return false;
+}
+
+static void ledger_jvm(struct ledger *l, const struct diag_proc *p)
+{
+	struct diagnosis *d = l->d;
+	uint64_t other = 0;
+
+	if (p->have_heap)
+		part(d, "jvm heap", take_anon(l, p->heap_committed_kb * KiB),
+		     false, "GC.heap_info pid %d: committed %s, used %s",
+		     p->pid, H(p->heap_committed_kb * KiB),
+		     H(p->heap_used_kb * KiB));
+	if (!p->have_nmt)
+		return;
+	/* The largest NMT categories by name, the rest together. */
+	for (size_t i = 0; i < p->n_nmt; i++) {
+		const struct diag_nmt_cat *c = &p->nmt[i];
+		char name[48];
+
+		if (streq(c->name, "Java Heap"))
+			continue;
+		if (c->committed_kb * KiB < d->usage_bytes / 50) {
+			other += c->committed_kb * KiB;
+			continue;
+		}
+		snprintf(name, sizeof(name), "jvm %s", c->name);
+		part(d, name, take_anon(l, c->committed_kb * KiB), false,
+		     "NMT pid %d: committed %s (malloc %s)", p->pid,
+		     H(c->committed_kb * KiB), H(c->malloc_kb * KiB));
+	}
+	part(d, "jvm native, other categories", take_anon(l, other), false,
+	     "NMT pid %d: categories under 2%% of usage", p->pid);
+}
+
+static void ledger_glibc(struct ledger *l, const struct diag_proc *p)
+{
+	uint64_t arenas = (p->heap_rss_kb + p->arena_rss_kb) * KiB, inuse;
+	const char *src;
+
+	if (!p->have_smaps || !arenas)
+		return;
+	if (glibc_inuse(p, &inuse, &src)) {
+		/* big chunks are mmap'd outside the arenas: not retained */
+		uint64_t in_arenas = inuse - (p->alloc_mmap_bytes < inuse
+						      ? p->alloc_mmap_bytes
+						      : inuse);
+		uint64_t kept = arenas > in_arenas ? arenas - in_arenas : 0;
+
+		/* A JVM's malloc'd bytes are already in its NMT categories. */
+		if (!p->jvm)
+			part(l->d, "glibc heap in use", take_anon(l, inuse),
+			     false, "%s, pid %d", src, p->pid);
+		part(l->d, "glibc retention", take_anon(l, kept), false,
+		     "pid %d: arenas+heap RSS %s minus %s %s", p->pid,
+		     H(arenas), src, H(inuse));
+	} else {
+		part(l->d, "glibc arenas (in-use unknown)",
+		     take_anon(l, arenas), true,
+		     "pid %d: [heap] + %zu arena heaps from smaps; in-use "
+		     "bytes not measured",
+		     p->pid, p->n_arenas);
+	}
+}
+
+static void ledger_anon(struct ledger *l, const struct diag_input *in)
+{
+	for (size_t i = 0; i < in->n_procs; i++) {
+		const struct diag_proc *p = &in->procs[i];
+
+		if (p->jvm)
+			ledger_jvm(l, p);
+		ledger_glibc(l, p);
+		if (!p->jvm && p->have_smaps && p->stack_rss_kb)
+			part(l->d, "thread stacks",
+			     take_anon(l, p->stack_rss_kb * KiB), false,
+			     "smaps pid %d", p->pid);
+	}
+	part(l->d, "other anonymous", l->anon_left, !in->have_snapshot,
+	     in->have_snapshot ? "not explained by the snapshot (grew after "
+				 "it, or anonymous mappings)"
+			       : "no pre-kill snapshot: anonymous memory is "
+				 "not broken down");
+}
+
+static void ledger_run(const struct diag_input *in, struct diagnosis *d)
+{
+	struct ledger l = {.d = d};
+	uint64_t sum = 0, anon = in->anon, file = in->file, shmem = in->shmem;
+	uint64_t kernel = kernel_bytes(in);
+	const char *src = "memcg stats at the kill";
+
+	if (!in->have_stats) {
+		anon = file = shmem = 0;
+		for (size_t i = 0; i < in->n_procs; i++) {
+			anon += in->procs[i].rss_anon_kb * KiB;
+			file += in->procs[i].rss_file_kb * KiB;
+			shmem += in->procs[i].rss_shmem_kb * KiB;
+		}
+		kernel = 0;
+		src = "process RSS (no memcg stats)";
+	}
+	l.anon_left = anon;
+	ledger_anon(&l, in);
+	part(d, "file cache", file > shmem ? file - shmem : 0, !in->have_stats,
+	     "%s: file minus shmem", src);
+	part(d, "shmem/tmpfs", shmem, !in->have_stats, "%s: shmem", src);
+	if (in->have_stats && in->have_kernel_total)
+		part(d, "kernel", kernel, false,
+		     "memcg kernel: stacks %s, page tables %s, slab %s, "
+		     "sockets "
+		     "%s",
+		     H(in->kernel_stack), H(in->pagetables), H(in->slab),
+		     H(in->sock));
+	else
+		part(d, "kernel", kernel, false,
+		     "memcg stacks+pagetables+slab+sock+percpu");
+	for (size_t i = 0; i < d->n_parts; i++)
+		sum += d->parts[i].bytes;
+	d->unreconciled = (int64_t)d->usage_bytes - (int64_t)sum;
+	if (d->unreconciled > 0)
+		part(d, "unreconciled", (uint64_t)d->unreconciled, true,
+		     "usage minus the parts above");
+}
+
+/* ---- verdicts ---- */
+
+static struct diag_verdict *verdict(struct diagnosis *d, enum diag_kind k,
+				    int confidence, uint64_t bytes)
+{
+	struct diag_verdict *v = &d->verdicts[d->n_verdicts++];
+
+	memset(v, 0, sizeof(*v));
+	v->kind = k;
+	v->confidence = confidence > 99 ? 99 : confidence;
+	v->bytes = bytes;
+	return v;
+}
+
+static void line(char (*lines)[DIAG_LINE], size_t *n, const char *fmt, ...)
+	_printf_(3, 4);
+
+static void line(char (*lines)[DIAG_LINE], size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n == DIAG_MAX_LINES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(lines[(*n)++], DIAG_LINE, fmt, ap);
+	va_end(ap);
+}
+
+#define EVID(v, ...) line((v)->evidence, &(v)->n_evidence, __VA_ARGS__)
+#define RECO(v, ...) line((v)->recommend, &(v)->n_recommend, __VA_ARGS__)
+
+static uint64_t part_bytes(const struct diagnosis *d, const char *name)
+{
+	for (size_t i = 0; i < d->n_parts; i++)
+		if (streq(d->parts[i].name, name))
+			return d->parts[i].bytes;
+	return 0;
+}
+
+/* Peak of the timeline (or the usage at the kill) × 1.25, in 64 MiB
+ * steps: the limit that would have held. */
+static uint64_t suggested_limit(const struct diag_input *in,
+				const struct diagnosis *d)
+{
+	uint64_t peak = d->usage_bytes;
+
+	for (size_t i = 0; i < in->n_tl; i++)
+		if (in->tl[i].usage > peak)
+			peak = in->tl[i].usage;
+	return round_up(peak + peak / 4, 64 * MiB);
+}
+
+static void v_shmem_kernel(const struct diag_input *in, struct diagnosis *d)
+{
+	uint64_t u = d->usage_bytes, s = part_bytes(d, "shmem/tmpfs");
+	uint64_t k = part_bytes(d, "kernel");
+	struct diag_verdict *v;
+
+	if (u && s * 10 >= u * 3) {
+		v = verdict(d, DIAG_TMPFS_SHMEM, 50 + (int)(pct(s, u) / 2), s);
+		EVID(v, "shmem/tmpfs holds %s, %.0f%% of the %s in use", H(s),
+		     pct(s, u), H(u));
+		EVID(v, "files in a memory-backed emptyDir or /dev/shm count "
+			"against the container's limit");
+		RECO(v,
+		     "give the emptyDir (medium: Memory) a sizeLimit below "
+		     "the container limit, e.g. sizeLimit: %lluMi",
+		     (unsigned long long)(round_up(s / 2, MiB) / MiB));
+		RECO(v, "or use a disk-backed emptyDir for scratch files");
+	}
+	if (u && k * 10 >= u * 3 && in->have_stats) {
+		v = verdict(d, DIAG_KERNEL_MEMORY, 50 + (int)(pct(k, u) / 2),
+			    k);
+		EVID(v,
+		     "kernel memory %s (%.0f%%): stacks %s, page tables %s, "
+		     "slab %s, sockets %s",
+		     H(k), pct(k, u), H(in->kernel_stack), H(in->pagetables),
+		     H(in->slab), H(in->sock));
+		RECO(v,
+		     "look for many threads, sockets or open files; raise the "
+		     "limit to %s if this is the steady state",
+		     H(suggested_limit(in, d)));
+	}
+}
+
+static const struct diag_nmt_cat *biggest_nmt(const struct diag_proc *p)
+{
+	const struct diag_nmt_cat *best = NULL;
+
+	for (size_t i = 0; i < p->n_nmt; i++)
+		if (!streq(p->nmt[i].name, "Java Heap") &&
+		    (!best || p->nmt[i].committed_kb > best->committed_kb))
+			best = &p->nmt[i];
+	return best;
+}
+
+static void reco_nmt(struct diag_verdict *v, const struct diag_nmt_cat *c)
+{
+	uint64_t b = c->committed_kb * KiB;
+
+	if (streq(c->name, "Other") || streq(c->name, "Internal"))
+		RECO(v,
+		     "cap direct buffers: -XX:MaxDirectMemorySize=%lluM "
+		     "(they are malloc'd under NMT \"%s\")",
+		     (unsigned long long)(round_up(b / 2, MiB) / MiB), c->name);
+	else if (streq(c->name, "Thread"))
+		RECO(v, "fewer threads or smaller stacks: -Xss512k, bounded "
+			"thread pools");
+	else if (streq(c->name, "Class") || streq(c->name, "Metaspace"))
+		RECO(v,
+		     "bound class metadata: -XX:MaxMetaspaceSize=%lluM and "
+		     "look for class loader leaks",
+		     (unsigned long long)(round_up(b, MiB) / MiB));
+	else if (streq(c->name, "Code"))
+		RECO(v, "-XX:ReservedCodeCacheSize=%lluM",
+		     (unsigned long long)(round_up(b, MiB) / MiB));
+	else
+		RECO(v, "run with -XX:NativeMemoryTracking=detail and compare "
+			"VM.native_memory baseline/diff over time");
+}
+
+static void v_jvm(const struct diag_input *in, struct diagnosis *d)
+{
+	uint64_t u = d->usage_bytes;
+
+	for (size_t i = 0; i < in->n_procs; i++) {
+		const struct diag_proc *p = &in->procs[i];
+		uint64_t heap = p->heap_committed_kb * KiB;
+		uint64_t native = nmt_nonheap_kb(p) * KiB;
+		struct diag_verdict *v;
+
+		if (!p->jvm)
+			continue;
+		if (p->have_heap && u &&
+		    (heap * 2 >= u ||
+		     p->heap_used_kb * 10 >= p->heap_max_kb * 9)) {
+			uint64_t lim = d->limit_bytes != UINT64_MAX
+					       ? d->limit_bytes
+					       : u;
+			int rp = (int)(pct(lim > native + 64 * MiB
+						   ? lim - native - 64 * MiB
+						   : lim / 2,
+					   lim));
+			v = verdict(d, DIAG_JAVA_HEAP,
+				    40 + (int)(pct(heap, u) / 2), heap);
+			EVID(v,
+			     "pid %d: Java heap committed %s of %s (max %s, "
+			     "used %s)",
+			     p->pid, H(heap), H(u), H(p->heap_max_kb * KiB),
+			     H(p->heap_used_kb * KiB));
+			RECO(v,
+			     "size the heap to leave room for native memory: "
+			     "-XX:MaxRAMPercentage=%d (heap + %s native must "
+			     "fit in %s)",
+			     rp > 10 ? rp : 10, H(native), H(lim));
+			RECO(v, "or raise the limit to %s",
+			     H(round_up(heap + native + native / 4, 64 * MiB)));
+		}
+		if (p->have_nmt && u && native * 10 >= u * 4) {
+			const struct diag_nmt_cat *c = biggest_nmt(p);
+
+			v = verdict(d, DIAG_JVM_NATIVE,
+				    40 + (int)(pct(native, u) / 2), native);
+			if (c) {
+				strlcpy_safe(v->detail, c->name,
+					     sizeof(v->detail));
+				EVID(v,
+				     "pid %d: NMT non-heap committed %s; "
+				     "largest: %s %s",
+				     p->pid, H(native), c->name,
+				     H(c->committed_kb * KiB));
+				reco_nmt(v, c);
+			}
+		}
+	}
+}
+
+static void v_glibc(const struct diag_input *in, struct diagnosis *d)
+{
+	uint64_t u = d->usage_bytes, kept = part_bytes(d, "glibc retention");
+	uint64_t unknown = part_bytes(d, "glibc arenas (in-use unknown)");
+	struct diag_verdict *v = NULL;
+	const struct diag_proc *top = NULL;
+	bool jvm = false;
+
+	for (size_t i = 0; i < in->n_procs; i++) {
+		const struct diag_proc *p = &in->procs[i];
+
+		jvm |= p->jvm;
+		if (p->have_smaps &&
+		    (!top || p->arena_rss_kb + p->heap_rss_kb >
+				     top->arena_rss_kb + top->heap_rss_kb))
+			top = p;
+	}
+	if (u && kept * 5 >= u)
+		v = verdict(d, DIAG_GLIBC_RETENTION,
+			    55 + (int)(pct(kept, u) / 2), kept);
+	else if (u && unknown * 5 >= u * 2 && top && top->n_arenas >= 4)
+		v = verdict(d, DIAG_GLIBC_RETENTION, 35, unknown);
+	if (!v)
+		return;
+	if (kept)
+		EVID(v,
+		     "glibc keeps %s of freed memory, %.0f%% of the %s in "
+		     "use",
+		     H(v->bytes), pct(v->bytes, u), H(u));
+	else
+		EVID(v,
+		     "glibc's arenas hold %s, %.0f%% of the %s in use, "
+		     "spread over many arenas",
+		     H(v->bytes), pct(v->bytes, u), H(u));
+	if (top)
+		EVID(v, "pid %d: [heap] RSS %s and %zu arena heaps with %s RSS",
+		     top->pid, H(top->heap_rss_kb * KiB), top->n_arenas,
+		     H(top->arena_rss_kb * KiB));
+	if (!kept)
+		EVID(v, "in-use bytes not measured: an estimate from the arena "
+			"layout (enable the sidecar's --allocator-probe ptrace "
+			"to confirm)");
+	for (size_t i = 0; top && i < in->n_procs; i++)
+		if (in->procs[i].have_trim) {
+			const struct diag_proc *p = &in->procs[i];
+			uint64_t back =
+				p->trim_before_kb > p->trim_after_kb
+					? p->trim_before_kb - p->trim_after_kb
+					: 0;
+			EVID(v,
+			     "trim test on pid %d: RSS %s → %s, %s given "
+			     "back",
+			     p->pid, H(p->trim_before_kb * KiB),
+			     H(p->trim_after_kb * KiB), H(back * KiB));
+			if (back * KiB * 2 >= v->bytes)
+				v->confidence = 95;
+		}
+	RECO(v, "MALLOC_ARENA_MAX=2 (fewer arenas keep less), or "
+		"GLIBC_TUNABLES=glibc.malloc.arena_max=2:glibc.malloc."
+		"trim_threshold=131072");
+	if (jvm)
+		RECO(v,
+		     "-XX:TrimNativeHeapInterval=60000 (JDK 17.0.9+, 21.0.1+),"
+		     " or jcmd PID System.trim_native_heap");
+	RECO(v, "or preload jemalloc (LD_PRELOAD=libjemalloc.so.2), which "
+		"returns freed memory to the kernel");
+}
+
+/* Least squares over the timeline: slope (bytes/s) and R². */
+static void regress(const struct diag_input *in, double *ret_slope,
+		    double *ret_r2)
+{
+	double n = (double)in->n_tl, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0;
+
+	for (size_t i = 0; i < in->n_tl; i++) {
+		double x = in->tl[i].t, y = (double)in->tl[i].usage;
+
+		sx += x;
+		sy += y;
+		sxx += x * x;
+		sxy += x * y;
+		syy += y * y;
+	}
+	double vx = n * sxx - sx * sx, vy = n * syy - sy * sy;
+	double cov = n * sxy - sx * sy;
+
+	*ret_slope = vx > 0 ? cov / vx : 0;
+	*ret_r2 = vx > 0 && vy > 0 ? cov * cov / (vx * vy) : 0;
+}
+
+static void v_timeline(const struct diag_input *in, struct diagnosis *d)
+{
+	uint64_t lim = d->limit_bytes, low = UINT64_MAX, near = 0;
+	double span, slope, r2, low_t = 0, start_t = 0;
+	bool started = false, linear;
+	struct diag_verdict *v;
+
+	if (in->n_tl < 3 || lim == UINT64_MAX)
+		return;
+	span = in->tl[in->n_tl - 1].t - in->tl[0].t;
+	for (size_t i = 0; i < in->n_tl; i++) {
+		const struct diag_sample *s = &in->tl[i];
+
+		if (s->nprocs && !started) {
+			started = true;
+			start_t = s->t;
+		}
+		if (s->t >= -10.0 && s->usage < low && s->nprocs) {
+			low = s->usage;
+			low_t = s->t;
+		}
+		near += s->usage * 100 >= lim * 85;
+	}
+	regress(in, &slope, &r2);
+	linear = in->n_tl >= 10 && span >= 10 && slope > 0 && r2 >= 0.8;
+	if (!linear && low != UINT64_MAX && low * 2 <= lim) {
+		/* A workload that hits the limit right after it started is
+		 * as likely sized too small as bursting: say which. */
+		bool young = start_t >= -10.0 && low_t - start_t < 1.5;
+
+		v = verdict(d, DIAG_SPIKE, young ? 45 : 70,
+			    d->usage_bytes - low);
+		EVID(v,
+		     "usage went from %s (%.0f%% of the limit) to the limit "
+		     "in the last %.1f s",
+		     H(low), pct(low, lim), -low_t);
+		if (young)
+			EVID(v,
+			     "the workload started only %.1f s before the "
+			     "kill",
+			     -start_t);
+		RECO(v,
+		     "find what allocates in a burst (a large request, a "
+		     "batch); bound it, or raise the limit to %s",
+		     H(suggested_limit(in, d)));
+	} else if (linear) {
+		v = verdict(d, DIAG_NATIVE_GROWTH, 45 + (int)(r2 * 30),
+			    (uint64_t)(slope * span));
+		EVID(v,
+		     "usage grew steadily by %s/min over %.0f s (R² %.2f) "
+		     "until the limit",
+		     H((uint64_t)(slope * 60)), span, r2);
+		RECO(v, "a leak is likely: profile allocations (heaptrack, "
+			"valgrind --tool=massif, jemalloc prof) on a copy");
+		RECO(v,
+		     "a higher limit only delays the kill: at this rate %s "
+		     "lasts %.0f more minutes",
+		     H(suggested_limit(in, d)),
+		     (double)(suggested_limit(in, d) - d->usage_bytes) / slope /
+			     60);
+	}
+	if (span >= 30 && near * 10 >= in->n_tl * 8 && !linear) {
+		v = verdict(d, DIAG_LIMIT_TOO_LOW, 60, lim);
+		EVID(v,
+		     "usage stayed above 85%% of the %s limit for %.0f%% of "
+		     "the last %.0f s",
+		     H(lim), pct(near, in->n_tl), span);
+		RECO(v, "raise the limit to %s (peak × 1.25)",
+		     H(suggested_limit(in, d)));
+	}
+}
+
+static void v_child(const struct diag_input *in, struct diagnosis *d)
+{
+	const struct diag_proc *victim = NULL;
+	struct diag_verdict *v;
+	bool child = false;
+
+	for (size_t i = 0; i < in->n_procs; i++)
+		if (in->procs[i].pid == in->victim_pid)
+			victim = &in->procs[i];
+	if (!in->victim_pid)
+		return;
+	if (in->main_pid && in->victim_pid != in->main_pid)
+		child = true;
+	for (size_t i = 0; victim && i < in->n_procs; i++)
+		if (in->procs[i].pid == victim->ppid)
+			child = true;
+	if (!child)
+		return;
+	v = verdict(d, DIAG_CHILD_PROCESS, 75, 0);
+	EVID(v, "the victim, pid %d%s%s, is not the container's main process%s",
+	     in->victim_pid, victim ? " " : "", victim ? victim->comm : "",
+	     in->main_pid ? "" : " (its parent runs in the same cgroup)");
+	RECO(v, "a helper process (a fork, a shell-out, a sidecar script) used "
+		"the memory: bound it or give it its own container");
+}
+
+static int by_confidence(const void *a, const void *b)
+{
+	const struct diag_verdict *x = a, *y = b;
+
+	return y->confidence - x->confidence;
+}
+
+static void summarize(const struct diag_input *in, struct diagnosis *d)
+{
+	const struct diag_verdict *v = &d->verdicts[0];
+	char lim[24] = "no limit";
+
+	if (d->limit_bytes != UINT64_MAX)
+		human(lim, sizeof(lim), d->limit_bytes);
+	if (v->kind == DIAG_UNKNOWN || !v->bytes)
+		snprintf(d->summary, sizeof(d->summary),
+			 "%s%s%s at %s of %s; %.150s", diag_kind_name(v->kind),
+			 v->detail[0] ? ":" : "", v->detail, H(d->usage_bytes),
+			 lim,
+			 v->n_recommend ? v->recommend[0] : "see the ledger");
+	else
+		snprintf(d->summary, sizeof(d->summary),
+			 "%s%s%s, %s of the %s limit; %.150s",
+			 diag_kind_name(v->kind), v->detail[0] ? ":" : "",
+			 v->detail, H(v->bytes), lim,
+			 v->n_recommend ? v->recommend[0] : "");
+	(void)in;
+}
+
+int diagnosis_run(const struct diag_input *in, struct diagnosis *ret)
+{
+	struct diagnosis *d = ret;
+	struct diag_verdict *v;
+
+	memset(d, 0, sizeof(*d));
+	d->usage_bytes = in->have_usage ? in->usage_bytes : 0;
+	d->limit_bytes = in->limit_bytes;
+	ledger_run(in, d);
+	v_jvm(in, d);
+	v_glibc(in, d);
+	v_shmem_kernel(in, d);
+	v_timeline(in, d);
+	v_child(in, d);
+	qsort(d->verdicts, d->n_verdicts, sizeof(*d->verdicts), by_confidence);
+	if (!d->n_verdicts || d->verdicts[0].confidence < 30) {
+		v = verdict(d, DIAG_UNKNOWN, 20, d->usage_bytes);
+		EVID(v,
+		     "no single part of the ledger dominates and the timeline "
+		     "%s",
+		     in->n_tl ? "shows no clear pattern"
+			      : "is missing (no sidecar)");
+		if (d->limit_bytes != UINT64_MAX)
+			RECO(v,
+			     "raise the limit to %s, and opt the pod in to "
+			     "pre-kill snapshots (oomlens.io/capture: "
+			     "\"true\")",
+			     H(suggested_limit(in, d)));
+		qsort(d->verdicts, d->n_verdicts, sizeof(*d->verdicts),
+		      by_confidence);
+	}
+	summarize(in, d);
+	return 0;
+}
+
+/* ---- diagnosis.json ---- */
+
+static struct json_object *lines_json(char (*lines)[DIAG_LINE], size_t n)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		json_object_array_add(a, json_object_new_string(lines[i]));
+	return a;
+}
+
+static struct json_object *verdict_json(const struct diag_verdict *v)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "verdict",
+			       json_object_new_string(diag_kind_name(v->kind)));
+	if (v->detail[0])
+		json_object_object_add(o, "detail",
+				       json_object_new_string(v->detail));
+	json_object_object_add(o, "confidence",
+			       json_object_new_int(v->confidence));
+	json_object_object_add(o, "bytes", json_object_new_uint64(v->bytes));
+	json_object_object_add(
+		o, "evidence",
+		lines_json((char(*)[DIAG_LINE])v->evidence, v->n_evidence));
+	json_object_object_add(
+		o, "recommendations",
+		lines_json((char(*)[DIAG_LINE])v->recommend, v->n_recommend));
+	return o;
+}
+
+struct json_object *diagnosis_to_json(const struct diagnosis *d)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *parts = json_object_new_array();
+	struct json_object *vs = json_object_new_array();
+
+	if (!o || !parts || !vs) {
+		json_object_put(o);
+		json_object_put(parts);
+		json_object_put(vs);
+		return NULL;
+	}
+	json_object_object_add(
+		o, "schema", json_object_new_string("oomlens.io/diagnosis/v1"));
+	json_object_object_add(
+		o, "verdict",
+		json_object_new_string(diag_kind_name(d->verdicts[0].kind)));
+	json_object_object_add(o, "summary",
+			       json_object_new_string(d->summary));
+	json_object_object_add(o, "usage_bytes",
+			       json_object_new_uint64(d->usage_bytes));
+	json_object_object_add(
+		o, "limit_bytes",
+		d->limit_bytes == UINT64_MAX
+			? NULL
+			: json_object_new_uint64(d->limit_bytes));
+	for (size_t i = 0; i < d->n_parts; i++) {
+		const struct diag_part *p = &d->parts[i];
+		struct json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "name",
+				       json_object_new_string(p->name));
+		json_object_object_add(e, "bytes",
+				       json_object_new_uint64(p->bytes));
+		json_object_object_add(e, "source",
+				       json_object_new_string(p->source));
+		json_object_object_add(e, "estimate",
+				       json_object_new_boolean(p->estimate));
+		json_object_array_add(parts, e);
+	}
+	json_object_object_add(o, "ledger", parts);
+	json_object_object_add(o, "unreconciled_bytes",
+			       json_object_new_int64(d->unreconciled));
+	for (size_t i = 0; i < d->n_verdicts; i++)
+		json_object_array_add(vs, verdict_json(&d->verdicts[i]));
+	json_object_object_add(o, "verdicts", vs);
+	return o;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* recorder: the sidecar's flight recorder. A ring of the last 600 samples
+ * (per process RSS anon/file/shmem, swap, threads; the cgroup's usage and
+ * limit), the processes seen (with their end time once gone), threshold
+ * crossings with re-arm, and a growth prediction. Pure logic: the caller
+ * samples /proc and the cgroup, and writes the JSON it gets back. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/strbuf.h"
+
+struct json_object;
+
+#define REC_RING_MAX 600
+#define REC_MAX_THRESHOLDS 8
+#define REC_REARM_POINTS 5.0 /* re-armed 5 points below the threshold */
+#define REC_PREDICT_WINDOW 5 /* samples used for the growth rate */
+#define REC_PROCS_MAX 1024   /* ended processes beyond this are dropped */
+
+struct rec_thresholds {
+	unsigned pct[REC_MAX_THRESHOLDS]; /* ascending, 1..100 */
+	bool armed[REC_MAX_THRESHOLDS];
+	size_t n;
+};
+
+/* Parses "80,90,95" (ascending after sorting, duplicates dropped, each
+ * 1..100, at most REC_MAX_THRESHOLDS). All armed. Returns 0 or -EINVAL. */
+int rec_thresholds_parse(const char *s, struct rec_thresholds *ret);
+
+/* Feeds the current usage in percent of the limit. Returns the highest
+ * threshold crossed upward since it was last armed (all crossed ones are
+ * disarmed: one snapshot for a jump over several), or 0 when none. A
+ * threshold is re-armed when pct falls REC_REARM_POINTS below it. */
+unsigned rec_thresholds_update(struct rec_thresholds *t, double pct);
+
+struct rec_proc_sample {
+	int pid;
+	int threads;
+	uint64_t rss_kb, anon_kb, file_kb, shmem_kb, swap_kb;
+};
+
+struct rec_sample {
+	uint64_t t_us;	  /* CLOCK_REALTIME */
+	uint64_t mono_us; /* CLOCK_MONOTONIC */
+	uint64_t usage;	  /* bytes: the cgroup's, else the RSS sum */
+	uint64_t limit;	  /* bytes; 0 when unknown or unlimited */
+	struct rec_proc_sample *procs; /* owned by the recorder once added */
+	size_t n_procs;
+	char *json; /* the sample serialized once, by recorder_add() */
+};
+
+struct rec_proc {
+	int pid;
+	char name[64];
+	char *cmdline; /* redacted; owned */
+	uint64_t first_us, last_us;
+	uint64_t end_us; /* 0 while alive */
+};
+
+struct recorder {
+	struct rec_sample ring[REC_RING_MAX];
+	size_t head, count; /* oldest at head */
+	struct rec_proc *procs;
+	size_t n_procs;
+	struct json_object *snapshots; /* array: what was taken and why */
+	struct json_object *trims;     /* array: trims done (--trim) */
+	uint64_t last_snapshot_mono_us;
+	bool any_snapshot;
+};
+
+void recorder_init(struct recorder *r);
+void recorder_release(struct recorder *r);
+
+/* Appends a sample; the recorder takes s->procs (also on failure) and
+ * drops the oldest sample beyond REC_RING_MAX. Returns 0 or -ENOMEM. */
+int recorder_add(struct recorder *r, struct rec_sample *s);
+
+/* The i-th sample, 0 = oldest; NULL when out of range. */
+const struct rec_sample *recorder_sample(const struct recorder *r, size_t i);
+
+/* Notes a process as alive at t_us (adds it when new; name and cmdline
+ * copied). Beyond REC_PROCS_MAX entries the oldest ended process is
+ * forgotten (a shell loop must not grow the timeline forever). Returns 0
+ * or -ENOMEM. */
+int recorder_proc_seen(struct recorder *r, int pid, const char *name,
+		       const char *cmdline, uint64_t t_us);
+/* Marks a process as gone at t_us (no-op when unknown or already gone). */
+void recorder_proc_ended(struct recorder *r, int pid, uint64_t t_us);
+/* True when pid is known and not ended. */
+bool recorder_proc_alive(const struct recorder *r, int pid);
+
+/* Seconds until usage reaches the limit at the growth rate of the last
+ * `window` samples (least squares), or a negative value when the limit is
+ * unknown, usage is not growing, or there are fewer than 3 samples. */
+double recorder_predict_s(const struct recorder *r, size_t window);
+
+/* Records a snapshot in the timeline ("reason": "threshold-90",
+ * "predicted", …; dir relative to the spool). */
+int recorder_note_snapshot(struct recorder *r, uint64_t t_us, uint64_t mono_us,
+			   const char *reason, const char *dir, uint64_t usage,
+			   uint64_t limit);
+
+/* Records a trim of pid (--trim): the command and VmRSS before/after in
+ * bytes, "trims":[{"t_ms","pid","command","rss_before","rss_after"}]. */
+int recorder_note_trim(struct recorder *r, uint64_t t_us, int pid,
+		       const char *command, uint64_t rss_before,
+		       uint64_t rss_after);
+
+/* Builds timeline.json: {"schema":"oomlens.io/timeline/v1", "cgroup",
+ * "interval_ms", "samples":[{"t_ms","usage","limit","procs":[…]}],
+ * "processes":[{"pid","name","cmdline","first_ms","last_ms","end_ms"}],
+ * "snapshots":[…], "trims":[…]}. New reference, NULL on allocation
+ * failure. */
+struct json_object *recorder_timeline_json(const struct recorder *r,
+					   const char *cgroup,
+					   unsigned interval_ms);
+
+/* The same document as text, appended to out, built from the samples
+ * serialized once when added: cheap enough to rewrite every second with
+ * 600 samples of 50 processes. Returns 0, -ENOMEM or -E2BIG. */
+int recorder_timeline_write(const struct recorder *r, const char *cgroup,
+			    unsigned interval_ms, struct strbuf *out);

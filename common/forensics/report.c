@@ -1,0 +1,834 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* report.html: one page a person reads at a glance. */
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "forensics/bundle.h"
+#include "base/parse.h"
+#include "forensics/report.h"
+#include "base/util.h"
+
+#define MiB (1024.0 * 1024.0)
+
+static const char *const palette[] = {
+	"#d9534f", "#f0ad4e", "#5bc0de", "#5cb85c", "#9b59b6", "#34495e",
+	"#e67e22", "#16a085", "#c0392b", "#7f8c8d", "#2980b9", "#8e44ad",
+};
+
+int report_html_escape(struct strbuf *out, const char *s)
+{
+	int r = 0;
+
+	for (; r >= 0 && s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		switch (c) {
+		case '&':
+			r = strbuf_adds(out, "&amp;");
+			break;
+		case '<':
+			r = strbuf_adds(out, "&lt;");
+			break;
+		case '>':
+			r = strbuf_adds(out, "&gt;");
+			break;
+		case '"':
+			r = strbuf_adds(out, "&quot;");
+			break;
+		case '\'':
+			r = strbuf_adds(out, "&#39;");
+			break;
+		default:
+			if (c < 0x20 && c != '\n' && c != '\t')
+				r = strbuf_addf(out, "&#%u;", 0x2400 + c);
+			else
+				r = strbuf_addch(out, (char)c);
+		}
+	}
+	return r;
+}
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	if (o)
+		json_object_object_get_ex(o, key, &v);
+	return v;
+}
+
+static const char *jstr(struct json_object *o, const char *key)
+{
+	struct json_object *v = get(o, key);
+
+	return v && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : "";
+}
+
+static double getd(struct json_object *o, const char *key)
+{
+	struct json_object *v = get(o, key);
+
+	return v ? json_object_get_double(v) : 0;
+}
+
+static const char *mib(char *buf, size_t n, double bytes)
+{
+	if (bytes >= 1024 * MiB)
+		snprintf(buf, n, "%.2f GiB", bytes / (1024 * MiB));
+	else if (bytes >= 10 * MiB)
+		snprintf(buf, n, "%.0f MiB", bytes / MiB);
+	else
+		snprintf(buf, n, "%.1f MiB", bytes / MiB);
+	return buf;
+}
+
+#define M(x) mib((char[32]){0}, 32, (x))
+
+struct page {
+	const struct bundle *b;
+	struct strbuf *out;
+	struct json_object *man, *diag, *tl;
+	int r;
+};
+
+static void out(struct page *p, const char *s)
+{
+	if (p->r >= 0)
+		p->r = strbuf_adds(p->out, s);
+}
+
+static void outf(struct page *p, const char *fmt, ...) _printf_(2, 3);
+static void outf(struct page *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->r < 0)
+		return;
+	va_start(ap, fmt);
+	p->r = strbuf_vaddf(p->out, fmt, ap);
+	va_end(ap);
+}
+
+static void esc(struct page *p, const char *s)
+{
+	if (p->r >= 0)
+		p->r = report_html_escape(p->out, s);
+}
+
+static const char css[] =
+	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;"
+	"margin:0;background:#f5f6f8;color:#1d2330}"
+	"main{max-width:1100px;margin:0 auto;padding:20px}"
+	"h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:0 0 10px}"
+	".sub{color:#5a6372}.card{background:#fff;border-radius:8px;"
+	"box-shadow:0 1px 3px rgba(0,0,0,.12);padding:16px;margin:14px 0}"
+	".verdict{border-left:6px solid #d9534f}"
+	".vname{font-size:22px;font-weight:700;color:#b52b27}"
+	".conf{display:inline-block;background:#eef;border-radius:10px;"
+	"padding:1px 8px;margin-left:8px;font-size:12px;color:#334}"
+	".other{color:#5a6372;font-size:13px}"
+	"table{border-collapse:collapse;width:100%}"
+	"td,th{padding:4px 8px;border-bottom:1px solid #e4e6ea;text-align:left;"
+	"font-variant-numeric:tabular-nums}th{color:#5a6372;font-weight:600}"
+	"td.n,th.n{text-align:right}.victim{background:#fdecea}"
+	".sw{display:inline-block;width:11px;height:11px;border-radius:2px;"
+	"margin-right:6px;vertical-align:-1px}"
+	"pre{background:#1d2330;color:#e6e6e6;padding:12px;overflow:auto;"
+	"font-size:12px;border-radius:6px}code{font-size:13px}"
+	"li{margin:3px 0}.est{color:#8a6d3b;font-size:12px}"
+	"svg text{font-size:11px;fill:#5a6372}";
+
+static void page_head(struct page *p)
+{
+	struct json_object *victims = get(p->man, "victims");
+	struct json_object *v0 = victims && json_object_array_length(victims)
+					 ? json_object_array_get_idx(victims, 0)
+					 : NULL;
+
+	out(p,
+	    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	    "<meta name=\"viewport\" content=\"width=device-width\">"
+	    "<meta http-equiv=\"Content-Security-Policy\" content=\""
+	    "default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
+	    "<title>oomlens: ");
+	esc(p, jstr(p->diag, "verdict"));
+	out(p, " — ");
+	esc(p, jstr(v0, "comm"));
+	outf(p, "</title><style>%s</style></head><body><main>\n", css);
+	out(p, "<h1>OOM kill of ");
+	esc(p, v0 ? jstr(v0, "comm") : "an unknown process");
+	if (v0)
+		outf(p, " (pid %d)", json_object_get_int(get(v0, "pid")));
+	out(p, " in <code>");
+	esc(p, jstr(p->man, "pod")[0] ? jstr(p->man, "pod")
+				      : jstr(p->man, "cgroup"));
+	out(p, "</code></h1><div class=\"sub\">");
+	esc(p, jstr(p->man, "captured_at"));
+	out(p, " · node ");
+	esc(p, jstr(p->man, "node"));
+	out(p, " · cgroup <code>");
+	esc(p, jstr(p->man, "cgroup"));
+	out(p, "</code> · bundle ");
+	esc(p, bundle_id(p->b));
+	out(p, "</div>\n");
+}
+
+static void list(struct page *p, struct json_object *arr)
+{
+	out(p, "<ul>");
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+		out(p, "<li>");
+		esc(p,
+		    json_object_get_string(json_object_array_get_idx(arr, i)));
+		out(p, "</li>");
+	}
+	out(p, "</ul>");
+}
+
+static void page_verdict(struct page *p)
+{
+	struct json_object *vs = get(p->diag, "verdicts"), *v;
+	size_t n = vs ? json_object_array_length(vs) : 0;
+
+	if (!n) {
+		out(p, "<section class=\"card verdict\"><div class=\"vname\">"
+		       "no diagnosis</div></section>");
+		return;
+	}
+	v = json_object_array_get_idx(vs, 0);
+	out(p, "<section class=\"card verdict\"><div class=\"vname\">");
+	esc(p, jstr(v, "verdict"));
+	if (jstr(v, "detail")[0]) {
+		out(p, ": ");
+		esc(p, jstr(v, "detail"));
+	}
+	outf(p, "<span class=\"conf\">confidence %d%%</span></div><p>",
+	     json_object_get_int(get(v, "confidence")));
+	esc(p, jstr(p->diag, "summary"));
+	out(p, "</p><h2>Evidence</h2>");
+	list(p, get(v, "evidence"));
+	out(p, "<h2>What to change</h2>");
+	list(p, get(v, "recommendations"));
+	for (size_t i = 1; i < n; i++) {
+		v = json_object_array_get_idx(vs, i);
+		out(p, "<div class=\"other\">also: <b>");
+		esc(p, jstr(v, "verdict"));
+		outf(p, "</b> (confidence %d%%) — ",
+		     json_object_get_int(get(v, "confidence")));
+		if (get(v, "evidence") &&
+		    json_object_array_length(get(v, "evidence")))
+			esc(p, json_object_get_string(json_object_array_get_idx(
+				       get(v, "evidence"), 0)));
+		out(p, "</div>");
+	}
+	out(p, "</section>\n");
+}
+
+static void page_ledger(struct page *p)
+{
+	struct json_object *parts = get(p->diag, "ledger");
+	double usage = getd(p->diag, "usage_bytes");
+	double limit = getd(p->diag, "limit_bytes");
+	double scale = limit > usage ? limit : usage, x = 0;
+	size_t n = parts ? json_object_array_length(parts) : 0;
+
+	if (!n || scale <= 0)
+		return;
+	out(p, "<section class=\"card\"><h2>Where the memory was at the kill"
+	       "</h2><svg viewBox=\"0 0 1000 56\" width=\"100%\" "
+	       "role=\"img\" aria-label=\"ledger\">");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(parts, i);
+		double w = getd(e, "bytes") / scale * 1000;
+
+		outf(p,
+		     "<rect x=\"%.1f\" y=\"4\" width=\"%.1f\" height=\"32\" "
+		     "fill=\"%s\"><title>",
+		     x, w, palette[i % ARRAY_SIZE(palette)]);
+		esc(p, jstr(e, "name"));
+		outf(p, ": %s</title></rect>", M(getd(e, "bytes")));
+		x += w;
+	}
+	if (limit > 0)
+		outf(p,
+		     "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" y2=\"40\" "
+		     "stroke=\"#b52b27\" stroke-width=\"2\"/>"
+		     "<text x=\"%.1f\" y=\"52\" text-anchor=\"end\">limit %s"
+		     "</text>",
+		     limit / scale * 1000 - 1, limit / scale * 1000 - 1,
+		     limit / scale * 1000 - 1, M(limit));
+	out(p, "</svg><table><tr><th></th><th>part</th><th class=\"n\">size"
+	       "</th><th class=\"n\">of usage</th><th>source</th></tr>");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(parts, i);
+
+		outf(p,
+		     "<tr><td><span class=\"sw\" style=\"background:%s\">"
+		     "</span></td><td>",
+		     palette[i % ARRAY_SIZE(palette)]);
+		esc(p, jstr(e, "name"));
+		outf(p,
+		     "</td><td class=\"n\">%s</td><td class=\"n\">%.0f%%"
+		     "</td><td>",
+		     M(getd(e, "bytes")),
+		     usage > 0 ? 100 * getd(e, "bytes") / usage : 0);
+		esc(p, jstr(e, "source"));
+		if (json_object_get_boolean(get(e, "estimate")))
+			out(p, " <span class=\"est\">(estimate)</span>");
+		out(p, "</td></tr>");
+	}
+	outf(p,
+	     "<tr><td></td><td><b>usage at the kill</b></td><td class=\"n\">"
+	     "<b>%s</b></td><td></td><td>unreconciled: %s</td></tr>"
+	     "</table></section>\n",
+	     M(usage), M(getd(p->diag, "unreconciled_bytes")));
+}
+
+#define TL_W 1000.0
+#define TL_H 260.0
+#define TL_L 60.0 /* left margin for the axis */
+#define TL_B 24.0 /* bottom margin */
+#define TL_MAXP 8 /* processes drawn; the rest are summed */
+
+struct tl_geom {
+	double t0, t1, ymax;
+};
+
+static double tx(const struct tl_geom *g, double t)
+{
+	return TL_L + (t - g->t0) / (g->t1 - g->t0) * (TL_W - TL_L - 10);
+}
+
+static double ty(const struct tl_geom *g, double v)
+{
+	return (TL_H - TL_B) - v / g->ymax * (TL_H - TL_B - 8);
+}
+
+static int proc_slot(int *pids, size_t *n, int pid)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (pids[i] == pid)
+			return (int)i;
+	if (*n < TL_MAXP) {
+		pids[*n] = pid;
+		return (int)(*n)++;
+	}
+	return TL_MAXP; /* "others" */
+}
+
+static double proc_rss(struct json_object *pr)
+{
+	return (getd(pr, "anon_kb") + getd(pr, "file_kb") +
+		getd(pr, "shmem_kb")) *
+	       1024;
+}
+
+/* Stacked areas: one polygon per process slot, bottom to top. */
+static void tl_stack(struct page *p, const struct tl_geom *g,
+		     struct json_object *samples, double kill_ms)
+{
+	size_t n = json_object_array_length(samples), np = 0;
+	int pids[TL_MAXP];
+	double *acc = calloc(n * (TL_MAXP + 2), sizeof(double));
+
+	if (!acc)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *pr =
+			get(json_object_array_get_idx(samples, i), "procs");
+		for (size_t j = 0; pr && j < json_object_array_length(pr);
+		     j++) {
+			struct json_object *e =
+				json_object_array_get_idx(pr, j);
+			int s = proc_slot(pids, &np,
+					  json_object_get_int(get(e, "pid")));
+			acc[i * (TL_MAXP + 2) + (size_t)s + 1] += proc_rss(e);
+		}
+		for (size_t s = 1; s < TL_MAXP + 2; s++) /* cumulative */
+			acc[i * (TL_MAXP + 2) + s] +=
+				acc[i * (TL_MAXP + 2) + s - 1];
+	}
+	for (size_t s = 1; s <= np + 1 && s < TL_MAXP + 2; s++) {
+		outf(p, "<polygon fill=\"%s\" fill-opacity=\".35\" points=\"",
+		     palette[(s + 1) % ARRAY_SIZE(palette)]);
+		for (size_t i = 0; i < n; i++) {
+			double t = (getd(json_object_array_get_idx(samples, i),
+					 "t_ms") -
+				    kill_ms) /
+				   1000;
+			outf(p, "%.1f,%.1f ", tx(g, t),
+			     ty(g, acc[i * (TL_MAXP + 2) + s]));
+		}
+		for (size_t i = n; i-- > 0;) {
+			double t = (getd(json_object_array_get_idx(samples, i),
+					 "t_ms") -
+				    kill_ms) /
+				   1000;
+			outf(p, "%.1f,%.1f ", tx(g, t),
+			     ty(g, acc[i * (TL_MAXP + 2) + s - 1]));
+		}
+		if (s <= np)
+			outf(p, "\"><title>pid %d RSS</title></polygon>",
+			     pids[s - 1]);
+		else
+			out(p, "\"><title>other processes</title></polygon>");
+	}
+	free(acc);
+}
+
+static void tl_frame(struct page *p, const struct tl_geom *g, double limit,
+		     struct json_object *snaps, double kill_ms)
+{
+	static const int pcts[] = {80, 90, 95};
+
+	for (int i = 0; i <= 4; i++) {
+		double v = g->ymax * i / 4;
+		outf(p,
+		     "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" "
+		     "stroke=\"#e4e6ea\"/><text x=\"%.0f\" y=\"%.1f\" "
+		     "text-anchor=\"end\">%s</text>",
+		     TL_L, TL_W - 10, ty(g, v), ty(g, v), TL_L - 4,
+		     ty(g, v) + 4, M(v));
+	}
+	if (limit > 0) {
+		outf(p,
+		     "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" "
+		     "stroke=\"#b52b27\" stroke-width=\"2\"/>",
+		     TL_L, TL_W - 10, ty(g, limit), ty(g, limit));
+		for (size_t i = 0; i < ARRAY_SIZE(pcts); i++)
+			outf(p,
+			     "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" "
+			     "y2=\"%.1f\" stroke=\"#f0ad4e\" "
+			     "stroke-dasharray=\"4 4\"><title>%d%% of the "
+			     "limit</title></line>",
+			     TL_L, TL_W - 10, ty(g, limit * pcts[i] / 100),
+			     ty(g, limit * pcts[i] / 100), pcts[i]);
+	}
+	for (size_t i = 0; snaps && i < json_object_array_length(snaps); i++) {
+		struct json_object *s = json_object_array_get_idx(snaps, i);
+		double x = tx(g, (getd(s, "t_ms") - kill_ms) / 1000);
+
+		outf(p,
+		     "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"8\" y2=\"%.0f\" "
+		     "stroke=\"#2980b9\" stroke-dasharray=\"2 3\"/>"
+		     "<text x=\"%.1f\" y=\"%.0f\" fill=\"#2980b9\">snapshot ",
+		     x, x, TL_H - TL_B, x + 3, 18.0 + 12 * (double)(i % 3));
+		esc(p, jstr(s, "reason"));
+		out(p, "</text>");
+	}
+	outf(p,
+	     "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"8\" y2=\"%.0f\" "
+	     "stroke=\"#b52b27\" stroke-width=\"2\"/><text x=\"%.1f\" "
+	     "y=\"%.0f\" text-anchor=\"end\" fill=\"#b52b27\">kill</text>"
+	     "<text x=\"%.0f\" y=\"%.0f\">%.0f s</text><text x=\"%.0f\" "
+	     "y=\"%.0f\" text-anchor=\"end\">0 s</text>",
+	     tx(g, 0), tx(g, 0), TL_H - TL_B, tx(g, 0) - 3, 14.0, TL_L,
+	     TL_H - 6, g->t0, TL_W - 10, TL_H - 6);
+}
+
+static void page_timeline(struct page *p)
+{
+	struct json_object *samples = get(p->tl, "samples");
+	size_t n = samples ? json_object_array_length(samples) : 0;
+	double kill_ms = getd(p->man, "killed_at_ms"), limit = 0;
+	struct tl_geom g = {0, 0, 0};
+
+	if (n < 2) {
+		out(p,
+		    "<section class=\"card\"><h2>Timeline</h2><p class=\"sub\">"
+		    "No flight recorder timeline in this bundle: run the "
+		    "sidecar next to the workload to see the minutes before "
+		    "the kill.</p></section>\n");
+		return;
+	}
+	if (kill_ms <= 0)
+		kill_ms =
+			getd(json_object_array_get_idx(samples, n - 1), "t_ms");
+	g.t0 = (getd(json_object_array_get_idx(samples, 0), "t_ms") - kill_ms) /
+	       1000;
+	g.t1 = 0;
+	if (g.t0 >= g.t1)
+		g.t0 = g.t1 - 1;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *s = json_object_array_get_idx(samples, i);
+		double u = getd(s, "usage"), l = getd(s, "limit");
+
+		g.ymax = fmax(g.ymax, u);
+		if (l > 0 && l < 1e18)
+			limit = l;
+	}
+	g.ymax = fmax(g.ymax, limit) * 1.08 + 1;
+	outf(p,
+	     "<section class=\"card\"><h2>Timeline: the last %.0f s before "
+	     "the kill</h2><svg viewBox=\"0 0 %.0f %.0f\" width=\"100%%\" "
+	     "role=\"img\" aria-label=\"timeline\">",
+	     -g.t0, TL_W, TL_H);
+	tl_stack(p, &g, samples, kill_ms);
+	tl_frame(p, &g, limit, get(p->tl, "snapshots"), kill_ms);
+	out(p, "<polyline fill=\"none\" stroke=\"#1d2330\" stroke-width=\"2\" "
+	       "points=\"");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *s = json_object_array_get_idx(samples, i);
+		outf(p, "%.1f,%.1f ",
+		     tx(&g, (getd(s, "t_ms") - kill_ms) / 1000),
+		     ty(&g, getd(s, "usage")));
+	}
+	out(p, "\"><title>cgroup usage</title></polyline>");
+	if (getd(p->diag, "usage_bytes") > 0) { /* last sample → the kill */
+		struct json_object *last =
+			json_object_array_get_idx(samples, n - 1);
+		outf(p,
+		     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+		     "y2=\"%.1f\" stroke=\"#1d2330\" stroke-width=\"2\" "
+		     "stroke-dasharray=\"3 3\"/>",
+		     tx(&g, (getd(last, "t_ms") - kill_ms) / 1000),
+		     ty(&g, getd(last, "usage")), tx(&g, 0),
+		     ty(&g, getd(p->diag, "usage_bytes")));
+	}
+	out(p, "</svg><div class=\"sub\">"
+	       "black: the cgroup's usage · red: the limit and the kill · "
+	       "orange dashed: 80/90/95% · blue: snapshots · shaded: each "
+	       "process's RSS, stacked</div></section>\n");
+}
+
+struct mapping_row {
+	uint64_t rss_kb;
+	int pid;
+	char addr[20], perm[6], name[96];
+};
+
+#define TOP_MAPPINGS 15
+
+static void keep_top(struct mapping_row *top, size_t *n,
+		     const struct mapping_row *m)
+{
+	size_t i = *n < TOP_MAPPINGS ? (*n)++ : TOP_MAPPINGS - 1;
+
+	if (i == TOP_MAPPINGS - 1 && *n == TOP_MAPPINGS &&
+	    top[i].rss_kb >= m->rss_kb)
+		return;
+	top[i] = *m;
+	while (i > 0 && top[i - 1].rss_kb < top[i].rss_kb) {
+		struct mapping_row t = top[i - 1];
+		top[i - 1] = top[i];
+		top[i] = t;
+		i--;
+	}
+}
+
+/* Next whitespace-separated token of [*p, end). */
+static size_t token(const char **p, const char *end, const char **ret)
+{
+	const char *s = *p;
+
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	*ret = s;
+	while (s < end && *s != ' ' && *s != '\t')
+		s++;
+	*p = s;
+	return (size_t)(s - *ret);
+}
+
+/* pmap -X text: a header naming the columns, Mapping last (may hold
+ * spaces or be empty). */
+static void scan_pmap(const char *data, size_t len, int pid,
+		      struct mapping_row *top, size_t *n)
+{
+	const char *end = data + len, *line = data, *tok;
+	int rss_col = -1, cols = 0;
+
+	while (line < end) {
+		const char *eol = memchr(line, '\n', (size_t)(end - line));
+		const char *q = line;
+		struct mapping_row m = {.pid = pid};
+		size_t l;
+		int c = 0;
+
+		eol = eol ? eol : end;
+		if (rss_col < 0 &&
+		    memmem(line, (size_t)(eol - line), " Address ", 9) &&
+		    eol - line < 1024) {
+			for (; (l = token(&q, eol, &tok)) > 0; cols++)
+				if (l == 3 && !memcmp(tok, "Rss", 3))
+					rss_col = cols;
+		} else if (rss_col >= 0) {
+			for (; c < cols - 1 && (l = token(&q, eol, &tok)) > 0;
+			     c++) {
+				if (c == 0)
+					snprintf(m.addr, sizeof(m.addr), "%.*s",
+						 (int)l, tok);
+				else if (c == 1)
+					snprintf(m.perm, sizeof(m.perm), "%.*s",
+						 (int)l, tok);
+				else if (c == rss_col)
+					(void)parse_u64_n(tok, l, &m.rss_kb);
+			}
+			while (q < eol && *q == ' ')
+				q++;
+			snprintf(m.name, sizeof(m.name), "%.*s", (int)(eol - q),
+				 q);
+			if (c == cols - 1 && m.perm[0] && m.addr[0] != '=')
+				keep_top(top, n, &m);
+		}
+		line = eol + 1;
+	}
+}
+
+struct scan_ctx {
+	struct mapping_row top[TOP_MAPPINGS];
+	size_t n_top;
+	struct page *p;
+};
+
+/* Names the arena heaps arenas.json found (by start address). */
+static void label_arenas(struct scan_ctx *c, const char *dir, int pid)
+{
+	char path[160];
+	struct json_object *ar, *heaps;
+
+	snprintf(path, sizeof(path), "%s/arenas.json", dir);
+	ar = bundle_get_json(c->p->b, path);
+	heaps = get(ar, "heaps");
+	for (size_t i = 0; heaps && i < json_object_array_length(heaps); i++) {
+		const char *start =
+			jstr(json_object_array_get_idx(heaps, i), "start");
+		uint64_t a, b;
+
+		if (startswith(start, "0x"))
+			start += 2;
+		if (parse_u64_base(start, 16, &a) < 0)
+			continue;
+		for (size_t j = 0; j < c->n_top; j++)
+			if (c->top[j].pid == pid && !c->top[j].name[0] &&
+			    parse_u64_base(c->top[j].addr, 16, &b) == 0 &&
+			    a == b)
+				snprintf(c->top[j].name, sizeof(c->top[j].name),
+					 "[glibc arena heap]");
+	}
+	json_object_put(ar);
+}
+
+static int scan_pmaps(const char *path, const char *data, size_t len, void *ud)
+{
+	struct scan_ctx *c = ud;
+	const char *tail = strrchr(path, '/');
+	uint64_t pid = 0;
+	char dir[128];
+
+	if (!startswith(path, "processes/") || !tail ||
+	    !streq(tail, "/pmap.txt"))
+		return 0;
+	(void)parse_u64_n(path + 10, (size_t)(tail - path - 10), &pid);
+	scan_pmap(data, len, (int)pid, c->top, &c->n_top);
+	snprintf(dir, sizeof(dir), "%.*s", (int)(tail - path), path);
+	label_arenas(c, dir, (int)pid);
+	return 0;
+}
+
+static int proc_row(const char *path, const char *data, size_t len, void *ud)
+{
+	struct page *p = ud;
+	struct json_object *o, *ar;
+	char dir[128];
+	const char *tail = strrchr(path, '/');
+
+	if (!startswith(path, "processes/") || !tail ||
+	    !streq(tail, "/snapshot.json"))
+		return 0;
+	o = json_tokener_parse(data);
+	(void)len;
+	snprintf(dir, sizeof(dir), "%.*s/arenas.json", (int)(tail - path),
+		 path);
+	ar = bundle_get_json(p->b, dir);
+	outf(p, "<tr><td class=\"n\">%d</td><td>",
+	     json_object_get_int(get(o, "pid")));
+	esc(p, jstr(o, "name"));
+	outf(p, "</td><td class=\"n\">%s</td>", M(getd(o, "rss_kb") * 1024));
+	if (ar)
+		outf(p,
+		     "<td class=\"n\">%s</td><td class=\"n\">%.0f</td>"
+		     "<td class=\"n\">%s</td>",
+		     M(getd(get(ar, "main_heap"), "rss_kb") * 1024),
+		     getd(ar, "arena_heaps"),
+		     M(getd(ar, "arena_rss_kb") * 1024));
+	else
+		out(p, "<td></td><td></td><td></td>");
+	out(p, "</tr>");
+	json_object_put(o);
+	json_object_put(ar);
+	return 0;
+}
+
+static int count_snapshots(const char *path, const char *data, size_t len,
+			   void *ud)
+{
+	(void)data;
+	(void)len;
+	if (startswith(path, "processes/") && strstr(path, "/snapshot.json"))
+		(*(int *)ud)++;
+	return 0;
+}
+
+static void page_proc_table(struct page *p);
+static void page_mappings(struct page *p);
+
+static void page_processes(struct page *p)
+{
+	int n = 0;
+
+	bundle_foreach(p->b, count_snapshots, &n);
+	if (n)
+		page_proc_table(p);
+	page_mappings(p);
+}
+
+static void page_proc_table(struct page *p)
+{
+	out(p, "<section class=\"card\"><h2>Processes in the newest snapshot "
+	       "before the kill</h2><table><tr><th class=\"n\">pid</th><th>name"
+	       "</th><th class=\"n\">RSS</th><th class=\"n\">[heap] RSS</th>"
+	       "<th class=\"n\">glibc arenas</th><th class=\"n\">arena RSS</th>"
+	       "</tr>");
+	bundle_foreach(p->b, proc_row, p);
+	out(p, "</table></section>\n");
+}
+
+static void page_mappings(struct page *p)
+{
+	struct scan_ctx c = {.p = p};
+
+	bundle_foreach(p->b, scan_pmaps, &c);
+	if (!c.n_top)
+		return;
+	out(p, "<section class=\"card\"><h2>Largest mappings by RSS</h2><table>"
+	       "<tr><th class=\"n\">pid</th><th>address</th><th>perm</th>"
+	       "<th class=\"n\">RSS</th><th>mapping</th></tr>");
+	for (size_t i = 0; i < c.n_top; i++) {
+		outf(p, "<tr><td class=\"n\">%d</td><td><code>", c.top[i].pid);
+		esc(p, c.top[i].addr);
+		out(p, "</code></td><td>");
+		esc(p, c.top[i].perm);
+		outf(p, "</td><td class=\"n\">%s</td><td>",
+		     M((double)c.top[i].rss_kb * 1024));
+		esc(p, c.top[i].name[0] ? c.top[i].name : "[anon]");
+		out(p, "</td></tr>");
+	}
+	out(p, "</table></section>\n");
+}
+
+static void page_kernel(struct page *p)
+{
+	size_t len;
+	const char *raw = bundle_get(p->b, "kernel/oom.txt", &len);
+	_cleanup_free_ char *copy = NULL;
+
+	if (!raw)
+		return;
+	copy = strndup(raw, len);
+	out(p, "<section class=\"card\"><details><summary><b>The kernel's "
+	       "report</b> (kernel/oom.txt)</summary><pre>");
+	esc(p, copy);
+	out(p, "</pre></details></section>\n");
+}
+
+static struct json_object *manifest_of(const struct bundle *b)
+{
+	struct json_object *m = bundle_get_json(b, "manifest.json");
+
+	/* A bundle being built has its manifest as an object, not a file. */
+	return m ? m : json_object_get(bundle_manifest((struct bundle *)b));
+}
+
+int report_render_html(const struct bundle *b, struct strbuf *out_sb)
+{
+	struct page p = {.b = b, .out = out_sb};
+
+	p.man = manifest_of(b);
+	p.diag = bundle_get_json(b, "diagnosis.json");
+	p.tl = bundle_get_json(b, "timeline.json");
+	page_head(&p);
+	page_verdict(&p);
+	page_ledger(&p);
+	page_timeline(&p);
+	page_processes(&p);
+	page_kernel(&p);
+	out(&p, "<p class=\"sub\">oomlens bundle v1 · files: manifest.json, "
+		"diagnosis.json, timeline.json, kernel/, cgroup/, processes/"
+		"</p></main></body></html>\n");
+	json_object_put(p.man);
+	json_object_put(p.diag);
+	json_object_put(p.tl);
+	return p.r;
+}
+
+int report_render_text(const struct bundle *b, bool colour, struct strbuf *o)
+{
+	struct json_object *man = manifest_of(b);
+	struct json_object *d = bundle_get_json(b, "diagnosis.json");
+	struct json_object *vs = get(d, "verdicts"), *parts = get(d, "ledger");
+	struct json_object *v0 = vs && json_object_array_length(vs)
+					 ? json_object_array_get_idx(vs, 0)
+					 : NULL;
+	const char *bold = colour ? "\033[1m" : "",
+		   *red = colour ? "\033[31m" : "";
+	const char *off = colour ? "\033[0m" : "";
+	int r;
+
+	r = strbuf_addf(o,
+			"%sbundle%s  %s\ncgroup  %s\nnode    %s\ntime    %s\n",
+			bold, off, jstr(man, "id"), jstr(man, "cgroup"),
+			jstr(man, "node"), jstr(man, "captured_at"));
+	for (size_t i = 0; r >= 0 && get(man, "victims") &&
+			   i < json_object_array_length(get(man, "victims"));
+	     i++) {
+		struct json_object *v =
+			json_object_array_get_idx(get(man, "victims"), i);
+		r = strbuf_addf(o, "killed  pid %d (%s), anon %s\n",
+				json_object_get_int(get(v, "pid")),
+				jstr(v, "comm"),
+				M(getd(v, "anon_rss_kb") * 1024));
+	}
+	if (r >= 0 && v0)
+		r = strbuf_addf(
+			o, "\n%sverdict%s %s%s%s (confidence %d%%)\n  %s\n",
+			bold, off, red, jstr(v0, "verdict"), off,
+			json_object_get_int(get(v0, "confidence")),
+			jstr(d, "summary"));
+	for (size_t i = 0; r >= 0 && v0 && get(v0, "evidence") &&
+			   i < json_object_array_length(get(v0, "evidence"));
+	     i++)
+		r = strbuf_addf(
+			o, "  - %s\n",
+			json_object_get_string(json_object_array_get_idx(
+				get(v0, "evidence"), i)));
+	for (size_t i = 0;
+	     r >= 0 && v0 && get(v0, "recommendations") &&
+	     i < json_object_array_length(get(v0, "recommendations"));
+	     i++)
+		r = strbuf_addf(
+			o, "  > %s\n",
+			json_object_get_string(json_object_array_get_idx(
+				get(v0, "recommendations"), i)));
+	if (r >= 0 && parts)
+		r = strbuf_addf(o, "\n%sledger%s (usage %s, limit %s)\n", bold,
+				off, M(getd(d, "usage_bytes")),
+				get(d, "limit_bytes")
+					? M(getd(d, "limit_bytes"))
+					: "none");
+	for (size_t i = 0;
+	     r >= 0 && parts && i < json_object_array_length(parts); i++) {
+		struct json_object *e = json_object_array_get_idx(parts, i);
+		r = strbuf_addf(o, "  %-32s %10s  %s%s\n", jstr(e, "name"),
+				M(getd(e, "bytes")), jstr(e, "source"),
+				json_object_get_boolean(get(e, "estimate"))
+					? " (estimate)"
+					: "");
+	}
+	json_object_put(man);
+	json_object_put(d);
+	return r;
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* JVM forensics without a JDK: find HotSpot JVMs, speak the attach protocol
+ * (v1, and v2 where the JVM offers it), and parse the replies that matter
+ * near an OOM (NMT summary, GC.heap_info, System.native_heap_info).
+ *
+ * Attach follows DESIGN.md "JVM attach": the socket is reached through
+ * /proc/<pid>/root/tmp (the target's own /tmp, even in another mount
+ * namespace), opened with openat + O_NOFOLLOW, owner-checked, and connected
+ * through its O_PATH fd so a symlink planted in its place is never followed.
+ * Effective uid/gid switch to the target's for the attach and back after:
+ * this changes the whole process' credentials, so callers must not run
+ * other threads that care about credentials meanwhile (the sidecar does the
+ * attach from one thread). Every call is bounded by a deadline. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/host.h"
+#include "base/strbuf.h"
+
+/* Errors besides plain errno values. jvm_strerror() gives the text. */
+#define JVM_E_NOT_JVM ENOEXEC	  /* no libjvm.so, no hsperfdata */
+#define JVM_E_DISABLED EOPNOTSUPP /* -XX:+DisableAttachMechanism */
+#define JVM_E_NO_SIGQUIT ENOTCONN /* -Xrs and no listener running */
+#define JVM_E_STALE ECONNREFUSED  /* socket file, nobody listening */
+#define JVM_E_TIMEOUT ETIMEDOUT	  /* no socket / no reply in time */
+#define JVM_E_SYMLINK ELOOP	  /* symlink where socket/tmp was */
+#define JVM_E_OWNER EPERM	  /* socket not owned by the JVM */
+#define JVM_E_PROTO EPROTO	  /* malformed reply */
+#define JVM_E_NO_COMMAND ENOSYS	  /* the JVM lacks the command */
+#define JVM_E_DROPPED ECONNRESET  /* closed without a reply */
+
+#define JVM_TIMEOUT_MS_DEFAULT 5000u
+#define JVM_REPLY_TIMEOUT_MS_DEFAULT 30000u
+#define JVM_REPLY_MAX_DEFAULT (8u << 20)
+
+struct jvm_attach_opts {
+	unsigned timeout_ms;	   /* listener start; 0 = 5000 */
+	unsigned reply_timeout_ms; /* per command; 0 = 30000 */
+	size_t reply_max;	   /* reply cap; 0 = 8 MiB */
+	bool no_signal;		   /* never send SIGQUIT */
+};
+
+/* What /proc and hsperfdata tell about a process. */
+struct jvm_info {
+	int pid;	      /* in the host context's pid namespace */
+	int nspid;	      /* the pid the JVM sees (last NSpid field) */
+	uid_t uid;	      /* effective uid of the target */
+	gid_t gid;	      /* effective gid of the target */
+	bool libjvm;	      /* libjvm.so is mapped */
+	bool hsperfdata;      /* /tmp/hsperfdata_<user>/<nspid> was read */
+	int attach_capable;   /* 1 yes, 0 disabled, -1 unknown */
+	bool sigquit_handled; /* SigCgt has SIGQUIT, SigIgn does not */
+};
+
+/* An attached JVM: reuse it for several commands. */
+struct jvm_target {
+	const struct host *host;
+	struct jvm_info info;
+	struct jvm_attach_opts opts;
+	int protocol;	    /* 1 or 2, from `getversion options` */
+	bool has_streaming; /* v2 "streaming" option (sent as =0) */
+};
+
+struct jvm_reply {
+	int status;	    /* the JVM's status: 0 ok, -1 error, ... */
+	bool truncated;	    /* text was cut at opts.reply_max */
+	struct strbuf text; /* the reply after the status line */
+};
+
+/* Text for a negative error from this module (falls back to strerror). */
+const char *jvm_strerror(int r);
+
+/* Parses the prologue and entries of an hsperfdata buffer and looks up a
+ * string counter (e.g. "sun.rt.jvmCapabilities"). Copies it into ret
+ * (NUL-terminated, cut at size). Returns 0, -ENOENT (no such counter),
+ * -EBADMSG (not perfdata). Pure. */
+int jvm_perfdata_string(const void *buf, size_t len, const char *name,
+			char *ret, size_t size);
+
+/* Reads /proc/<pid>/{status,maps} and the target's hsperfdata (credentials
+ * switched while reading it). Returns 0 and fills ret (also for non-JVMs:
+ * check jvm_info_is_jvm), -ESRCH when the process is gone, -EACCES when
+ * neither maps nor hsperfdata could be read, -errno. */
+int jvm_detect(const struct host *h, int pid, struct jvm_info *ret);
+
+static inline bool jvm_info_is_jvm(const struct jvm_info *i)
+{
+	return i->libjvm || i->hsperfdata;
+}
+
+/* Detects, starts the attach listener when needed (trigger file + SIGQUIT,
+ * only if the JVM handles SIGQUIT and attach is not disabled), waits for
+ * the socket up to the deadline and probes the protocol version. A stale
+ * socket (nobody listening: a restarted container that kept /tmp) is
+ * replaced the same way when SIGQUIT may be sent, else -JVM_E_STALE. opts
+ * may be NULL. Blocks up to opts->timeout_ms. Returns 0 or -errno /
+ * -JVM_E_*. ret is a plain value; there is nothing to release. */
+int jvm_attach(const struct host *h, int pid, const struct jvm_attach_opts *o,
+	       struct jvm_target *ret);
+
+/* Sends one operation with up to 8 arguments (NULL = empty) and reads the
+ * reply into ret (initialised here; release with jvm_reply_release). v1
+ * sends exactly three args. Returns 0 when a reply arrived (check
+ * ret->status), or -errno. Blocks up to reply_timeout_ms. */
+int jvm_execute(struct jvm_target *t, const char *op, const char *const *args,
+		size_t nargs, struct jvm_reply *ret);
+
+/* A diagnostic command line ("VM.native_memory summary"), as jcmd sends
+ * it: op "jcmd", streaming off on v2. */
+int jvm_jcmd(struct jvm_target *t, const char *cmdline, struct jvm_reply *ret);
+
+void jvm_reply_release(struct jvm_reply *r);
+
+/* ---- parsers: pure, on buffers; sizes in bytes ---- */
+
+#define JVM_NMT_MAX_CATEGORIES 48
+
+struct jvm_nmt_category {
+	char name[40];
+	uint64_t reserved, committed;
+	bool has_malloc, has_mmap, has_arena, has_stack;
+	uint64_t malloc, malloc_count;
+	uint64_t mmap_reserved, mmap_committed;
+	uint64_t arena, arena_count;
+	uint64_t stack_reserved, stack_committed;
+	int64_t threads; /* -1 when the line is absent */
+};
+
+struct jvm_nmt {
+	bool enabled; /* false: "Native memory tracking is not enabled" */
+	uint64_t reserved, committed;
+	uint64_t malloc, malloc_count;
+	uint64_t mmap_reserved, mmap_committed;
+	int64_t threads; /* from the Thread category, -1 absent */
+	size_t n_categories;
+	struct jvm_nmt_category categories[JVM_NMT_MAX_CATEGORIES];
+};
+
+/* Parses `VM.native_memory summary` (JDK 17 and 25 layouts; a leading
+ * "<pid>:" line as jcmd prints it is skipped). Returns 0 (enabled may be
+ * false), -EBADMSG when neither a Total line nor the "not enabled" text is
+ * found. Categories beyond the array are dropped (still 0). */
+int jvm_parse_nmt(const char *buf, size_t len, struct jvm_nmt *ret);
+/* Appends the parsed summary as one JSON object. */
+int jvm_nmt_to_json(const struct jvm_nmt *n, struct strbuf *sb);
+
+#define JVM_HEAP_MAX_SPACES 8
+
+struct jvm_heap_space {
+	char name[40]; /* "garbage-first heap", "def new generation", ... */
+	uint64_t committed, used, reserved;
+};
+
+struct jvm_heap_info {
+	char collector[16]; /* "G1", "Serial", "Parallel", "unknown" */
+	uint64_t committed, used, reserved; /* sums over spaces */
+	uint64_t region_size;		    /* G1, else 0 */
+	bool has_metaspace;
+	uint64_t metaspace_used, metaspace_committed, metaspace_reserved;
+	uint64_t class_used, class_committed, class_reserved;
+	size_t n_spaces;
+	struct jvm_heap_space spaces[JVM_HEAP_MAX_SPACES];
+};
+
+/* Parses GC.heap_info (G1, Serial and Parallel; JDK 17 and 25). reserved
+ * comes from "total reserved" (25) or the address range [low, .., high).
+ * Returns 0, -EBADMSG when no heap line is found. */
+int jvm_parse_heap_info(const char *buf, size_t len, struct jvm_heap_info *ret);
+int jvm_heap_info_to_json(const struct jvm_heap_info *hi, struct strbuf *sb);
+
+#define JVM_MALLOC_MAX_ARENAS 128
+
+struct jvm_malloc_arena {
+	int nr;
+	uint64_t free_fast, free_rest; /* bytes free in bins */
+	uint64_t free_count;
+	uint64_t system_current, system_max;
+};
+
+struct jvm_malloc_info {
+	uint64_t free_fast, free_rest, free_count;
+	uint64_t mmap_count, mmap_bytes;
+	uint64_t system_current, system_max;
+	size_t n_arenas; /* arenas beyond the array are counted in totals */
+	struct jvm_malloc_arena arenas[JVM_MALLOC_MAX_ARENAS];
+};
+
+/* Parses glibc malloc_info(3) XML (System.native_heap_info). Totals are
+ * the document's own closing totals. Returns 0, -EBADMSG. */
+int jvm_parse_malloc_info(const char *buf, size_t len,
+			  struct jvm_malloc_info *ret);
+int jvm_malloc_info_to_json(const struct jvm_malloc_info *m, struct strbuf *sb);
+
+/* ---- snapshot and trim ---- */
+
+struct jvm_snapshot_opts {
+	struct jvm_attach_opts attach;
+};
+
+/* Writes, below out_dirfd: jvm/native_memory.txt + .json (or a JSON note
+ * "NMT is not enabled"), jvm/heap_info.txt + .json,
+ * jvm/native_heap_info.xml + .json where the JDK has the command, and
+ * jvm/attach.json describing what worked. Never runs VM.info. o may be
+ * NULL. Returns 0 when the JVM answered at least one command,
+ * -JVM_E_NOT_JVM, or the attach error (also recorded in attach.json). */
+int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
+		 const struct jvm_snapshot_opts *o);
+
+struct jvm_trim_result {
+	uint64_t rss_before, rss_after; /* bytes, VmRSS of the target */
+	uint64_t duration_us;		/* the command's wall time */
+	char command[32];		/* the diagnostic command used */
+	char output[256];		/* the JVM's first reply line */
+};
+
+/* Runs System.trim_native_heap (VM.trim_libc_heap on older JDKs) and
+ * reads VmRSS before and after. Returns 0, -JVM_E_NOT_JVM, -errno. */
+int jvm_trim(const struct host *h, int pid, const struct jvm_attach_opts *o,
+	     struct jvm_trim_result *ret);
+int jvm_trim_to_json(const struct jvm_trim_result *t, struct strbuf *sb);
+
+/* jvm_trim() and its result (or the attach error) written to
+ * out_dirfd/jvm/trim.json, for the sidecar's --trim test|on-pressure.
+ * Writes nothing for a non-JVM (-JVM_E_NOT_JVM), a vanished (-ESRCH) or
+ * unreadable (-EACCES) process. ret may be NULL. */
+int jvm_trim_snapshot(const struct host *h, int pid, int out_dirfd,
+		      const struct jvm_attach_opts *o,
+		      struct jvm_trim_result *ret);
+
+/* VmRSS of /proc/<pid>/status in bytes. */
+int jvm_read_rss(const struct host *h, int pid, uint64_t *ret);

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Is this process a HotSpot JVM, and may we attach to it? /proc/<pid>/status
+ * (ids, NSpid, signal masks), maps (libjvm.so) and the JVM's hsperfdata file
+ * (sun.rt.jvmCapabilities) tell. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "jvm_internal.h"
+#include "base/fileio.h"
+#include "base/parse.h"
+#include "kernel/procfs.h"
+
+#define PERF_MAGIC 0xcafec0c0u
+#define PERF_PROLOGUE_SIZE 32
+#define PERF_ENTRY_HEADER 20
+
+static uint32_t get_u32(const uint8_t *p, bool little)
+{
+	if (little)
+		return (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+		       (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	return (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[0] << 24;
+}
+
+/* Copies the entry's string data if it is `name`; 1 found, 0 not it. */
+static int perf_entry(const uint8_t *e, size_t room, bool little,
+		      const char *name, char *ret, size_t size)
+{
+	uint32_t name_off = get_u32(e + 4, little);
+	uint32_t vlen = get_u32(e + 8, little);
+	uint32_t data_off = get_u32(e + 16, little);
+	size_t nlen = strlen(name), n = 0;
+
+	if (name_off >= room || room - name_off < nlen + 1 ||
+	    memcmp(e + name_off, name, nlen + 1) != 0)
+		return 0;
+	if (e[12] != 'B' || data_off > room || vlen > room - data_off)
+		return -EBADMSG;
+	while (n < vlen && n + 1 < size && e[data_off + n])
+		n++;
+	memcpy(ret, e + data_off, n);
+	ret[n] = '\0';
+	return 1;
+}
+
+int jvm_perfdata_string(const void *buf, size_t len, const char *name,
+			char *ret, size_t size)
+{
+	const uint8_t *b = buf;
+	uint32_t off, n;
+	bool little;
+
+	if (!size || len < PERF_PROLOGUE_SIZE ||
+	    get_u32(b, false) != PERF_MAGIC)
+		return -EBADMSG;
+	little = b[4] == 1;
+	off = get_u32(b + 24, little);
+	n = get_u32(b + 28, little);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t elen;
+		int r;
+
+		if (off > len || len - off < PERF_ENTRY_HEADER)
+			return -EBADMSG;
+		elen = get_u32(b + off, little);
+		if (elen < PERF_ENTRY_HEADER || elen > len - off)
+			return -EBADMSG;
+		r = perf_entry(b + off, elen, little, name, ret, size);
+		if (r != 0)
+			return r < 0 ? r : 0;
+		off += elen;
+	}
+	return -ENOENT;
+}
+
+/* Fills nspid, uid, gid and sigquit_handled from the target's status. */
+static int read_status(int pidfd, struct jvm_info *i)
+{
+	struct proc_status st;
+	int r = procfs_read_status(pidfd, &st);
+
+	if (r < 0)
+		return r;
+	if (st.nspid > 0)
+		i->nspid = st.nspid;
+	i->uid = st.euid;
+	i->gid = st.egid;
+	i->sigquit_handled = (st.sig_cgt & (1ull << (SIGQUIT - 1))) &&
+			     !(st.sig_ign & (1ull << (SIGQUIT - 1)));
+	return 0;
+}
+
+/* 1 when libjvm.so is mapped, 0 not, -errno when maps is unreadable. */
+static int maps_have_libjvm(int pidfd)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int r;
+
+	strbuf_init(&sb, 16u << 20);
+	r = read_file_at(pidfd, "maps", 16u << 20, &sb);
+	/* A partial read (E2BIG, a vanished process) still counts. */
+	if (strstr(sb.buf, "/libjvm.so\n"))
+		return 1;
+	return r == -EACCES || r == -EPERM ? -EACCES : 0;
+}
+
+/* Reads <tmp>/hsperfdata_* /<nspid> owned by the target's uid. */
+static int read_perfdata(int tmpfd, const struct jvm_info *i, struct strbuf *sb)
+{
+	DIR *d;
+	struct dirent *de;
+	char name[16];
+	int fd, r = -ENOENT;
+
+	fd = openat(tmpfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	snprintf(name, sizeof(name), "%d", i->nspid);
+	while (r < 0 && (de = readdir(d))) {
+		_cleanup_close_ int dfd = -1, ffd = -1;
+		struct stat st;
+
+		if (!startswith(de->d_name, "hsperfdata_"))
+			continue;
+		dfd = openat(dirfd(d), de->d_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0)
+			continue;
+		ffd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (ffd < 0 || fstat(ffd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    st.st_uid != i->uid)
+			continue;
+		strbuf_reset(sb);
+		r = jvm_read_fd(ffd, sb, UINT64_MAX);
+		if (r == -E2BIG)
+			r = 0; /* the prologue and first entries suffice */
+	}
+	closedir(d);
+	return r;
+}
+
+static void detect_perfdata(int pidfd, struct jvm_info *i)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	_cleanup_close_ int tmpfd = -1;
+	char caps[80];
+
+	strbuf_init(&sb, 1u << 20);
+	tmpfd = jvm_open_tmp(pidfd);
+	if (tmpfd < 0 || read_perfdata(tmpfd, i, &sb) < 0)
+		return;
+	i->hsperfdata = true;
+	if (jvm_perfdata_string(sb.buf, sb.len, "sun.rt.jvmCapabilities", caps,
+				sizeof(caps)) == 0 &&
+	    caps[0])
+		i->attach_capable = caps[0] == '1';
+}
+
+int jvm_detect(const struct host *h, int pid, struct jvm_info *ret)
+{
+	_cleanup_close_ int pidfd = -1;
+	struct jvm_info i = {.pid = pid, .nspid = pid, .attach_capable = -1};
+	struct jvm_creds saved;
+	int r, maps;
+
+	pidfd = host_open_pid(h, pid);
+	if (pidfd < 0)
+		return pidfd;
+	r = read_status(pidfd, &i);
+	if (r < 0)
+		return r;
+	/* Not root and another uid: maps may still be readable, hsperfdata
+	 * (0600) is not; attaching will fail with a clear error later. */
+	r = jvm_creds_enter(i.uid, i.gid, &saved);
+	maps = maps_have_libjvm(pidfd);
+	i.libjvm = maps > 0;
+	if (r == 0) {
+		detect_perfdata(pidfd, &i);
+		jvm_creds_leave(&saved);
+	}
+	if (maps < 0 && !i.hsperfdata)
+		return maps;
+	*ret = i;
+	return 0;
+}

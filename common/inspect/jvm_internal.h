@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Shared between the jvm_*.c files; not part of the public API. */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "inspect/jvm.h"
+
+struct jvm_creds {
+	uid_t euid;
+	gid_t egid;
+	int dumpable;
+	bool switched;
+};
+
+/* Switches effective gid then uid to the target's when they differ and we
+ * are root. Returns 0, -EPERM when not root and the uid differs. */
+int jvm_creds_enter(uid_t uid, gid_t gid, struct jvm_creds *saved);
+/* Restores what jvm_creds_enter changed. */
+void jvm_creds_leave(struct jvm_creds *saved);
+
+/* Opens <pidfd>/root/tmp (O_NOFOLLOW on tmp). Returns fd or -errno
+ * (-ELOOP when tmp is a symlink). */
+int jvm_open_tmp(int pidfd);
+
+/* Reads fd to EOF into sb (bounded by sb->max) or until the monotonic
+ * deadline (UINT64_MAX: none; the fd is polled). Returns 0, -E2BIG (sb
+ * full, content kept), -ETIMEDOUT, -errno. */
+int jvm_read_fd(int fd, struct strbuf *sb, uint64_t deadline_us);

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The JVM part of a heavy snapshot (jvm/ below a process directory) and
+ * the trim test. Only cheap commands: never VM.info, which grows the target
+ * by megabytes next to an OOM. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+
+#include "jvm_internal.h"
+#include "base/fileio.h"
+#include "kernel/procfs.h"
+
+#define SNAP_REPLY_TIMEOUT_MS 10000u
+
+int jvm_read_rss(const struct host *h, int pid, uint64_t *ret)
+{
+	_cleanup_close_ int fd = host_open_pid(h, pid);
+	struct proc_status st;
+	int r;
+
+	if (fd < 0)
+		return fd;
+	r = procfs_read_status(fd, &st);
+	if (r < 0)
+		return r;
+	if (!st.has_mm)
+		return -ESRCH;
+	*ret = st.vm_rss_kb * 1024;
+	return 0;
+}
+
+static bool unknown_command(const struct jvm_reply *rep)
+{
+	return rep->status != 0 ||
+	       strstr(rep->text.buf, "Unknown diagnostic command");
+}
+
+static void first_line(const char *s, char *ret, size_t size)
+{
+	size_t n = strcspn(s, "\n");
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(ret, s, n);
+	ret[n] = '\0';
+}
+
+/* Runs the trim command on an attached JVM, falling back to the JDK 17
+ * early-update name. */
+static int trim_attached(struct jvm_target *t, struct jvm_trim_result *res)
+{
+	static const char *const names[] = {"System.trim_native_heap",
+					    "VM.trim_libc_heap"};
+	int r = -JVM_E_NO_COMMAND;
+
+	for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+		struct jvm_reply rep = {0};
+
+		r = jvm_jcmd(t, names[k], &rep);
+		if (r < 0)
+			return r;
+		if (unknown_command(&rep)) {
+			first_line(rep.text.buf, res->output,
+				   sizeof(res->output));
+			jvm_reply_release(&rep);
+			r = -JVM_E_NO_COMMAND;
+			continue;
+		}
+		strlcpy_safe(res->command, names[k], sizeof(res->command));
+		first_line(rep.text.buf, res->output, sizeof(res->output));
+		jvm_reply_release(&rep);
+		return 0;
+	}
+	return r;
+}
+
+int jvm_trim(const struct host *h, int pid, const struct jvm_attach_opts *o,
+	     struct jvm_trim_result *ret)
+{
+	struct jvm_trim_result res = {0};
+	struct jvm_target t;
+	uint64_t t0;
+	int r;
+
+	r = jvm_attach(h, pid, o, &t);
+	if (r < 0)
+		return r;
+	r = jvm_read_rss(h, pid, &res.rss_before);
+	if (r < 0)
+		return r;
+	t0 = now_monotonic_us();
+	r = trim_attached(&t, &res);
+	if (r < 0)
+		return r;
+	res.duration_us = now_monotonic_us() - t0;
+	r = jvm_read_rss(h, pid, &res.rss_after);
+	if (r < 0)
+		return r;
+	*ret = res;
+	return 0;
+}
+
+int jvm_trim_snapshot(const struct host *h, int pid, int out_dirfd,
+		      const struct jvm_attach_opts *o,
+		      struct jvm_trim_result *ret)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct jvm_trim_result res;
+	int r;
+
+	strbuf_init(&sb, 64u << 10);
+	r = jvm_trim(h, pid, o, &res);
+	if (r == -JVM_E_NOT_JVM || r == -ESRCH || r == -EACCES)
+		return r; /* nothing to say about a JVM */
+	if (r < 0) {
+		strbuf_adds(&sb, "{\"error\":");
+		strbuf_add_json_str(&sb, jvm_strerror(r),
+				    strlen(jvm_strerror(r)));
+		strbuf_addf(&sb, ",\"errno\":%d}\n", -r);
+	} else {
+		jvm_trim_to_json(&res, &sb);
+		strbuf_addch(&sb, '\n');
+	}
+	if (mkdir_p_at(out_dirfd, "jvm", 0755) == 0)
+		write_file_atomic_at(out_dirfd, "jvm/trim.json", sb.buf, sb.len,
+				     0644);
+	if (r == 0 && ret)
+		*ret = res;
+	return r;
+}
+
+enum snap_kind { SNAP_NMT, SNAP_HEAP, SNAP_MALLOC };
+
+struct snap_cmd {
+	const char *cmdline, *raw_name, *json_name;
+	enum snap_kind kind;
+};
+
+static const struct snap_cmd snap_cmds[] = {
+	{"VM.native_memory summary", "jvm/native_memory.txt",
+	 "jvm/native_memory.json", SNAP_NMT},
+	{"GC.heap_info", "jvm/heap_info.txt", "jvm/heap_info.json", SNAP_HEAP},
+	{"System.native_heap_info", "jvm/native_heap_info.xml",
+	 "jvm/native_heap_info.json", SNAP_MALLOC},
+};
+
+/* Parses a reply into JSON; a parse failure becomes {"error": ...}. */
+static int snap_parse(enum snap_kind kind, const struct strbuf *text,
+		      struct strbuf *json)
+{
+	union {
+		struct jvm_nmt nmt;
+		struct jvm_heap_info heap;
+		struct jvm_malloc_info mi;
+	} *u = calloc(1, sizeof(*u));
+	int r;
+
+	if (!u)
+		return -ENOMEM;
+	if (kind == SNAP_NMT) {
+		r = jvm_parse_nmt(text->buf, text->len, &u->nmt);
+		if (r == 0)
+			r = jvm_nmt_to_json(&u->nmt, json);
+	} else if (kind == SNAP_HEAP) {
+		r = jvm_parse_heap_info(text->buf, text->len, &u->heap);
+		if (r == 0)
+			r = jvm_heap_info_to_json(&u->heap, json);
+	} else {
+		r = jvm_parse_malloc_info(text->buf, text->len, &u->mi);
+		if (r == 0)
+			r = jvm_malloc_info_to_json(&u->mi, json);
+	}
+	free(u);
+	if (r < 0) {
+		strbuf_reset(json);
+		r = strbuf_addf(json, "{\"error\":\"unparsable reply (%s)\"}",
+				strerror(-r));
+	}
+	return r < 0 ? r : strbuf_addch(json, '\n');
+}
+
+/* One command: raw reply + JSON, and its line in attach.json. */
+static int snap_one(struct jvm_target *t, int out_dirfd,
+		    const struct snap_cmd *c, struct strbuf *log)
+{
+	_cleanup_strbuf_ struct strbuf json = STRBUF_INIT;
+	struct jvm_reply rep = {0};
+	int r;
+
+	strbuf_init(&json, 1u << 20);
+	r = jvm_jcmd(t, c->cmdline, &rep);
+	strbuf_addf(log, "%s{\"command\":\"%s\"",
+		    log->buf[log->len - 1] == '[' ? "" : ",", c->cmdline);
+	if (r < 0) {
+		strbuf_adds(log, ",\"error\":");
+		strbuf_add_json_str(log, jvm_strerror(r),
+				    strlen(jvm_strerror(r)));
+		return strbuf_addch(log, '}') < 0 ? -ENOMEM : r;
+	}
+	strbuf_addf(log, ",\"status\":%d,\"bytes\":%zu,\"truncated\":%s}",
+		    rep.status, rep.text.len, rep.truncated ? "true" : "false");
+	if (unknown_command(&rep)) {
+		jvm_reply_release(&rep);
+		return -JVM_E_NO_COMMAND;
+	}
+	r = write_file_atomic_at(out_dirfd, c->raw_name, rep.text.buf,
+				 rep.text.len, 0644);
+	if (r == 0)
+		r = snap_parse(c->kind, &rep.text, &json);
+	if (r == 0)
+		r = write_file_atomic_at(out_dirfd, c->json_name, json.buf,
+					 json.len, 0644);
+	jvm_reply_release(&rep);
+	return r;
+}
+
+static int snap_attach_json(const struct jvm_target *t, int attach_r,
+			    struct strbuf *sb)
+{
+	if (attach_r < 0) {
+		strbuf_adds(sb, "{\"attached\":false,\"error\":");
+		strbuf_add_json_str(sb, jvm_strerror(attach_r),
+				    strlen(jvm_strerror(attach_r)));
+		return strbuf_addf(sb, ",\"errno\":%d", -attach_r);
+	}
+	return strbuf_addf(sb,
+			   "{\"attached\":true,\"pid\":%d,\"nspid\":%d,"
+			   "\"uid\":%u,\"protocol\":%d,\"commands\":[",
+			   t->info.pid, t->info.nspid, (unsigned)t->info.uid,
+			   t->protocol);
+}
+
+int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
+		 const struct jvm_snapshot_opts *o)
+{
+	struct jvm_attach_opts ao = o ? o->attach : (struct jvm_attach_opts){0};
+	_cleanup_strbuf_ struct strbuf log = STRBUF_INIT;
+	struct jvm_target t;
+	int r, rm, answered = 0;
+
+	memset(&t, 0, sizeof(t));
+	strbuf_init(&log, 64u << 10);
+	if (!ao.reply_timeout_ms)
+		ao.reply_timeout_ms = SNAP_REPLY_TIMEOUT_MS;
+	r = jvm_attach(h, pid, &ao, &t);
+	/* Not a JVM, gone, or unreadable (the snapshot records that). */
+	if (r == -JVM_E_NOT_JVM || r == -ESRCH || r == -EACCES)
+		return r;
+	rm = mkdir_p_at(out_dirfd, "jvm", 0755);
+	if (rm < 0)
+		return rm;
+	snap_attach_json(&t, r, &log);
+	for (size_t k = 0; r == 0 && k < ARRAY_SIZE(snap_cmds); k++) {
+		int rk = snap_one(&t, out_dirfd, &snap_cmds[k], &log);
+
+		if (rk == 0)
+			answered++;
+		/* A JVM gone or hung: do not try the next commands. */
+		if (rk == -ESRCH || rk == -JVM_E_TIMEOUT)
+			break;
+	}
+	strbuf_adds(&log, r == 0 ? "]}\n" : "}\n");
+	write_file_atomic_at(out_dirfd, "jvm/attach.json", log.buf, log.len,
+			     0644);
+	if (r < 0)
+		return r;
+	return answered ? 0 : -JVM_E_PROTO;
+}

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* kmsg: the kernel's OOM report, from /dev/kmsg records or dmesg text.
+ *
+ * Three layers (STYLE.md "Parsers"):
+ *  1. kmsg_parse_record() / kmsg_parse_dmesg_line(): one record, pure.
+ *  2. struct kmsg_assembler: fed records in order, assembles OOM reports;
+ *     unrelated records interleaved with a report are ignored.
+ *  3. kmsg_reader_*(): reads /dev/kmsg (through the host root) without
+ *     blocking, survives overruns (EPIPE). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/strbuf.h"
+
+struct json_object;
+
+#define KMSG_COMM_MAX 64  /* comm is 16 on Linux; room for escapes */
+#define KMSG_PATH_MAX 512 /* cgroup paths as the kernel prints them */
+
+struct kmsg_record {
+	uint64_t seq;	   /* UINT64_MAX when unknown (dmesg text) */
+	uint64_t usec;	   /* CLOCK_MONOTONIC µs; UINT64_MAX when unknown */
+	int prio;	   /* syslog prio+facility; -1 when unknown */
+	bool continuation; /* flags field had 'c' */
+	const char *text;  /* not NUL-terminated: text_len bytes, escapes
+			      (\x0a) already decoded */
+	size_t text_len;
+};
+
+/* Parses one raw /dev/kmsg record "prio,seq,usec,flags[,…];text\n"
+ * (dictionary lines " KEY=VAL" after the first line are skipped). Decodes
+ * \xNN escapes into scratch, which must stay alive as long as
+ * ret->text. Returns 0, -EBADMSG (malformed; ret untouched). */
+int kmsg_parse_record(const char *buf, size_t len, struct strbuf *scratch,
+		      struct kmsg_record *ret);
+
+/* Parses one line of dmesg text, "[  114.184803] text" or plain "text",
+ * also with `dmesg -x` ("kern  :info  : ") or `dmesg -r` ("<6>") before
+ * it. seq = UINT64_MAX, usec from the timestamp when present, prio from
+ * "<N>" else -1. */
+int kmsg_parse_dmesg_line(const char *buf, size_t len, struct strbuf *scratch,
+			  struct kmsg_record *ret);
+
+struct kmsg_victim {
+	int pid;
+	uint32_t uid;
+	char comm[KMSG_COMM_MAX];
+	uint64_t total_vm_kb, anon_rss_kb, file_rss_kb, shmem_rss_kb;
+	uint64_t pgtables_kb;
+	int oom_score_adj;
+	uint64_t seq, usec; /* of its "Killed process" record */
+};
+
+struct kmsg_task {
+	int pid, tgid;
+	uint32_t uid;
+	uint64_t total_vm, rss, pgtables_bytes, swapents; /* pages / bytes as
+							     printed */
+	uint64_t rss_anon, rss_file, rss_shmem; /* newer kernels; else 0 */
+	int oom_score_adj;
+	char name[KMSG_COMM_MAX];
+};
+
+struct kmsg_stat {
+	char *name;
+	uint64_t value;
+};
+
+struct oom_report {
+	uint64_t seq_first, seq_last; /* UINT64_MAX when from dmesg text */
+	uint64_t usec;		      /* of the trigger line */
+	struct {
+		bool present; /* the "invoked oom-killer" line was seen */
+		char comm[KMSG_COMM_MAX];
+		int pid; /* the allocating thread (a TID: "CPU: … PID: N
+			    Comm:"); 0 when absent */
+		char gfp_mask[64]; /* as printed, e.g. "0xcc0(GFP_KERNEL)" */
+		int order;
+		int oom_score_adj;
+	} trigger;
+	char constraint[32]; /* "CONSTRAINT_MEMCG", "CONSTRAINT_NONE", … */
+	char oom_memcg[KMSG_PATH_MAX];	/* "" when not printed */
+	char task_memcg[KMSG_PATH_MAX]; /* "" when not printed */
+	bool global; /* not a memcg OOM (CONSTRAINT_NONE, "Out of memory:") */
+	bool group_kill; /* "Tasks in X are going to be killed due to
+			    memory.oom.group set" */
+	char group_memcg[KMSG_PATH_MAX];
+	struct {
+		bool present;
+		uint64_t usage_kb, limit_kb, failcnt;
+	} memcg, memsw, swap, kmem;
+	struct kmsg_stat *stats; /* "Memory cgroup stats for" name → value */
+	size_t n_stats;
+	char stats_memcg[KMSG_PATH_MAX];
+	bool stats_truncated; /* one-record stats cut by the kernel (~1 KB) */
+	struct kmsg_task *tasks;
+	size_t n_tasks;
+	unsigned task_columns; /* KMSG_COL_* present in the table header */
+	struct kmsg_victim *victims;
+	size_t n_victims;
+	bool complete;	    /* trigger through "Killed process" all seen, no
+			       sequence gap */
+	struct strbuf raw;  /* the report's records, one per line, in the
+			       format they came in: "prio,seq,usec,flags;text"
+			       (newline and backslash re-escaped as \xNN) for
+			       kmsg input, "[sec.usec] text" or "text" for
+			       dmesg input; kmsg_parse_buffer() re-reads it
+			       (kernel/oom.txt) */
+	bool raw_truncated; /* raw hit its cap (KMSG_RAW_MAX) */
+	bool ratelimited;   /* a bare "Killed process" line right after another
+			       kill: the kernel suppressed this report's header
+			       (no trigger, memcg, stats or tasks; complete is
+			       false). Match it to a cgroup by time. */
+};
+
+#define KMSG_RAW_MAX (4u << 20)
+
+/* Columns of the task table ("Tasks state"), as bits of task_columns. */
+enum {
+	KMSG_COL_UID = 1u << 0,
+	KMSG_COL_TGID = 1u << 1,
+	KMSG_COL_TOTAL_VM = 1u << 2,
+	KMSG_COL_RSS = 1u << 3,
+	KMSG_COL_RSS_ANON = 1u << 4,
+	KMSG_COL_RSS_FILE = 1u << 5,
+	KMSG_COL_RSS_SHMEM = 1u << 6,
+	KMSG_COL_PGTABLES_BYTES = 1u << 7,
+	KMSG_COL_SWAPENTS = 1u << 8,
+	KMSG_COL_OOM_SCORE_ADJ = 1u << 9,
+	KMSG_COL_NR_PTES = 1u << 10, /* pre-4.15: pages, kept in
+					pgtables_bytes as printed */
+};
+
+void oom_report_init(struct oom_report *r);
+void oom_report_release(struct oom_report *r);
+
+/* The memcg that names the kill for a container: task_memcg when printed,
+ * else oom_memcg, else the pre-5.0 "Task in X" path, else "". */
+const char *oom_report_victim_memcg(const struct oom_report *r);
+
+/* One victim as parse-kmsg prints it: pid, comm, uid, *_kb figures,
+ * oom_score_adj, seq, usec. New reference, NULL on allocation failure. */
+struct json_object *kmsg_victim_to_json(const struct kmsg_victim *v);
+
+/* Builds the JSON object of `parse-kmsg` (fields as in the issue).
+ * Returns a new reference, or NULL on allocation failure. */
+struct json_object *oom_report_to_json(const struct oom_report *r);
+
+struct kmsg_assembler;
+
+struct kmsg_assembler *kmsg_assembler_new(void);
+void kmsg_assembler_free(struct kmsg_assembler *a);
+
+/* Feeds one record. Returns 1 when a report became ready (fetch it with
+ * kmsg_assembler_pop), 0 when none, -ENOMEM. A report is ready when the
+ * next report starts, or when a non-report record follows its last
+ * "Killed process"/oom_reaper line. */
+int kmsg_assembler_feed(struct kmsg_assembler *a,
+			const struct kmsg_record *rec);
+
+/* Marks the report in progress as ready when it has at least one victim
+ * (or, with force, in any state, complete=false when it was cut short).
+ * Call when the input is exhausted (force=true at end of a file; force=false
+ * when /dev/kmsg has no more data for now). Returns 1 if a report became
+ * ready, else 0. */
+int kmsg_assembler_flush(struct kmsg_assembler *a, bool force);
+
+/* True while the report in progress may still gain lines that matter: it
+ * has no victim yet, or it announced a memory.oom.group kill (one "Killed
+ * process" line per task follows). When false, a non-forced flush loses
+ * nothing and the report can be closed at once. */
+bool kmsg_assembler_may_grow(const struct kmsg_assembler *a);
+
+/* Moves the oldest ready report into *ret (caller releases it). Returns 1,
+ * or 0 when none is ready. */
+int kmsg_assembler_pop(struct kmsg_assembler *a, struct oom_report *ret);
+
+/* Convenience for files and tests: parses a whole buffer of raw kmsg
+ * records (one per line) or dmesg text (auto-detected per line) and calls
+ * fn for every report, with complete=false for one cut at the end. fn may
+ * take the report over (copy the struct, then oom_report_init() *r);
+ * whatever is left in *r is released after fn returns. A negative return
+ * from fn stops parsing and is returned. Malformed records are skipped.
+ * Returns the number of reports, or -errno. */
+int kmsg_parse_buffer(const char *buf, size_t len,
+		      int (*fn)(struct oom_report *r, void *userdata),
+		      void *userdata);
+
+/* /dev/kmsg reading (non-blocking). */
+struct kmsg_reader;
+
+/* Opens <host root>/dev/kmsg O_RDONLY|O_NONBLOCK|O_CLOEXEC. With
+ * skip_to_end, reading starts after the newest record (SEEK_END: a first
+ * start reports no history); otherwise from the oldest record kept, and
+ * records with seq <= after_seq are skipped when have_after (a restart
+ * neither loses nor repeats). An after_seq above every record now kept (it
+ * was saved before a reboot) skips nothing; finding that out reads the
+ * buffer once at open. Returns 0 or -errno (-EPERM without CAP_SYSLOG). */
+int kmsg_reader_open(int root_fd, bool skip_to_end, bool have_after,
+		     uint64_t after_seq, struct kmsg_reader **ret);
+void kmsg_reader_free(struct kmsg_reader *r);
+int kmsg_reader_fd(const struct kmsg_reader *r);
+
+/* Reads the next record. Returns 1 with *ret filled (valid until the next
+ * call), 0 when no record is available now (EAGAIN), -EPIPE once after an
+ * overrun (records were lost; reading continues with the oldest kept),
+ * other -errno on failure. Malformed records are skipped and counted. */
+int kmsg_reader_next(struct kmsg_reader *r, struct kmsg_record *ret);
+uint64_t kmsg_reader_malformed(const struct kmsg_reader *r);
+
+/* kmsg timestamps and CLOCK_MONOTONIC are not always the same clock (in a
+ * VM they differ by a fixed amount per boot). Writes one marker record to
+ * <root>/dev/kmsg (text in marker) and returns the CLOCK_MONOTONIC time of
+ * the write; the caller's reader finds the record and takes its stamp:
+ * offset = stamp − *ret_mono_us. printk_devkmsg=ratelimit may drop the
+ * record (10 per 5 s): try again later. Returns 0 or -errno. */
+int kmsg_clock_probe(int root_fd, char *marker, size_t size,
+		     uint64_t *ret_mono_us);

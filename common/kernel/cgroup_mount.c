@@ -200,10 +200,12 @@ int cgroup_parse_mountinfo(const char *buf, size_t len,
 			   size_t size)
 {
 	struct mi_best b = {.len = -1, .r = -ENOENT};
-	const char *p = buf, *end = buf + len;
+	const char *p, *end;
 
 	if (!buf || !q || !q->path || q->path[0] != '/')
 		return -EINVAL;
+	p = buf;
+	end = buf + len;
 	while (p < end) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
 		char line[4 * CGROUP_MOUNT_PATH_MAX];

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "kernel/cgroup.h"
+#include "kernel/cgroup_mount.h"
 #include "base/host.h"
 #include "kernel/kmsg.h"
 
@@ -66,10 +67,16 @@ struct deferred_report {
 		kill_mono; /* its kill on CLOCK_MONOTONIC, UINT64_MAX unknown */
 };
 
+#define AGENT_MAX_OUTSIDE 16
+
 struct agent {
 	struct agent_opts opts;
 	struct host host;
 	struct cgroup_fs cgfs;
+	struct cgroup_mount cgmount; /* kernel paths <-> ours (cgmap.c) */
+	/* Kernel paths of kills outside our mount already logged (a ring). */
+	char outside[AGENT_MAX_OUTSIDE][KMSG_PATH_MAX];
+	size_t n_outside;
 	struct cgroup_watch *watch;
 	struct kmsg_reader *kmsg;
 	struct kmsg_assembler *asm_;
@@ -106,6 +113,19 @@ int agent_state_save(struct agent *a);
 /* capture.c: builds and writes the bundle of one report; prints the report
  * line on stdout. Returns 0 or -errno (the report is then logged). */
 int agent_capture(struct agent *a, struct oom_report *r);
+
+/* cgmap.c: learns where the memory hierarchy we read sits in the kernel's
+ * and logs it (a warning when the kernel's paths cannot be mapped). */
+void agent_mount_setup(struct agent *a);
+/* Turns the kernel's cgroup paths in a report just read into paths under
+ * our mount, in place. False (logged once per cgroup, with both paths)
+ * when the victim's cgroup lies outside what is mounted: the caller drops
+ * the report. Paths that cannot be mapped (a hidden cgroup namespace root)
+ * are kept as the kernel printed them. */
+bool agent_map_report(struct agent *a, struct oom_report *r);
+/* The kernel's path of our path into buf; false when it cannot be known. */
+bool agent_kernel_path(const struct agent *a, const char *path, char *buf,
+		       size_t size);
 
 /* pending.c */
 void pending_add(struct agent *a, const struct cgroup_event *ev, bool away);

@@ -126,6 +126,50 @@ static struct json_object *victims_json(const struct oom_report *r)
 	return arr;
 }
 
+/* The kernel's path of our path, or null when it cannot be known. */
+static struct json_object *kernel_path_json(const struct agent *a,
+					    const char *path)
+{
+	char k[KMSG_PATH_MAX];
+
+	if (!agent_kernel_path(a, path, k, sizeof(k)))
+		return NULL;
+	return json_object_new_string(k);
+}
+
+/* cgroup and oom_memcg are paths under our mount; *_kernel are the
+ * kernel's (as kernel/oom.txt prints them); cgroup_mount says how one
+ * became the other. */
+static void add_paths(struct agent *a, const struct oom_report *r,
+		      struct json_object *man)
+{
+	const struct cgroup_mount *m = &a->cgmount;
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(
+		man, "cgroup",
+		json_object_new_string(oom_report_victim_memcg(r)));
+	json_object_object_add(man, "oom_memcg",
+			       json_object_new_string(r->oom_memcg));
+	json_object_object_add(man, "cgroup_kernel",
+			       kernel_path_json(a, oom_report_victim_memcg(r)));
+	json_object_object_add(man, "oom_memcg_kernel",
+			       kernel_path_json(a, r->oom_memcg));
+	json_object_object_add(
+		o, "state",
+		json_object_new_string(m->state == CGROUP_BASE_KNOWN ? "known"
+				       : m->state == CGROUP_BASE_HIDDEN
+					       ? "hidden"
+					       : "assumed"));
+	json_object_object_add(o, "kernel_path",
+			       m->state == CGROUP_BASE_HIDDEN
+				       ? NULL
+				       : json_object_new_string(m->base));
+	json_object_object_add(o, "namespace_path",
+			       json_object_new_string(m->ns_base));
+	json_object_object_add(man, "cgroup_mount", o);
+}
+
 static void fill_manifest(struct agent *a, const struct oom_report *r,
 			  struct json_object *man, uint64_t wall_us)
 {
@@ -136,11 +180,7 @@ static void fill_manifest(struct agent *a, const struct oom_report *r,
 	gmtime_r(&t, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	json_object_object_add(man, "node", json_object_new_string(a->node));
-	json_object_object_add(
-		man, "cgroup",
-		json_object_new_string(oom_report_victim_memcg(r)));
-	json_object_object_add(man, "oom_memcg",
-			       json_object_new_string(r->oom_memcg));
+	add_paths(a, r, man);
 	json_object_object_add(man, "cgroup_mode",
 			       json_object_new_string(a->cgfs.mode == CGROUP_V2
 							      ? "v2"

@@ -206,6 +206,7 @@ static int setup(struct agent *a)
 			  a->opts.host_root, strerror(-r));
 		return r;
 	}
+	agent_mount_setup(a);
 	r = open_state(a);
 	if (r < 0) {
 		log_error("state dir \"%s\": %s", a->opts.state_dir,
@@ -422,7 +423,14 @@ static void pop_reports(struct agent *a)
 	struct oom_report r;
 
 	while (kmsg_assembler_pop(a->asm_, &r) == 1) {
-		handle_report(a, &r);
+		/* From the kernel's cgroup paths to ours, before anything
+		 * compares them with what we watch. */
+		if (agent_map_report(a, &r)) {
+			handle_report(a, &r);
+		} else {
+			a->reports_ignored++;
+			save_progress(a, r.seq_last);
+		}
 		oom_report_release(&r);
 	}
 }

@@ -211,8 +211,8 @@ static bool proc_memcg(struct agent *a, const struct kmsg_victim *v, char *ret,
 	    !streq(st.name, v->comm) || strncmp(cg, "/..", 3) == 0 ||
 	    streq(cg, "/"))
 		return false;
-	strlcpy_safe(ret, cg, size);
-	return true;
+	/* /proc names it from our cgroup namespace's root: make it ours. */
+	return cgroup_mount_from_ns(&a->cgmount, cg, ret, size) == 0;
 }
 
 const char *pending_knows_pid(struct agent *a, int pid)

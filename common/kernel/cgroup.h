@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup: the memory controller, v1 or v2, read through the host root.
- * Paths ("/demo/app") are relative to the memory hierarchy's root, as the
- * kernel prints them in OOM reports (oom_memcg=/demo/app). */
+ * Paths ("/demo/app") are relative to the directory cgroup_fs_open()
+ * opened: the hierarchy's root on a host, a subtree inside a container.
+ * The kernel prints them from the root of the whole hierarchy: map them
+ * with cgroup_mount.h first. */
 #pragma once
 
 #include <stdbool.h>

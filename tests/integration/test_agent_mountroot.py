@@ -1,0 +1,118 @@
+"""The agent reads the memory hierarchy through a bind mount of a subtree,
+as inside a container: the kernel names the victim's cgroup from the root
+of the whole hierarchy (/oomlens-test-mountroot-N/app), the agent sees it
+as /app. Real OOM kills on this machine, in a private mount namespace
+(unshare -m) whose host root has proc, dev and the memory hierarchy bound
+in: the agent learns the subtree from its mountinfo."""
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+
+import pytest
+
+import oomtest
+from oomtest import Agent, Cgroup, hog, require_oom_env, wait_oom_ratelimit
+
+
+def bundle_members(path):
+    with tarfile.open(path) as t:
+        return {m.name.split("/", 1)[1]: t.extractfile(m).read()
+                for m in t.getmembers() if m.isfile()}
+
+
+@pytest.fixture
+def cgs():
+    require_oom_env()
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1) for a private mount namespace")
+    made = []
+
+    def make(name):
+        c = Cgroup("%s-%d" % (name, os.getpid()))
+        made.append(c)
+        return c
+    yield make
+    for c in made:
+        c.cleanup()
+
+
+@pytest.fixture
+def bound_agent(cgs, tmp_path, monkeypatch):
+    """Starts the agent with --host-root pointing at a tree where the
+    memory hierarchy is the subtree of cgroup `inside` only."""
+    agents = []
+
+    def start(inside, watch):
+        root, mode = inside.root, inside.mode
+        host = tmp_path / "host"
+        mem = host / ("sys/fs/cgroup/memory" if mode == 1 else "sys/fs/cgroup")
+        for d in (host / "proc", host / "dev", mem):
+            d.mkdir(parents=True, exist_ok=True)
+        wrapper = tmp_path / "agent-in-ns"
+        wrapper.write_text(
+            "#!/bin/sh\nset -e\n"
+            f"mount --bind /proc '{host}/proc'\n"
+            f"mount --bind /dev '{host}/dev'\n"
+            f"mount --bind '{inside.fs()}' '{mem}'\n"
+            f"exec '{oomtest.AGENT}' \"$@\" --host-root '{host}'\n")
+        wrapper.chmod(0o755)
+        # The mounts live and die with the agent's own mount namespace.
+        ns = tmp_path / "agent-ns"
+        ns.write_text(f"#!/bin/sh\nexec unshare -m --propagation private '{wrapper}' \"$@\"\n")
+        ns.chmod(0o755)
+        monkeypatch.setattr(oomtest, "AGENT", str(ns))
+        a = Agent(watch, str(tmp_path / "state"))
+        agents.append(a)
+        return a
+    yield start
+    for a in agents:
+        if a.proc.poll() is None:
+            a.stop()
+
+
+def test_kill_through_a_bound_subtree_names_victim_and_both_paths(cgs, bound_agent):
+    inside = cgs("oomlens-test-mountroot")
+    inside.mkdir("/app", limit_mb=32)
+    agent = bound_agent(inside, ["/app"])
+    log = "".join(agent.stderr)
+    assert 'kernel path \\"%s\\" (known)' % inside.path() in log, agent.log()
+    wait_oom_ratelimit()
+    victim, _, rc = hog(inside, "/app", "--step-mb", "4")
+    assert rc == -9
+    line = agent.next()
+    assert line["cgroup"] == "/app", agent.log()
+    assert [v["pid"] for v in line["victims"]] == [victim]
+    assert line["victims"][0]["comm"] == "hog"
+    files = bundle_members(line["path"])
+    man = json.loads(files["manifest.json"])
+    assert man["cgroup"] == "/app"
+    assert man["cgroup_kernel"] == inside.path("/app")
+    assert man["oom_memcg_kernel"] == inside.path("/app")
+    assert man["cgroup_mount"] == {"state": "known",
+                                   "kernel_path": inside.path(),
+                                   "namespace_path": inside.path()}
+    # The kernel's own text keeps the kernel's path.
+    assert "task_memcg=%s" % inside.path("/app") in files["kernel/oom.txt"].decode()
+    # Read through the mount: the cgroup's limit, not the hierarchy root's.
+    assert man["cgroup_state"]["limit_bytes"] == 32 << 20
+    assert agent.stop() == 0
+
+
+def test_kill_outside_the_mount_is_logged_once_with_both_paths(cgs, bound_agent):
+    inside = cgs("oomlens-test-mountroot")
+    inside.mkdir("/app", limit_mb=32)
+    outside = cgs("oomlens-test-mountroot-out")
+    outside.mkdir("/x", limit_mb=24)
+    agent = bound_agent(inside, ["/app"])
+    for _ in range(2):
+        wait_oom_ratelimit()
+        victim, _, rc = hog(outside, "/x", "--step-mb", "4")
+        assert rc == -9
+    assert agent.drain(1.0) == [], agent.log()
+    warned = [l for l in agent.stderr if "outside the memory cgroup mount" in l]
+    assert len(warned) == 1, agent.log()
+    assert outside.path("/x") in warned[0] and inside.path() in warned[0]
+    assert '(\\"hog\\")' in warned[0], warned[0]
+    assert agent.stop() == 0

@@ -3,6 +3,8 @@
  * process exit code. */
 #pragma once
 
-int cmd_run(int argc, char **argv);
-int cmd_parse_kmsg(int argc, char **argv);
-int cmd_show(int argc, char **argv);
+#include "base/cli.h"
+
+int cmd_run(int argc, char **argv, const struct cli_globals *g);
+int cmd_parse_kmsg(int argc, char **argv, const struct cli_globals *g);
+int cmd_show(int argc, char **argv, const struct cli_globals *g);

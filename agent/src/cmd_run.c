@@ -756,6 +756,8 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 		log_error("event loop: %s", strerror(-r));
 		return 1;
 	}
+	if (cli_enter_steady_state(&agent_run_privs, g) < 0)
+		return 1;
 	log_info("ready");
 	r = run_loop(&l);
 	finish(&a);

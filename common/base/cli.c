@@ -167,6 +167,27 @@ static const struct cli_command *find_command(const struct cli_command *cmds,
 	return NULL;
 }
 
+int cli_enter_steady_state(const struct privs_spec *spec,
+			   const struct cli_globals *g)
+{
+	static const char *const what[] = {
+		[PRIVS_SECCOMP_ON] = "on",
+		[PRIVS_SECCOMP_OFF] = "off",
+		[PRIVS_SECCOMP_SANITIZER] = "skipped (sanitizer or valgrind)",
+	};
+	enum privs_seccomp_state st;
+	int r = privs_enter(spec, g->no_seccomp, &st);
+
+	if (r < 0) {
+		log_error("dropping privileges: %s", strerror(-r));
+		return r;
+	}
+	log_info("privileges dropped: capabilities 0x%llx, no_new_privs, "
+		 "seccomp %s",
+		 (unsigned long long)spec->caps, what[st]);
+	return 0;
+}
+
 /* The shared options before the command name (nothing else may come
  * there but --help): returns the index of the command name, or -EINVAL. */
 static int take_leading(const char *prog, int argc, char **argv,
@@ -225,5 +246,14 @@ int cli_dispatch(const char *prog, const struct cli_command *cmds, size_t n,
 	}
 	log_set_level(g.log_level);
 	log_set_json(g.log_json);
+	if (cmd->privs) {
+		int r = privs_enter(cmd->privs, true, NULL);
+
+		if (r < 0) {
+			fprintf(stderr, "%s: dropping privileges: %s\n", prog,
+				strerror(-r));
+			return 1;
+		}
+	}
 	return cmd->fn(argc, argv, &g);
 }

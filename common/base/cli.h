@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "base/log.h"
+#include "base/privs.h"
 
 struct cli_globals {
 	const char *host_root; /* never NULL; "/" unless given */
@@ -50,13 +51,23 @@ struct cli_command {
 	int (*fn)(int argc, char **argv, const struct cli_globals *g);
 	const char *help;
 	unsigned flags; /* CLI_OPERANDS_RAW */
+	/* Applied (capabilities, no_new_privs; no seccomp) before fn runs;
+	 * NULL: the command applies its own after its start-up (run). */
+	const struct privs_spec *privs;
 };
+
+/* For a long-running mode, once its start-up is done (files opened,
+ * limits raised): privs_enter with --no-seccomp honoured; logs what it did
+ * (one info line) or why it failed (an error line). Returns 0 or -errno
+ * (the caller exits 1). For programs only: it logs. */
+int cli_enter_steady_state(const struct privs_spec *spec,
+			   const struct cli_globals *g);
 
 /* Parses the shared options before and after the command name, applies the
  * logging ones (log_set_level, log_set_json), then runs the command argv
- * names. Prints usage to stdout for help/--help/-h (returns 0), to stderr
- * for a missing or unknown command (returns 2); an option error prints
- * "PROG: --opt: what was wrong" and returns 2. Otherwise returns the
- * command's exit code. May reorder argv. */
+ * names, with the capabilities its privs spec keeps. Prints usage to stdout for
+ * help/--help/-h (returns 0), to stderr for a missing or unknown command
+ * (returns 2); an option error prints "PROG: --opt: what was wrong" and
+ * returns 2. Otherwise returns the command's exit code. May reorder argv. */
 int cli_dispatch(const char *prog, const struct cli_command *cmds, size_t n,
 		 int argc, char **argv);

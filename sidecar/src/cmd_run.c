@@ -314,7 +314,9 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	recorder_init(&st.rec);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	r = setup(&st) < 0 ? 1 : run_loop(&st);
+	r = setup(&st) < 0 || cli_enter_steady_state(&sidecar_run_privs, g) < 0
+		    ? 1
+		    : run_loop(&st);
 	recorder_release(&st.rec);
 	if (st.have_fs)
 		cgroup_fs_close(&st.fs);

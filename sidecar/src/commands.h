@@ -6,6 +6,10 @@
 #include <stdbool.h>
 
 #include "base/cli.h"
+#include "base/privs.h"
+
+/* What `run` keeps after its start-up (main.c; docs/privileges.md). */
+extern const struct privs_spec sidecar_run_privs;
 
 int cmd_pmap(int argc, char **argv, const struct cli_globals *g);
 int cmd_snapshot(int argc, char **argv, const struct cli_globals *g);

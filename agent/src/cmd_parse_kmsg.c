@@ -111,20 +111,16 @@ out:
 	return r;
 }
 
-int cmd_parse_kmsg(int argc, char **argv)
+int cmd_parse_kmsg(int argc, char **argv, const struct cli_globals *g)
 {
 	static const struct option longopts[] = {
-		{"host-root", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},
-		{0}};
-	const char *root = "/";
+		{"help", no_argument, NULL, 'h'}, {0}};
+	const char *root = g->host_root;
 	int c, r;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		if (c == 'r') {
-			root = optarg;
-		} else if (c == 'h') {
+		if (c == 'h') {
 			usage(stdout);
 			return 0;
 		} else {

@@ -56,23 +56,20 @@ static void usage(FILE *f)
 		"DIR/reports/<id>.tar.gz, printing one JSON line per kill.\n");
 }
 
-static int parse_opts(int argc, char **argv, struct agent_opts *o)
+static int parse_opts(int argc, char **argv, const struct cli_globals *g,
+		      struct agent_opts *o)
 {
 	static const struct option longopts[] = {
 		{"standalone", no_argument, NULL, 'S'},
 		{"watch", required_argument, NULL, 'w'},
 		{"state-dir", required_argument, NULL, 'd'},
-		{"host-root", required_argument, NULL, 'r'},
 		{"spool-dir", required_argument, NULL, 's'},
 		{"from-start", no_argument, NULL, 'F'},
-		{"log-level", required_argument, NULL, 'l'},
-		{"log-json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{0}};
-	enum log_level lvl;
 	int c;
 
-	o->host_root = "/";
+	o->host_root = g->host_root;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -92,9 +89,6 @@ static int parse_opts(int argc, char **argv, struct agent_opts *o)
 		case 'd':
 			o->state_dir = optarg;
 			break;
-		case 'r':
-			o->host_root = optarg;
-			break;
 		case 's':
 			if (o->n_spool == AGENT_MAX_SPOOL)
 				return -EINVAL;
@@ -102,17 +96,6 @@ static int parse_opts(int argc, char **argv, struct agent_opts *o)
 			break;
 		case 'F':
 			o->from_start = true;
-			break;
-		case 'l':
-			if (log_parse_level(optarg, &lvl) < 0) {
-				fprintf(stderr, "run: bad --log-level '%s'\n",
-					optarg);
-				return -EINVAL;
-			}
-			log_set_level(lvl);
-			break;
-		case 'j':
-			log_set_json(true);
 			break;
 		case 'h':
 			usage(stdout);
@@ -765,14 +748,14 @@ static void finish(struct agent *a)
 		 (unsigned long long)a->reports_ignored);
 }
 
-int cmd_run(int argc, char **argv)
+int cmd_run(int argc, char **argv, const struct cli_globals *g)
 {
 	static struct agent a = {.state_fd = -1, .reports_fd = -1};
 	struct loop l = {
 		.a = &a, .ep = -1, .sfd = -1, .tfd = -1, .rescan_fd = -1};
 	int r;
 
-	if (parse_opts(argc, argv, &a.opts) < 0)
+	if (parse_opts(argc, argv, g, &a.opts) < 0)
 		return 2;
 	if (setup(&a) < 0 || setup_watch(&a) < 0 || open_kmsg(&a) < 0)
 		return 1;
@@ -781,6 +764,8 @@ int cmd_run(int argc, char **argv)
 		log_error("event loop: %s", strerror(-r));
 		return 1;
 	}
+	if (cli_enter_steady_state(&agent_run_privs, g) < 0)
+		return 1;
 	log_info("ready");
 	r = run_loop(&l);
 	finish(&a);

@@ -9,7 +9,7 @@
 #include "forensics/report.h"
 #include "base/strbuf.h"
 
-int cmd_show(int argc, char **argv)
+int cmd_show(int argc, char **argv, const struct cli_globals *g)
 {
 	struct bundle *b;
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
@@ -17,6 +17,7 @@ int cmd_show(int argc, char **argv)
 	bool html = false;
 	int r;
 
+	(void)g; /* no host access: a bundle is a file */
 	for (int i = 1; i < argc; i++) {
 		if (streq(argv[i], "--html"))
 			html = true;

@@ -3,6 +3,12 @@
  * process exit code. */
 #pragma once
 
-int cmd_run(int argc, char **argv);
-int cmd_parse_kmsg(int argc, char **argv);
-int cmd_show(int argc, char **argv);
+#include "base/cli.h"
+#include "base/privs.h"
+
+/* What `run` keeps after its start-up (main.c; docs/privileges.md). */
+extern const struct privs_spec agent_run_privs;
+
+int cmd_run(int argc, char **argv, const struct cli_globals *g);
+int cmd_parse_kmsg(int argc, char **argv, const struct cli_globals *g);
+int cmd_show(int argc, char **argv, const struct cli_globals *g);

@@ -1,14 +1,40 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* oomlens-agent: the node agent. Dispatches to subcommands. */
+/* oomlens-agent: the node agent. Dispatches to subcommands; the options
+ * they share (--host-root, --log-level, --log-json, --no-seccomp) are
+ * parsed once in cli_dispatch. */
 #include "commands.h"
 #include "base/cli.h"
 #include "base/log.h"
 #include "base/util.h"
 
+#include <linux/capability.h>
+
+/* Capabilities each mode keeps, measured (docs/privileges.md). run opens
+ * /dev/kmsg (CAP_SYSLOG with dmesg_restrict=1) and raises its open-file
+ * limit before it drops them; afterwards it reads cgroup files, spools
+ * and /proc/<pid>/cgroup, and writes its state directory. */
+const struct privs_spec agent_run_privs = {
+	.caps = PRIVS_CAP(CAP_DAC_READ_SEARCH),
+	.seccomp = true,
+};
+/* parse-kmsg opens /dev/kmsg itself; show reads a file it is given. */
+static const struct privs_spec parse_kmsg_privs = {
+	.caps = PRIVS_CAP(CAP_SYSLOG) | PRIVS_CAP(CAP_DAC_READ_SEARCH),
+};
+static const struct privs_spec show_privs = {.caps = 0};
+
 static const struct cli_command commands[] = {
-	{"run", cmd_run, "watch cgroups and write a bundle for every OOM kill"},
-	{"parse-kmsg", cmd_parse_kmsg, "print kernel OOM reports as JSON"},
-	{"show", cmd_show, "print a bundle's verdict, evidence and ledger"},
+	{.name = "run",
+	 .fn = cmd_run,
+	 .help = "watch cgroups and write a bundle for every OOM kill"},
+	{.name = "parse-kmsg",
+	 .fn = cmd_parse_kmsg,
+	 .help = "print kernel OOM reports as JSON",
+	 .privs = &parse_kmsg_privs},
+	{.name = "show",
+	 .fn = cmd_show,
+	 .help = "print a bundle's verdict, evidence and ledger",
+	 .privs = &show_privs},
 };
 
 int main(int argc, char **argv)

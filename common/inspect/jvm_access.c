@@ -3,7 +3,9 @@
  * reads with a deadline, and the error texts. Used by detection and by the
  * attach protocol alike, so it sits below both. */
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 
 #include "base/fileio.h"
@@ -47,11 +49,44 @@ const char *jvm_strerror(int r)
 	}
 }
 
+/* Keeps root's supplementary groups in saved and leaves only gid. */
+static int groups_enter(gid_t gid, struct jvm_creds *saved)
+{
+	int n = getgroups(0, NULL);
+
+	if (n < 0)
+		return -errno;
+	saved->groups = calloc((size_t)n + 1, sizeof(gid_t));
+	if (!saved->groups)
+		return -ENOMEM;
+	n = getgroups(n, saved->groups);
+	if (n < 0 || setgroups(1, &gid) < 0) {
+		int r = -errno;
+
+		free(saved->groups);
+		saved->groups = NULL;
+		return r;
+	}
+	saved->n_groups = n;
+	return 0;
+}
+
+static void groups_leave(struct jvm_creds *saved)
+{
+	if (setgroups((size_t)saved->n_groups, saved->groups) < 0)
+		abort(); /* see jvm_creds_leave */
+	free(saved->groups);
+	saved->groups = NULL;
+}
+
 int jvm_creds_enter(uid_t uid, gid_t gid, struct jvm_creds *saved)
 {
+	int r;
+
 	saved->euid = geteuid();
 	saved->egid = getegid();
 	saved->switched = false;
+	saved->groups = NULL;
 	if (saved->euid == uid && saved->egid == gid)
 		return 0;
 	if (saved->euid != 0)
@@ -59,13 +94,14 @@ int jvm_creds_enter(uid_t uid, gid_t gid, struct jvm_creds *saved)
 	if (uid == 0)
 		return 0; /* root reaches a root JVM as it is */
 	saved->dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
-	if (setegid(gid) < 0)
-		return -errno;
-	if (seteuid(uid) < 0) {
-		int r = -errno;
-
+	r = groups_enter(gid, saved);
+	if (r < 0)
+		return r;
+	if (setegid(gid) < 0 || seteuid(uid) < 0) {
+		r = -errno;
 		if (setegid(saved->egid) < 0)
 			abort();
+		groups_leave(saved);
 		return r;
 	}
 	saved->switched = true;
@@ -80,6 +116,7 @@ void jvm_creds_leave(struct jvm_creds *saved)
 	 * stop than to go on with the wrong credentials. */
 	if (seteuid(saved->euid) < 0 || setegid(saved->egid) < 0)
 		abort();
+	groups_leave(saved);
 	/* seteuid() cleared "dumpable"; our own /proc files need it back. */
 	if (saved->dumpable > 0)
 		prctl(PR_SET_DUMPABLE, saved->dumpable, 0, 0, 0);

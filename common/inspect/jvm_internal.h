@@ -12,10 +12,14 @@ struct jvm_creds {
 	gid_t egid;
 	int dumpable;
 	bool switched;
+	gid_t *groups; /* root's supplementary groups, restored on leave */
+	int n_groups;
 };
 
-/* Switches effective gid then uid to the target's when they differ and we
- * are root. Returns 0, -EPERM when not root and the uid differs. */
+/* Switches supplementary groups (to the target's gid alone: root's groups
+ * must not come along), effective gid, then uid to the target's when they
+ * differ and we are root (needs CAP_SETGID and CAP_SETUID). Returns 0,
+ * -JVM_E_OWNER when not root and the uid differs, -errno. */
 int jvm_creds_enter(uid_t uid, gid_t gid, struct jvm_creds *saved);
 /* Restores what jvm_creds_enter changed. */
 void jvm_creds_leave(struct jvm_creds *saved);

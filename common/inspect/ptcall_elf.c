@@ -70,7 +70,11 @@ int ptmaps_parse(char *buf, size_t len, struct ptmaps *ret)
 			alloc = na;
 		}
 		*nl = '\0'; /* buf[len] is already NUL */
-		if (parse_maps_line(p, &v[n]) < 0) {
+		/* The kernel lists mappings sorted and disjoint, and
+		 * ptmaps_find's binary search relies on it: anything else is
+		 * not a maps file. */
+		if (parse_maps_line(p, &v[n]) < 0 ||
+		    (n > 0 && v[n].start < v[n - 1].end)) {
 			free(v);
 			return -EBADMSG;
 		}

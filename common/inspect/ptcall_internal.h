@@ -82,8 +82,10 @@ struct ptmaps {
 };
 
 /* Parses maps text in place (newlines become NULs; paths point into buf).
- * buf[len] must be NUL (a strbuf is). Pure. Returns 0, -EBADMSG on a
- * malformed line, -ENOMEM. */
+ * buf[len] must be NUL (a strbuf is). Pure. Mappings must come sorted by
+ * address and disjoint, as the kernel prints them. Returns 0, -EBADMSG on
+ * a malformed line or a mapping that starts before the previous one ends,
+ * -ENOMEM. */
 int ptmaps_parse(char *buf, size_t len, struct ptmaps *ret);
 void ptmaps_release(struct ptmaps *m);
 /* The mapping containing addr, or NULL. */

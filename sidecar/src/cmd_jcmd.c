@@ -68,18 +68,17 @@ static int run_jcmd(const struct host *h, int pid, const char *cmdline,
 	return r;
 }
 
-int cmd_jcmd(int argc, char **argv)
+int cmd_jcmd(int argc, char **argv, const struct cli_globals *g)
 {
 	static const struct option opts[] = {
 		{"timeout", required_argument, NULL, 't'},
 		{"max-reply", required_argument, NULL, 'm'},
-		{"host-root", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	_cleanup_strbuf_ struct strbuf cmdline = STRBUF_INIT;
 	struct jvm_attach_opts o = {0};
-	const char *root = "/";
+	const char *root = g->host_root;
 	uint64_t max;
 	struct host h;
 	int c, pid, r;
@@ -93,10 +92,6 @@ int cmd_jcmd(int argc, char **argv)
 		if (c == 'm' && parse_size(optarg, &max) == 0 && max > 0 &&
 		    max <= (1ull << 30)) {
 			o.reply_max = (size_t)max;
-			continue;
-		}
-		if (c == 'R') {
-			root = optarg;
 			continue;
 		}
 		jcmd_usage(c == 'h' ? stdout : stderr);

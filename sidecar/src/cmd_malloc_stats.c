@@ -37,7 +37,6 @@ static int ms_parse(int argc, char **argv, struct ms_args *a)
 		{"json", no_argument, NULL, 'j'},
 		{"xml", no_argument, NULL, 'x'},
 		{"timeout", required_argument, NULL, 't'},
-		{"host-root", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -51,8 +50,6 @@ static int ms_parse(int argc, char **argv, struct ms_args *a)
 		else if (c == 't' && parse_uint(optarg, &a->timeout_ms) == 0 &&
 			 a->timeout_ms > 0)
 			continue;
-		else if (c == 'R')
-			a->root = optarg;
 		else
 			return c == 'h' ? 0 : 2;
 	}
@@ -130,9 +127,9 @@ static int ms_output(const struct ms_args *a, const struct ptcall_mallinfo2 *mi,
 	return r < 0 ? 1 : 0;
 }
 
-int cmd_malloc_stats(int argc, char **argv)
+int cmd_malloc_stats(int argc, char **argv, const struct cli_globals *g)
 {
-	struct ms_args a = {.root = "/"};
+	struct ms_args a = {.root = g->host_root};
 	struct ptcall_report rep;
 	struct ptcall_mallinfo2 mi;
 	_cleanup_free_ char *xml = NULL;

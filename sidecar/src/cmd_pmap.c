@@ -62,16 +62,15 @@ static int print_pmap(const struct host *h, int pid, bool json, bool redact)
 	return r;
 }
 
-int cmd_pmap(int argc, char **argv)
+int cmd_pmap(int argc, char **argv, const struct cli_globals *g)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
-		{"host-root", required_argument, NULL, 'R'},
 		{"no-redact", no_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *root = "/";
+	const char *root = g->host_root;
 	bool json = false, redact = true;
 	struct host h;
 	int c, pid, r;
@@ -80,9 +79,6 @@ int cmd_pmap(int argc, char **argv)
 		switch (c) {
 		case 'j':
 			json = true;
-			break;
-		case 'R':
-			root = optarg;
 			break;
 		case 'n':
 			redact = false;

@@ -79,9 +79,6 @@ static int parse_opt(struct run_cfg *c, int opt, const char *arg)
 			return -EINVAL;
 		c->predict_s = (double)v;
 		return 0;
-	case 'R':
-		c->host_root = arg;
-		return 0;
 	case 'n':
 		c->redact = false;
 		return 0;
@@ -117,7 +114,6 @@ static int parse_args(int argc, char **argv, struct run_cfg *c)
 		{"thresholds", required_argument, NULL, 't'},
 		{"limit", required_argument, NULL, 'l'},
 		{"predict-s", required_argument, NULL, 'P'},
-		{"host-root", required_argument, NULL, 'R'},
 		{"no-redact", no_argument, NULL, 'n'},
 		{"allocator-probe", required_argument, NULL, 'A'},
 		{"trim", required_argument, NULL, 'T'},
@@ -294,7 +290,7 @@ static int setup(struct run_state *st)
 	return 0;
 }
 
-int cmd_run(int argc, char **argv)
+int cmd_run(int argc, char **argv, const struct cli_globals *g)
 {
 	static struct run_cfg cfg;
 	static struct run_state st;
@@ -302,7 +298,7 @@ int cmd_run(int argc, char **argv)
 	int r;
 
 	cfg = (struct run_cfg){.interval_ms = 1000,
-			       .host_root = "/",
+			       .host_root = g->host_root,
 			       .predict_s = RUN_PREDICT_S,
 			       .redact = true};
 	(void)rec_thresholds_parse("80,90,95", &cfg.th);
@@ -318,7 +314,9 @@ int cmd_run(int argc, char **argv)
 	recorder_init(&st.rec);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	r = setup(&st) < 0 ? 1 : run_loop(&st);
+	r = setup(&st) < 0 || cli_enter_steady_state(&sidecar_run_privs, g) < 0
+		    ? 1
+		    : run_loop(&st);
 	recorder_release(&st.rec);
 	if (st.have_fs)
 		cgroup_fs_close(&st.fs);

@@ -65,11 +65,10 @@ static int snapshot_pids(const struct host *h, char **pids, int n,
 	return failed ? 1 : 0;
 }
 
-int cmd_snapshot(int argc, char **argv)
+int cmd_snapshot(int argc, char **argv, const struct cli_globals *g)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
-		{"host-root", required_argument, NULL, 'R'},
 		{"no-redact", no_argument, NULL, 'n'},
 		{"pmap-json", no_argument, NULL, 'j'},
 		{"allocator-probe", required_argument, NULL, 'A'},
@@ -77,7 +76,7 @@ int cmd_snapshot(int argc, char **argv)
 		{0},
 	};
 	struct snapshot_opts o = {0};
-	const char *root = "/", *dir = NULL;
+	const char *root = g->host_root, *dir = NULL;
 	struct host h;
 	int c, r;
 
@@ -85,9 +84,6 @@ int cmd_snapshot(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			dir = optarg;
-			break;
-		case 'R':
-			root = optarg;
 			break;
 		case 'n':
 			o.no_redact = true;

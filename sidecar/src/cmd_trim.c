@@ -43,18 +43,17 @@ static void print_trim(int pid, const struct jvm_trim_result *t, bool json)
 		printf("jvm says:   %s\n", t->output);
 }
 
-int cmd_trim(int argc, char **argv)
+int cmd_trim(int argc, char **argv, const struct cli_globals *g)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
 		{"timeout", required_argument, NULL, 't'},
-		{"host-root", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	struct jvm_attach_opts o = {0};
 	struct jvm_trim_result t;
-	const char *root = "/";
+	const char *root = g->host_root;
 	bool json = false;
 	struct host h;
 	int c, pid, r;
@@ -67,10 +66,6 @@ int cmd_trim(int argc, char **argv)
 		if (c == 't' && parse_uint(optarg, &o.timeout_ms) == 0 &&
 		    o.timeout_ms > 0)
 			continue;
-		if (c == 'R') {
-			root = optarg;
-			continue;
-		}
 		trim_usage(c == 'h' ? stdout : stderr);
 		return c == 'h' ? 0 : 2;
 	}

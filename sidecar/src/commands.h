@@ -5,12 +5,18 @@
 
 #include <stdbool.h>
 
-int cmd_pmap(int argc, char **argv);
-int cmd_snapshot(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_jcmd(int argc, char **argv);
-int cmd_trim(int argc, char **argv);
-int cmd_malloc_stats(int argc, char **argv);
+#include "base/cli.h"
+#include "base/privs.h"
+
+/* What `run` keeps after its start-up (main.c; docs/privileges.md). */
+extern const struct privs_spec sidecar_run_privs;
+
+int cmd_pmap(int argc, char **argv, const struct cli_globals *g);
+int cmd_snapshot(int argc, char **argv, const struct cli_globals *g);
+int cmd_run(int argc, char **argv, const struct cli_globals *g);
+int cmd_jcmd(int argc, char **argv, const struct cli_globals *g);
+int cmd_trim(int argc, char **argv, const struct cli_globals *g);
+int cmd_malloc_stats(int argc, char **argv, const struct cli_globals *g);
 
 struct host;
 /* The glibc branch of trim (cmd_malloc_stats.c): malloc_trim(0) in a non-JVM

@@ -182,6 +182,12 @@ Test(ptcall_maps, malformed_lines)
 		"1000-2000 r--p\n",
 		"1000-2000 r--p 0 00 0\n",
 		"1000-2000 rw 00000000 00:00 0\n",
+		/* unsorted and overlapping: not what the kernel prints, and
+		 * ptmaps_find's binary search would miss mappings */
+		"3000-4000 r--p 00000000 00:00 0\n1000-2000 r--p 00000000 "
+		"00:00 0\n",
+		"1000-3000 r--p 00000000 00:00 0\n2000-4000 r--p 00000000 "
+		"00:00 0\n",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {

@@ -46,6 +46,9 @@ struct waiting_oom {
 	uint64_t kills; /* kills it stands for, not yet claimed */
 	struct cgroup_state state;
 	bool have_state;
+	/* the limit read then, kept when the state moves to a kill: the
+	 * kills not claimed yet must still fit it */
+	struct cgroup_value limit;
 	bool away;
 	bool claimed; /* scratch for claim() */
 	int pids[CORR_MAX_PIDS];
@@ -358,6 +361,7 @@ int correlate_notify(struct correlator *c, const struct corr_notification *n,
 	if (n->state) {
 		p->state = *n->state; /* moved */
 		p->have_state = true;
+		p->limit = p->state.limit;
 	}
 	c->n_pending++;
 	return 0;
@@ -391,10 +395,9 @@ static bool proc_vouches(const struct corr_proc *proc,
  * killed in it. */
 static bool fits(const struct waiting_oom *p, uint64_t rss_bytes)
 {
-	const struct cgroup_value *lim = &p->state.limit;
+	const struct cgroup_value *lim = &p->limit;
 
-	return !p->have_state || lim->state != CGV_OK ||
-	       rss_bytes <= lim->v + lim->v / 8;
+	return lim->state != CGV_OK || rss_bytes <= lim->v + lim->v / 8;
 }
 
 /* The kills p counted happened before its read and, but for the count's

@@ -71,6 +71,14 @@ $(B)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lcriterion $(LIBS)
 
+# A unit test named after an agent module (tests/unit/test_correlate.c for
+# agent/src/correlate.c) links that module's object too.
+AGENT_UNIT := $(filter $(AGENT_SRC:agent/src/%.c=$(B)/tests/test_%),$(UNIT_BIN))
+$(AGENT_UNIT): $(B)/tests/test_%: tests/unit/test_%.c $(B)/obj/agent/src/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -Iagent/src $(LDFLAGS) -o $@ $< \
+	  $(B)/obj/agent/src/$*.o $(LIB) -lcriterion $(LIBS)
+
 # Victims stand in for real glibc programs: plain -O1, never the CFLAGS or
 # LDFLAGS of a sanitizer build (ASan would replace their malloc).
 $(B)/victims/%: tests/victims/%.c

@@ -83,12 +83,12 @@ static void add_stat_file(struct bundle *b, const char *path,
 
 /* Adds cgroup/ for the victim's memcg and, when the kernel blamed another
  * (an ancestor holding the limit), cgroup/oom_memcg/ as well. */
-static void add_cgroup(struct agent *a, struct bundle *b,
-		       const struct oom_report *r, struct json_object *man)
+static void add_cgroup(struct agent *a, struct bundle *b, struct corr_kill *k,
+		       struct json_object *man)
 {
-	const char *victim = oom_report_victim_memcg(r);
-	struct cgroup_state now = {0}, then = {0};
-	bool have_then = pending_claim(a, victim, r->oom_memcg, &then);
+	const struct oom_report *r = &k->report;
+	const char *victim = k->cgroup;
+	struct cgroup_state now = {0};
 	struct dump_ctx c = {b, "cgroup"};
 	int q;
 
@@ -102,12 +102,11 @@ static void add_cgroup(struct agent *a, struct bundle *b,
 					      ? "cgroup removed before capture"
 					      : "cgroup not readable");
 	}
-	if (have_then) {
+	if (k->have_state) {
 		json_object_object_add(man, "cgroup_state_at_notification",
-				       state_json(&then));
+				       state_json(&k->state_at_notification));
 		add_stat_file(b, "cgroup/at-notification/memory.stat",
-			      &then.stat);
-		cgroup_state_release(&then);
+			      &k->state_at_notification.stat);
 	}
 	if (q >= 0)
 		cgroup_dump_files(&a->cgfs, victim, dump_one, &c);
@@ -140,21 +139,20 @@ static struct json_object *kernel_path_json(const struct agent *a,
 /* cgroup and oom_memcg are paths under our mount; *_kernel are the
  * kernel's (as kernel/oom.txt prints them); cgroup_mount says how one
  * became the other. */
-static void add_paths(struct agent *a, const struct oom_report *r,
+static void add_paths(struct agent *a, const struct corr_kill *k,
 		      struct json_object *man)
 {
 	const struct cgroup_mount *m = &a->cgmount;
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(
-		man, "cgroup",
-		json_object_new_string(oom_report_victim_memcg(r)));
+	json_object_object_add(man, "cgroup",
+			       json_object_new_string(k->cgroup));
 	json_object_object_add(man, "oom_memcg",
-			       json_object_new_string(r->oom_memcg));
+			       json_object_new_string(k->report.oom_memcg));
 	json_object_object_add(man, "cgroup_kernel",
-			       kernel_path_json(a, oom_report_victim_memcg(r)));
+			       kernel_path_json(a, k->cgroup));
 	json_object_object_add(man, "oom_memcg_kernel",
-			       kernel_path_json(a, r->oom_memcg));
+			       kernel_path_json(a, k->report.oom_memcg));
 	json_object_object_add(
 		o, "state",
 		json_object_new_string(m->state == CGROUP_BASE_KNOWN ? "known"
@@ -170,9 +168,41 @@ static void add_paths(struct agent *a, const struct oom_report *r,
 	json_object_object_add(man, "cgroup_mount", o);
 }
 
-static void fill_manifest(struct agent *a, const struct oom_report *r,
+static int take_first(struct oom_report *r, void *userdata)
+{
+	struct oom_report *first = userdata;
+
+	if (first->n_victims || first->raw.len)
+		return 0;
+	*first = *r;
+	oom_report_init(r);
+	return 0;
+}
+
+/* kernel/oom.json is kernel/oom.txt parsed: only what the kernel printed,
+ * with its cgroup paths as it printed them (the agent's report has them
+ * as mounted, and may hold what the agent inferred). */
+static struct json_object *kernel_json(const struct oom_report *r)
+{
+	struct oom_report first;
+	struct json_object *j;
+
+	oom_report_init(&first);
+	if (!r->raw.len || kmsg_parse_buffer(r->raw.buf, r->raw.len, take_first,
+					     &first) <= 0) {
+		oom_report_release(&first);
+		return oom_report_to_json(r);
+	}
+	first.complete = first.complete && r->complete;
+	j = oom_report_to_json(&first);
+	oom_report_release(&first);
+	return j;
+}
+
+static void fill_manifest(struct agent *a, const struct corr_kill *k,
 			  struct json_object *man, uint64_t wall_us)
 {
+	const struct oom_report *r = &k->report;
 	char ts[64];
 	time_t t = (time_t)(wall_us / 1000000u);
 	struct tm tm;
@@ -180,7 +210,15 @@ static void fill_manifest(struct agent *a, const struct oom_report *r,
 	gmtime_r(&t, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	json_object_object_add(man, "node", json_object_new_string(a->node));
-	add_paths(a, r, man);
+	add_paths(a, k, man);
+	/* how the agent found the cgroup: kernel/oom.json keeps only what
+	 * the kernel printed */
+	json_object_object_add(
+		man, "how_found",
+		json_object_new_string(corr_how_name(k->how_found)));
+	json_object_object_add(
+		man, "confidence",
+		json_object_new_string(corr_confidence_name(k->confidence)));
 	json_object_object_add(man, "cgroup_mode",
 			       json_object_new_string(a->cgfs.mode == CGROUP_V2
 							      ? "v2"
@@ -236,9 +274,8 @@ static void add_diagnosis(struct bundle *b, const struct oom_report *r,
 }
 
 /* The sidecar's flight recorder and newest pre-kill snapshot. */
-static void add_spool(struct agent *a, struct bundle *b,
-		      const struct oom_report *r, struct json_object *man,
-		      uint64_t kill_ms)
+static void add_spool(struct agent *a, struct bundle *b, const char *cgroup,
+		      struct json_object *man, uint64_t kill_ms)
 {
 	struct spool_info info;
 	struct json_object *o;
@@ -246,11 +283,10 @@ static void add_spool(struct agent *a, struct bundle *b,
 
 	if (!a->opts.n_spool)
 		return;
-	q = spool_attach(b, a->opts.spool, (size_t)a->opts.n_spool,
-			 oom_report_victim_memcg(r), kill_ms, &info);
+	q = spool_attach(b, a->opts.spool, (size_t)a->opts.n_spool, cgroup,
+			 kill_ms, &info);
 	if (q == -ENOENT) {
-		log_info("no sidecar spool watches \"%s\"",
-			 oom_report_victim_memcg(r));
+		log_info("no sidecar spool watches \"%s\"", cgroup);
 		return;
 	}
 	if (q < 0) {
@@ -295,17 +331,16 @@ static void add_report(struct agent *a, struct bundle *b, const char *id)
 }
 
 static void print_line(const char *id, const char *path,
-		       const struct oom_report *r, int64_t latency, long size,
+		       const struct corr_kill *k, int64_t latency, long size,
 		       const struct line_verdict *v)
 {
+	const struct oom_report *r = &k->report;
 	char html[4096];
 	struct json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "id", json_object_new_string(id));
 	json_object_object_add(o, "path", json_object_new_string(path));
-	json_object_object_add(
-		o, "cgroup",
-		json_object_new_string(oom_report_victim_memcg(r)));
+	json_object_object_add(o, "cgroup", json_object_new_string(k->cgroup));
 	json_object_object_add(o, "victims", victims_json(r));
 	json_object_object_add(o, "group_kill",
 			       json_object_new_boolean(r->group_kill));
@@ -328,8 +363,9 @@ static void print_line(const char *id, const char *path,
 	json_object_put(o);
 }
 
-int agent_capture(struct agent *a, struct oom_report *r)
+int agent_capture(struct agent *a, struct corr_kill *k)
 {
+	const struct oom_report *r = &k->report;
 	uint64_t mono = now_monotonic_us(), wall = now_realtime_us();
 	uint64_t kill_us = r->n_victims ? r->victims[0].usec : r->usec;
 	/* kmsg stamps are converted to CLOCK_MONOTONIC by the offset
@@ -356,20 +392,20 @@ int agent_capture(struct agent *a, struct oom_report *r)
 	if (q < 0)
 		return q;
 	man = bundle_manifest(b);
-	fill_manifest(a, r, man, wall);
+	fill_manifest(a, k, man, wall);
 	bundle_add(b, "kernel/oom.txt", r->raw.buf, r->raw.len,
 		   BUNDLE_ESSENTIAL);
-	kj = oom_report_to_json(r);
+	kj = kernel_json(r);
 	if (kj)
 		bundle_add_json(b, "kernel/oom.json", kj, BUNDLE_ESSENTIAL);
 	json_object_put(kj);
-	add_cgroup(a, b, r, man);
+	add_cgroup(a, b, k, man);
 	json_object_object_add(man, "detect_latency_us",
 			       json_object_new_int64(latency));
 	kill_ms = (wall - (latency > 0 ? (uint64_t)latency : 0)) / 1000;
 	json_object_object_add(man, "killed_at_ms",
 			       json_object_new_uint64(kill_ms));
-	add_spool(a, b, r, man, kill_ms);
+	add_spool(a, b, k->cgroup, man, kill_ms);
 	add_diagnosis(b, r, man, kill_ms, &verdict);
 	add_report(a, b, id);
 	snprintf(name, sizeof(name), "%s.tar.gz", id);
@@ -378,7 +414,7 @@ int agent_capture(struct agent *a, struct oom_report *r)
 	if (size < 0)
 		return (int)size;
 	snprintf(path, sizeof(path), "%s/reports/%s", a->opts.state_dir, name);
-	print_line(id, path, r, latency, size, &verdict);
+	print_line(id, path, k, latency, size, &verdict);
 	a->reports_written++;
 	return 0;
 }

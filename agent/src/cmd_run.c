@@ -17,6 +17,7 @@
 #include "base/fileio.h"
 #include "base/log.h"
 #include "base/strbuf.h"
+#include "kernel/procfs.h"
 
 /* After /dev/kmsg runs dry, wait this long for more lines of the same
  * report (an oom.group kill prints one "Killed process" per task) before
@@ -31,13 +32,6 @@
 /* The kmsg clock drifts from CLOCK_MONOTONIC (NTP slews only the latter):
  * measure again this often. */
 #define REPROBE_US (600ull * 1000000)
-/* A cgroup notification with no kernel report after this long is written
- * as a bundle of its own, marked as such: nothing captured is lost. */
-#define PENDING_TIMEOUT_US 2000000
-/* A report that names no cgroup waits this long for a notification (they
- * come 0-10 ms apart; a late v1 count is re-read for 1 s); a kill in a
- * cgroup we do not watch never gets one. */
-#define DEFERRED_TIMEOUT_US 1200000
 
 static void usage(FILE *f)
 {
@@ -190,6 +184,11 @@ static int setup(struct agent *a)
 		return r;
 	}
 	agent_mount_setup(a);
+	r = correlate_new(a->opts.watch, (size_t)a->opts.n_watch, &a->corr);
+	if (r < 0) {
+		log_error("kill correlator: %s", strerror(-r));
+		return r;
+	}
 	r = open_state(a);
 	if (r < 0) {
 		log_error("state dir \"%s\": %s", a->opts.state_dir,
@@ -232,31 +231,6 @@ static int setup_watch(struct agent *a)
 	return 0;
 }
 
-static bool watched(const struct agent *a, const char *path)
-{
-	for (int i = 0; i < a->opts.n_watch; i++)
-		if (cgroup_path_within(path, a->opts.watch[i]))
-			return true;
-	return false;
-}
-
-static void capture_or_ignore(struct agent *a, struct oom_report *r)
-{
-	const char *memcg = oom_report_victim_memcg(r);
-	int q;
-
-	if (!watched(a, memcg)) {
-		a->reports_ignored++;
-		log_debug("oom kill in unwatched cgroup \"%s\", ignoring",
-			  memcg);
-		return;
-	}
-	q = agent_capture(a, r);
-	if (q < 0)
-		log_error("bundle for kill in \"%s\" failed: %s", memcg,
-			  strerror(-q));
-}
-
 static void save_seq(struct agent *a, uint64_t seq)
 {
 	int q;
@@ -270,14 +244,11 @@ static void save_seq(struct agent *a, uint64_t seq)
 		log_warn("cannot save state: %s, ignoring", strerror(-q));
 }
 
-/* Reports that name no cgroup (the kernel rate-limited the full report to
- * a bare "Killed process" line) wait in kernel order until evidence or a
- * notification names their cgroup, at most DEFERRED_TIMEOUT_US. The state
- * never moves past the oldest one still waiting. */
+/* Reports the correlator has not decided or handed out yet keep their
+ * place: the state never moves past the oldest one. */
 static void save_progress(struct agent *a, uint64_t seq)
 {
-	uint64_t first =
-		a->n_deferred ? a->deferred[0].r.seq_first : UINT64_MAX;
+	uint64_t first = correlate_hold_seq(a->corr);
 
 	if (seq != UINT64_MAX && (!a->have_done_seq || seq > a->done_seq)) {
 		a->done_seq = seq;
@@ -291,65 +262,50 @@ static void save_progress(struct agent *a, uint64_t seq)
 	save_seq(a, seq);
 }
 
-static void drop_deferred(struct agent *a, size_t i)
+static void act_on(struct agent *a, struct corr_kill *k)
 {
-	struct deferred_report *d = &a->deferred[i];
-	uint64_t seq = d->r.seq_last;
+	const struct oom_report *r = &k->report;
+	int q;
 
-	oom_report_release(&d->r);
-	memmove(d, d + 1, (a->n_deferred - i - 1) * sizeof(*d));
-	a->n_deferred--;
-	save_progress(a, seq);
-}
-
-/* Writes the bundles of the reports that have a cgroup now. */
-static void capture_named(struct agent *a)
-{
-	for (size_t i = 0; i < a->n_deferred;) {
-		if (!oom_report_victim_memcg(&a->deferred[i].r)[0]) {
-			i++;
-			continue;
-		}
-		capture_or_ignore(a, &a->deferred[i].r);
-		drop_deferred(a, i);
-	}
-}
-
-static void retry_deferred(struct agent *a, uint64_t now)
-{
-	/* A notification that came since may have listed the victim. */
-	for (size_t i = 0; i < a->n_deferred; i++) {
-		struct oom_report *r = &a->deferred[i].r;
-		const char *cg;
-
-		if (r->n_victims && !oom_report_victim_memcg(r)[0] &&
-		    (cg = pending_knows_pid(a, r->victims[0].pid)))
-			strlcpy_safe(r->task_memcg, cg, sizeof(r->task_memcg));
-	}
-	capture_named(a);
-	/* Each capture claims a notification: look again from the first. */
-	for (size_t i = 0; i < a->n_pending && a->n_deferred;) {
-		if (pending_name_counted(a, i, a->deferred, a->n_deferred)) {
-			capture_named(a);
-			i = 0;
-		} else {
-			i++;
-		}
-	}
-	for (size_t i = 0; i < a->n_deferred;) {
-		const struct deferred_report *d = &a->deferred[i];
-
-		if (now - d->mono_us < DEFERRED_TIMEOUT_US) {
-			i++;
-			continue;
-		}
-		log_warn(
-			"kill of pid %d (\"%s\"): the kernel printed no cgroup "
-			"and no watched cgroup counted it, ignoring",
-			d->r.n_victims ? d->r.victims[0].pid : 0,
-			d->r.n_victims ? d->r.victims[0].comm : "");
+	switch (k->outcome) {
+	case CORR_UNWATCHED:
 		a->reports_ignored++;
-		drop_deferred(a, i);
+		log_debug("oom kill in unwatched cgroup \"%s\", ignoring",
+			  k->cgroup);
+		return;
+	case CORR_UNMATCHED:
+		a->reports_ignored++;
+		log_warn("kill of pid %d (\"%s\"): %s, ignoring",
+			 r->n_victims ? r->victims[0].pid : 0,
+			 r->n_victims ? r->victims[0].comm : "", k->reason);
+		return;
+	case CORR_CAPTURE:
+		break;
+	}
+	if (k->how_found == CORR_NOTIFICATION)
+		log_warn("kill in \"%s\" counted by the cgroup but no kernel "
+			 "report was read; writing the cgroup state alone",
+			 k->cgroup);
+	else if (k->how_found != CORR_KERNEL_REPORT)
+		log_debug("kill of pid %d: cgroup \"%s\" by %s (%s)",
+			  r->n_victims ? r->victims[0].pid : 0, k->cgroup,
+			  corr_how_name(k->how_found),
+			  corr_confidence_name(k->confidence));
+	q = agent_capture(a, k);
+	if (q < 0)
+		log_error("bundle for kill in \"%s\" failed: %s", k->cgroup,
+			  strerror(-q));
+}
+
+/* Acts on every decision of the correlator, in its order. */
+static void take_decisions(struct agent *a)
+{
+	struct corr_kill k;
+
+	while (correlate_pop(a->corr, &k) == 1) {
+		act_on(a, &k);
+		save_progress(a, k.report.seq_last);
+		corr_kill_release(&k);
 	}
 }
 
@@ -362,43 +318,52 @@ static uint64_t kill_mono(const struct agent *a, const struct oom_report *r)
 	return (uint64_t)((int64_t)r->victims[0].usec - a->kmsg_offset_us);
 }
 
+/* /proc's answer for the victim of a bare kill line: its memory cgroup,
+ * then its status (which vouches for the cgroup read before it). */
+static void read_proc(const struct agent *a, int pid, struct corr_proc *ret)
+{
+	_cleanup_close_ int fd = host_open_pid(&a->host, pid);
+	char cg[KMSG_PATH_MAX];
+	struct proc_status st;
+
+	if (fd < 0 || procfs_read_cgroup(fd, cg, sizeof(cg)) != 0 ||
+	    procfs_read_status(fd, &st) != 0)
+		return;
+	/* /proc names it from our cgroup namespace's root: make it ours.
+	 * "/" and "/.." stay as read: the correlator refuses them. */
+	if (streq(cg, "/") || strncmp(cg, "/..", 3) == 0)
+		strlcpy_safe(ret->cgroup, cg, sizeof(ret->cgroup));
+	else if (cgroup_mount_from_ns(&a->cgmount, cg, ret->cgroup,
+				      sizeof(ret->cgroup)) != 0)
+		return;
+	strlcpy_safe(ret->comm, st.name, sizeof(ret->comm));
+	ret->has_mm = st.has_mm;
+	ret->read = true;
+}
+
+/* The one place a parsed kernel report comes in. */
 static void handle_report(struct agent *a, struct oom_report *r)
 {
-	struct deferred_report *grown;
+	struct corr_proc proc = {0};
 	int q;
 
 	if (!oom_report_victim_memcg(r)[0]) {
-		/* Read every counter now: the one that grew names this kill,
-		 * and every read tells later kills from it. */
+		/* A bare kill line: read every counter now (the one that grew
+		 * names this kill, and every read tells later kills from
+		 * it), and /proc while the victim may still be there. */
 		q = cgroup_watch_recount(a->watch);
 		if (q < 0)
 			log_debug("re-reading the oom_kill counters: %s",
 				  strerror(-q));
-		/* /proc can place the victim only now, before it is gone. */
 		if (r->n_victims)
-			pending_evidence(a, &r->victims[0], r->task_memcg,
-					 sizeof(r->task_memcg));
+			read_proc(a, r->victims[0].pid, &proc);
 	}
-	if (oom_report_victim_memcg(r)[0]) {
-		capture_or_ignore(a, r);
-		save_progress(a, r->seq_last);
-		return;
-	}
-	grown = realloc(a->deferred, (a->n_deferred + 1) * sizeof(*grown));
-	if (!grown) {
-		log_error("kill of pid %d: out of memory, not reported",
-			  r->n_victims ? r->victims[0].pid : 0);
-		return;
-	}
-	a->deferred = grown;
-	grown[a->n_deferred] = (struct deferred_report){
-		.r = *r,
-		.mono_us = now_monotonic_us(),
-		.kill_mono = kill_mono(a, r),
-	};
-	a->n_deferred++;
-	oom_report_init(r); /* moved */
-	retry_deferred(a, now_monotonic_us());
+	q = correlate_report(a->corr, r, &proc, kill_mono(a, r),
+			     now_monotonic_us());
+	if (q < 0)
+		log_error("kill of pid %d: %s, not reported",
+			  r->n_victims ? r->victims[0].pid : 0, strerror(-q));
+	take_decisions(a);
 }
 
 static void pop_reports(struct agent *a)
@@ -535,9 +500,33 @@ static void arm_timer(struct loop *l, uint64_t us)
 	l->timer_armed = true;
 }
 
+/* The cgroup's tasks now, while the victim may still be among them. */
+static void read_pids(const struct agent *a, const char *cgroup, int *pids,
+		      size_t *n)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs",
+		 streq(cgroup, "/") ? "." : cgroup + 1);
+	strbuf_init(&sb, 65536);
+	(void)read_file_at(a->cgfs.mem_fd, path, 65535, &sb);
+	cgroup_parse_procs(sb.buf, sb.len, pids, n, CORR_MAX_PIDS);
+}
+
 static void on_cgroup_event(const struct cgroup_event *ev, void *ud)
 {
 	struct agent *a = ((struct loop *)ud)->a;
+	struct cgroup_state state;
+	int pids[CORR_MAX_PIDS];
+	struct corr_notification n = {
+		.path = ev->path,
+		.mono_us = ev->mono_us,
+		.since_us = ev->since_us,
+		.oom_kill = ev->oom_kill,
+		.delta = ev->oom_kill_delta,
+		.pids = pids,
+	};
 
 	if (ev->type == CGE_ADDED || ev->type == CGE_REMOVED) {
 		log_debug("cgroup %s \"%s\"",
@@ -549,33 +538,18 @@ static void on_cgroup_event(const struct cgroup_event *ev, void *ud)
 	log_debug("oom notification for \"%s\" (oom_kill %llu, +%llu)",
 		  ev->path, (unsigned long long)ev->oom_kill,
 		  (unsigned long long)ev->oom_kill_delta);
-	/* delta 0: the v1 eventfd fired before the kill was counted; the
-	 * watcher reports the late count as another event. */
-	if (ev->oom_kill_delta)
-		pending_add(a, ev, false);
-	else
-		pending_note(a, ev);
-}
-
-/* Notifications no report claimed in time: write what we have, say what is
- * missing (reports no notification named expire in retry_deferred). */
-static void expire(struct agent *a, uint64_t now)
-{
-	char *path;
-
-	while ((path = pending_expire_one(a, now, PENDING_TIMEOUT_US))) {
-		struct oom_report r;
-
-		log_warn("kill in \"%s\" counted by the cgroup but no kernel "
-			 "report was read; writing the cgroup state alone",
-			 path);
-		oom_report_init(&r);
-		strlcpy_safe(r.task_memcg, path, sizeof(r.task_memcg));
-		r.usec = now;
-		agent_capture(a, &r);
-		oom_report_release(&r);
-		free(path);
-	}
+	/* The tasks at every notification: the OOM is signalled before the
+	 * kill (delta 0: the v1 eventfd fired before the kill was counted;
+	 * the watcher reports the late count as another event). */
+	read_pids(a, ev->path, pids, &n.n_pids);
+	/* The counters now: the cgroup may be removed soon after. */
+	if (ev->oom_kill_delta &&
+	    cgroup_read_state(&a->cgfs, ev->path, &state) >= 0)
+		n.state = &state;
+	if (correlate_notify(a->corr, &n, now_monotonic_us()) < 0)
+		log_error("oom notification for \"%s\": out of memory, "
+			  "ignoring",
+			  ev->path);
 }
 
 static int epoll_add(int ep, int fd)
@@ -643,21 +617,23 @@ static void after_drain(struct loop *l, size_t n_read)
  * report waiting for its notification, notifications waiting for theirs. */
 static void rearm(struct loop *l)
 {
-	const struct agent *a = l->a;
+	uint64_t now = now_monotonic_us(), t;
 
-	if (l->quiet_since)
+	if (l->quiet_since) {
 		arm_timer(l, POLL_US);
-	else if (a->n_deferred)
-		arm_timer(l, 50000);
-	else if (a->n_pending)
-		arm_timer(l, PENDING_TIMEOUT_US / 4);
+		return;
+	}
+	t = correlate_next_tick(l->a->corr, now);
+	if (t != UINT64_MAX)
+		arm_timer(l, t > now ? t - now : 1);
 }
 
 static void on_watch(struct loop *l)
 {
 	cgroup_watch_dispatch(l->a->watch, on_cgroup_event, l);
 	after_drain(l, drain_kmsg(l->a));
-	retry_deferred(l->a, now_monotonic_us());
+	correlate_tick(l->a->corr, now_monotonic_us());
+	take_decisions(l->a);
 	/* its report is on the way: poll for it */
 	if (l->oom_seen && !l->quiet_since)
 		l->quiet_since = now_monotonic_us();
@@ -667,15 +643,14 @@ static void on_watch(struct loop *l)
 static void on_timer(struct loop *l)
 {
 	uint64_t exp;
-	struct agent *a = l->a;
 
 	if (read(l->tfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		log_warn("timerfd: %s, ignoring", strerror(errno));
 	l->timer_armed = false;
-	/* Notifications the loop has not taken yet come before any deadline:
-	 * a late agent must not give up on what is already there. */
+	/* Notifications the loop has not taken yet come before any deadline
+	 * (on_watch ticks after taking them): a late agent must not give up
+	 * on what is already there. */
 	on_watch(l);
-	expire(a, now_monotonic_us());
 }
 
 static void on_rescan(struct loop *l)
@@ -742,6 +717,8 @@ static void finish(struct agent *a)
 	if (kmsg_assembler_flush(a->asm_, false) > 0)
 		pop_reports(a);
 	agent_state_save(a);
+	correlate_free(a->corr);
+	a->corr = NULL;
 	log_info("stopped: %llu bundles written, %llu kills outside the "
 		 "watched cgroups",
 		 (unsigned long long)a->reports_written,

@@ -69,7 +69,8 @@ static void compare_count(struct agent *a, const char *path, uint64_t kills,
 			  void *ud)
 {
 	struct json_object *v;
-	struct cgroup_event ev = {.type = CGE_OOM, .path = path};
+	struct corr_notification n = {.path = path, .away = true};
+	struct cgroup_state state;
 	uint64_t before;
 
 	if (!json_object_object_get_ex(ud, path, &v))
@@ -77,12 +78,15 @@ static void compare_count(struct agent *a, const char *path, uint64_t kills,
 	before = (uint64_t)json_object_get_int64(v);
 	if (kills <= before)
 		return;
-	ev.oom_kill = kills;
-	ev.oom_kill_delta = kills - before;
-	ev.mono_us = now_monotonic_us();
+	n.oom_kill = kills;
+	n.delta = kills - before;
+	n.mono_us = now_monotonic_us();
 	log_info("%llu kill(s) in \"%s\" while the agent was away",
-		 (unsigned long long)ev.oom_kill_delta, path);
-	pending_add(a, &ev, true);
+		 (unsigned long long)n.delta, path);
+	if (cgroup_read_state(&a->cgfs, path, &state) >= 0)
+		n.state = &state;
+	if (correlate_notify(a->corr, &n, n.mono_us) < 0)
+		log_error("kills in \"%s\": out of memory, ignoring", path);
 }
 
 int agent_state_load(struct agent *a)

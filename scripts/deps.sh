@@ -3,7 +3,7 @@
 # only what is missing is installed; without root it prints the command.
 set -eu
 PKGS="gcc make libcurl4-openssl-dev libjson-c-dev libwebsockets-dev
-libcriterion-dev zlib1g-dev libyaml-dev python3 python3-pytest python3-yaml procps
+libcriterion-dev zlib1g-dev libyaml-dev libarchive-dev libssl-dev python3 python3-pytest python3-yaml procps
 cppcheck clang-format qemu-system-x86 busybox-static openssl
 openjdk-17-jdk-headless kmod cpio chromium
 musl-tools libjemalloc2 gdb strace time

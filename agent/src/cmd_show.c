@@ -37,9 +37,10 @@ int cmd_show(int argc, char **argv, const struct cli_globals *g)
 	}
 	r = bundle_load(AT_FDCWD, path, &b);
 	if (r < 0) {
+		/* bundle_load() refused a hostile archive before inflating it
+		 * past its caps; say which rule it broke. */
 		fprintf(stderr, "show: cannot read bundle '%s': %s\n", path,
-			r == -EBADMSG ? "not an oomlens bundle (tar.gz)"
-				      : strerror(-r));
+			bundle_strerror(r));
 		return 1;
 	}
 	strbuf_init(&out, 64u << 20);

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Bundle: files in memory → ustar → gzip, fitted to a size cap. */
+/* Bundle: files in memory (with a hash index by path) → libarchive (pax
+ * restricted, i.e. plain ustar headers unless a name needs more) → gzip,
+ * fitted to a size cap in one compression pass. Reading back is bounded:
+ * every cap is checked before anything is allocated. */
+#include <archive.h>
+#include <archive_entry.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -21,12 +26,16 @@ struct bundle_file {
 	size_t len;
 	enum bundle_prio prio;
 	bool dropped;
+	size_t cost; /* estimated compressed bytes in the archive, 0: unknown */
 };
 
 struct bundle {
 	char *id;
 	struct bundle_file *files;
 	size_t n, cap;
+	size_t *slots;	 /* open addressing: index + 1 into files, 0 empty */
+	size_t nslots;	 /* a power of two, at least 2 * n */
+	unsigned passes; /* whole-archive compressions by the last write */
 	struct json_object *manifest;
 	struct json_object *truncated; /* array of {path, reason} */
 	uint64_t mtime;
@@ -96,6 +105,7 @@ void bundle_free(struct bundle *b)
 		free(b->files[i].data);
 	}
 	free(b->files);
+	free(b->slots);
 	json_object_put(b->manifest);
 	json_object_put(b->truncated);
 	free(b->id);
@@ -112,12 +122,61 @@ struct json_object *bundle_manifest(struct bundle *b)
 	return b->manifest;
 }
 
+/* FNV-1a: paths are short and trusted to be distinct enough. */
+static size_t hash_path(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h;
+}
+
 static struct bundle_file *find_file(const struct bundle *b, const char *path)
 {
+	size_t mask = b->nslots - 1;
+
+	if (!b->nslots)
+		return NULL;
+	for (size_t i = hash_path(path) & mask;; i = (i + 1) & mask) {
+		size_t s = b->slots[i];
+
+		if (!s)
+			return NULL;
+		if (streq(b->files[s - 1].path, path))
+			return &b->files[s - 1];
+	}
+}
+
+static void index_put(size_t *slots, size_t nslots, const char *path,
+		      size_t idx)
+{
+	size_t i = hash_path(path) & (nslots - 1);
+
+	while (slots[i])
+		i = (i + 1) & (nslots - 1);
+	slots[i] = idx + 1;
+}
+
+/* Makes room in the index for one more file (kept at most half full). */
+static int index_reserve(struct bundle *b)
+{
+	size_t ns = b->nslots ? b->nslots : 64;
+	size_t *slots;
+
+	if ((b->n + 1) * 2 <= b->nslots)
+		return 0;
+	while ((b->n + 1) * 2 > ns)
+		ns *= 2;
+	slots = calloc(ns, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
 	for (size_t i = 0; i < b->n; i++)
-		if (streq(b->files[i].path, path))
-			return &b->files[i];
-	return NULL;
+		index_put(slots, ns, b->files[i].path, i);
+	free(b->slots);
+	b->slots = slots;
+	b->nslots = ns;
+	return 0;
 }
 
 int bundle_add(struct bundle *b, const char *path, const void *data, size_t len,
@@ -138,6 +197,10 @@ int bundle_add(struct bundle *b, const char *path, const void *data, size_t len,
 	if (f) {
 		free(f->data);
 	} else {
+		if (index_reserve(b) < 0) {
+			free(copy);
+			return -ENOMEM;
+		}
 		if (b->n == b->cap) {
 			size_t nc = b->cap ? b->cap * 2 : 16;
 			void *p = realloc(b->files, nc * sizeof(*b->files));
@@ -155,12 +218,14 @@ int bundle_add(struct bundle *b, const char *path, const void *data, size_t len,
 			free(copy);
 			return -ENOMEM;
 		}
+		index_put(b->slots, b->nslots, path, b->n);
 		b->n++;
 	}
 	f->data = copy;
 	f->len = len;
 	f->prio = prio;
 	f->dropped = false;
+	f->cost = 0;
 	return 0;
 }
 
@@ -306,103 +371,53 @@ int bundle_foreach(const struct bundle *b,
 	return 0;
 }
 
-/* ---- ustar + gzip ---- */
+/* ---- writing: pax (ustar headers) + gzip through libarchive ---- */
 
-static void tar_octal(char *field, size_t width, uint64_t v)
+static la_ssize_t sink_write(struct archive *a, void *ud, const void *buf,
+			     size_t len)
 {
-	/* width-1 octal digits and a NUL, zero padded. */
-	field[width - 1] = '\0';
-	for (size_t i = width - 1; i-- > 0;) {
-		field[i] = (char)('0' + (v & 7));
-		v >>= 3;
+	int r = strbuf_add(ud, buf, len);
+
+	if (r < 0) {
+		archive_set_error(a, -r, "bundle output over its cap");
+		return -1;
 	}
+	return (la_ssize_t)len;
 }
 
-static int tar_header(char hdr[512], const char *name, uint64_t size,
-		      uint64_t mtime, char type)
+static int archive_err(struct archive *a)
 {
-	size_t n = strlen(name);
-	unsigned sum = 0;
+	int e = archive_errno(a);
 
-	memset(hdr, 0, 512);
-	if (n <= 100) {
-		memcpy(hdr, name, n);
-	} else {
-		/* Split at a '/' so that prefix ≤ 155 and name ≤ 100. */
-		const char *split = NULL;
-
-		for (const char *p = name; *p; p++)
-			if (*p == '/' && (size_t)(p - name) <= 155 &&
-			    n - (size_t)(p - name) - 1 <= 100)
-				split = p;
-		if (!split)
-			return -ENAMETOOLONG;
-		memcpy(hdr + 345, name, (size_t)(split - name));
-		memcpy(hdr, split + 1, n - (size_t)(split - name) - 1);
-	}
-	tar_octal(hdr + 100, 8, type == '5' ? 0755 : 0644);
-	tar_octal(hdr + 108, 8, 0);
-	tar_octal(hdr + 116, 8, 0);
-	tar_octal(hdr + 124, 12, size);
-	tar_octal(hdr + 136, 12, mtime);
-	memset(hdr + 148, ' ', 8);
-	hdr[156] = type;
-	memcpy(hdr + 257, "ustar", 6);
-	memcpy(hdr + 263, "00", 2);
-	memcpy(hdr + 265, "root", 4);
-	memcpy(hdr + 297, "root", 4);
-	for (int i = 0; i < 512; i++)
-		sum += (unsigned char)hdr[i];
-	tar_octal(hdr + 148, 7, sum);
-	hdr[155] = ' ';
-	return 0;
+	return e > 0 ? -e : -EIO;
 }
 
-static int tar_add(struct strbuf *tar, const char *id, const char *path,
-		   const char *data, size_t len, uint64_t mtime)
+static int archive_add(struct archive *a, struct archive_entry *e,
+		       const char *id, const char *path, const char *data,
+		       size_t len, uint64_t mtime)
 {
-	static const char zeros[512];
 	_cleanup_strbuf_ struct strbuf name = STRBUF_INIT;
-	char hdr[512];
 	int r;
 
 	strbuf_init(&name, 512);
 	r = strbuf_addf(&name, "%s/%s", id, path);
 	if (r < 0)
 		return r;
-	r = tar_header(hdr, name.buf, len, mtime, '0');
-	if (r < 0)
-		return r;
-	r = strbuf_add(tar, hdr, 512);
-	if (r >= 0)
-		r = strbuf_add(tar, data, len);
-	if (r >= 0 && len % 512)
-		r = strbuf_add(tar, zeros, 512 - len % 512);
-	return r;
-}
-
-static int gzip_buf(const char *in, size_t len, struct strbuf *out)
-{
-	z_stream z = {0};
-	int r;
-
-	if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-	    Z_OK)
-		return -ENOMEM;
-	r = strbuf_grow(out, deflateBound(&z, len));
-	if (r < 0) {
-		deflateEnd(&z);
-		return r;
-	}
-	z.next_in = (Bytef *)(uintptr_t)in;
-	z.avail_in = (uInt)len;
-	z.next_out = (Bytef *)out->buf + out->len;
-	z.avail_out = (uInt)(out->alloc - out->len - 1);
-	r = deflate(&z, Z_FINISH);
-	if (r == Z_STREAM_END)
-		out->len += z.total_out;
-	deflateEnd(&z);
-	return r == Z_STREAM_END ? 0 : -EIO;
+	archive_entry_clear(e);
+	archive_entry_set_pathname(e, name.buf);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, (la_int64_t)len);
+	archive_entry_set_mtime(e, (time_t)mtime, 0);
+	archive_entry_set_uid(e, 0);
+	archive_entry_set_gid(e, 0);
+	archive_entry_set_uname(e, "root");
+	archive_entry_set_gname(e, "root");
+	if (archive_write_header(a, e) != ARCHIVE_OK)
+		return archive_err(a);
+	if (len && archive_write_data(a, data, len) != (la_ssize_t)len)
+		return archive_err(a);
+	return 0;
 }
 
 static struct json_object *files_json(const struct bundle *b)
@@ -425,16 +440,10 @@ static struct json_object *files_json(const struct bundle *b)
 	return arr;
 }
 
-/* Builds the whole archive (manifest first) into out. */
-static int serialize(struct bundle *b, struct strbuf *out)
+/* Refreshes the manifest's generated fields and returns its text (owned by
+ * the manifest object, valid until it changes). */
+static const char *manifest_text(struct bundle *b, size_t *ret_len)
 {
-	_cleanup_strbuf_ struct strbuf tar = STRBUF_INIT;
-	static const char zeros[1024];
-	const char *man;
-	size_t man_len;
-	int r;
-
-	strbuf_init(&tar, 256u << 20);
 	json_object_object_add(b->manifest, "schema",
 			       json_object_new_string(BUNDLE_SCHEMA));
 	json_object_object_add(b->manifest, "id",
@@ -442,47 +451,216 @@ static int serialize(struct bundle *b, struct strbuf *out)
 	json_object_object_add(b->manifest, "files", files_json(b));
 	json_object_object_add(b->manifest, "truncated",
 			       json_object_get(b->truncated));
-	man = json_object_to_json_string_length(
+	return json_object_to_json_string_length(
 		b->manifest,
 		JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 			JSON_C_TO_STRING_NOSLASHESCAPE,
-		&man_len);
-	r = tar_add(&tar, b->id, "manifest.json", man, man_len, b->mtime);
+		ret_len);
+}
+
+static struct archive *archive_writer(struct strbuf *out)
+{
+	struct archive *a = archive_write_new();
+
+	if (!a)
+		return NULL;
+	/* pax restricted: a plain ustar header unless a name needs more;
+	 * no gzip timestamp, so equal inputs give equal archives. */
+	if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+	    archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
+	    archive_write_set_filter_option(a, "gzip", "compression-level",
+					    "9") != ARCHIVE_OK ||
+	    archive_write_set_filter_option(a, "gzip", "timestamp", NULL) !=
+		    ARCHIVE_OK ||
+	    archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
+	    archive_write_open2(a, out, NULL, sink_write, NULL, NULL) !=
+		    ARCHIVE_OK) {
+		archive_write_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* Builds the whole archive (manifest first) into out: one compression
+ * pass, counted in b->passes. */
+static int serialize(struct bundle *b, struct strbuf *out)
+{
+	struct archive *a;
+	struct archive_entry *e = archive_entry_new();
+	const char *man;
+	size_t man_len;
+	int r = -ENOMEM;
+
+	strbuf_reset(out);
+	man = manifest_text(b, &man_len);
+	a = archive_writer(out);
+	if (!a || !e || !man)
+		goto out;
+	b->passes++;
+	r = archive_add(a, e, b->id, "manifest.json", man, man_len, b->mtime);
 	for (size_t i = 0; r >= 0 && i < b->n; i++) {
 		const struct bundle_file *f = &b->files[i];
 
 		if (f->dropped || streq(f->path, "manifest.json"))
 			continue;
-		r = tar_add(&tar, b->id, f->path, f->data, f->len, b->mtime);
+		r = archive_add(a, e, b->id, f->path, f->data, f->len,
+				b->mtime);
 	}
-	if (r >= 0)
-		r = strbuf_add(&tar, zeros, sizeof(zeros));
-	if (r < 0)
-		return r;
-	strbuf_reset(out);
-	return gzip_buf(tar.buf, tar.len, out);
+	if (r >= 0 && archive_write_close(a) != ARCHIVE_OK)
+		r = archive_err(a);
+out:
+	if (a)
+		archive_write_free(a);
+	archive_entry_free(e);
+	return r;
 }
 
-/* Drops the least important, largest file still in; false if none left. */
-static bool drop_one(struct bundle *b)
-{
-	struct bundle_file *pick = NULL;
+/* ---- fitting: decide what to drop from per-file sizes ---- */
 
+/* Bytes a tar header costs in the compressed stream, at most: the name
+ * as if incompressible plus the octal fields; the zero padding of the
+ * header and the data compresses to a few bytes. */
+#define TAR_ENTRY_COST(b, f) (96 + strlen((b)->id) + strlen((f)->path))
+
+/* Raw deflate size of data at the default level: a little above what the
+ * archive's level 9 over the same bytes gives, and a file compressed alone
+ * cannot use its neighbours, so the sum over files is conservative. */
+static size_t deflated_size(z_stream *z, const char *data, size_t len)
+{
+	unsigned char scratch[16384];
+	int zr;
+
+	/* len ≤ BUNDLE_FILE_MAX (files) or a manifest: fits a uInt */
+	deflateReset(z);
+	z->next_in = (Bytef *)(uintptr_t)data;
+	z->avail_in = (uInt)len;
+	do {
+		z->next_out = scratch;
+		z->avail_out = sizeof(scratch);
+		zr = deflate(z, Z_FINISH);
+	} while (zr == Z_OK);
+	return (size_t)z->total_out;
+}
+
+static size_t file_cost(const struct bundle *b, struct bundle_file *f,
+			z_stream *z)
+{
+	if (!f->cost)
+		f->cost = deflated_size(z, f->data, f->len) +
+			  TAR_ENTRY_COST(b, f);
+	return f->cost;
+}
+
+static size_t manifest_cost(struct bundle *b, z_stream *z)
+{
+	size_t len;
+	const char *man = manifest_text(b, &len);
+
+	return man ? deflated_size(z, man, len) + 128 : SIZE_MAX / 4;
+}
+
+/* Upper bound of the uncompressed tar: when it fits, nothing needs
+ * measuring (gzip adds ~5 bytes per 16 KiB to incompressible data). */
+static size_t raw_size(struct bundle *b)
+{
+	size_t man_len = 0, sum = 1024 + 10240;
+
+	manifest_text(b, &man_len);
+	sum += 1024 + man_len;
+	for (size_t i = 0; i < b->n; i++)
+		if (!b->files[i].dropped)
+			sum += 1024 + b->files[i].len;
+	return sum + sum / 1000 + 64;
+}
+
+/* The drop order: least important first, then largest, then the earlier
+ * added (the rule the fitter always had). */
+static int drop_order(const void *pa, const void *pb, void *files)
+{
+	const struct bundle_file *x =
+		(const struct bundle_file *)files + *(const size_t *)pa;
+	const struct bundle_file *y =
+		(const struct bundle_file *)files + *(const size_t *)pb;
+
+	if (x->prio != y->prio)
+		return x->prio > y->prio ? -1 : 1;
+	if (x->len != y->len)
+		return x->len > y->len ? -1 : 1;
+	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+/* Drops files in drop order until the estimate fits budget. Returns the
+ * number dropped (≥ 0) or -ENOMEM; *ret_est is the final estimate. */
+static int fit_plan(struct bundle *b, size_t budget, z_stream *z,
+		    size_t *ret_est)
+{
+	_cleanup_free_ size_t *order = malloc((b->n + 1) * sizeof(size_t));
+	size_t sum = 0, n_order = 0, man;
+	int dropped = 0;
+
+	if (!order)
+		return -ENOMEM;
 	for (size_t i = 0; i < b->n; i++) {
 		struct bundle_file *f = &b->files[i];
 
-		if (f->dropped || f->prio == BUNDLE_ESSENTIAL)
+		if (f->dropped)
 			continue;
-		if (!pick || f->prio > pick->prio ||
-		    (f->prio == pick->prio && f->len > pick->len))
-			pick = f;
+		sum += file_cost(b, f, z);
+		if (f->prio != BUNDLE_ESSENTIAL)
+			order[n_order++] = i;
 	}
-	if (!pick)
-		return false;
-	pick->dropped = true;
-	bundle_note_truncated(b, pick->path,
-			      "dropped to fit the bundle size cap");
-	return true;
+	qsort_r(order, n_order, sizeof(*order), drop_order, b->files);
+	man = sum <= budget ? manifest_cost(b, z) : 0;
+	for (size_t k = 0; k < n_order && (sum > budget || sum + man > budget);
+	     k++) {
+		struct bundle_file *f = &b->files[order[k]];
+
+		f->dropped = true;
+		sum -= f->cost;
+		dropped++;
+		bundle_note_truncated(b, f->path,
+				      "dropped to fit the bundle size cap");
+		man = sum <= budget ? manifest_cost(b, z) : 0;
+	}
+	*ret_est = sum + (man ? man : manifest_cost(b, z));
+	return dropped;
+}
+
+unsigned bundle_write_passes(const struct bundle *b)
+{
+	return b->passes;
+}
+
+/* Fits b into max_bytes: at most two compressions of the archive, the
+ * second only when the estimate from the per-file sizes was short. */
+static int fit_and_serialize(struct bundle *b, size_t max_bytes,
+			     struct strbuf *gz)
+{
+	z_stream z = {0};
+	size_t est = 0;
+	int r, dropped;
+
+	if (raw_size(b) <= max_bytes)
+		return serialize(b, gz);
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	r = fit_plan(b, max_bytes, &z, &est);
+	if (r >= 0)
+		r = serialize(b, gz);
+	if (r >= 0 && gz->len > max_bytes && est > 0) {
+		/* The estimate was short by gz->len / est: scale the budget
+		 * by that, with a margin, and compress once more. */
+		size_t budget = (size_t)((double)max_bytes * (double)est /
+					 (double)gz->len * 0.97);
+
+		dropped = fit_plan(b, budget, &z, &est);
+		r = dropped < 0 ? dropped : dropped > 0 ? serialize(b, gz) : 0;
+	}
+	deflateEnd(&z);
+	if (r >= 0 && gz->len > max_bytes)
+		r = -E2BIG;
+	return r;
 }
 
 long bundle_write(struct bundle *b, int dirfd, const char *path,
@@ -494,64 +672,149 @@ long bundle_write(struct bundle *b, int dirfd, const char *path,
 	if (!max_bytes)
 		max_bytes = BUNDLE_MAX_BYTES;
 	strbuf_init(&gz, 512u << 20);
-	for (;;) {
-		r = serialize(b, &gz);
-		if (r < 0)
-			return r;
-		if (gz.len <= max_bytes)
-			break;
-		if (!drop_one(b))
-			return -E2BIG;
-	}
+	b->passes = 0;
+	r = fit_and_serialize(b, max_bytes, &gz);
+	if (r < 0)
+		return r;
 	r = write_file_atomic_at(dirfd, path, gz.buf, gz.len, 0640);
 	return r < 0 ? r : (long)gz.len;
 }
 
-/* ---- reading ---- */
+/* ---- reading: bounded, every cap checked before allocating ---- */
 
-static int gunzip_file(int dirfd, const char *path, struct strbuf *out)
+struct reader {
+	struct archive *a;
+	uint64_t allowed; /* inflated file bytes this archive may hold */
+	uint64_t total;	  /* inflated file bytes so far */
+	size_t entries;
+	char id[129]; /* the top directory, from the first entry */
+	int (*fn)(const char *name, const char *data, size_t len, void *ud);
+	void *userdata;
+};
+
+/* name is "<id>/<path>" (dirs may end in '/'): the id the same for every
+ * entry, the path relative without "." or "..". */
+static int check_name(struct reader *rd, const char *name, bool dir)
 {
-	_cleanup_strbuf_ struct strbuf in = STRBUF_INIT;
-	z_stream z = {0};
-	int r, zr = Z_OK;
+	const char *slash = strchr(name, '/');
+	char id[129], rest[256];
+	size_t n = slash ? (size_t)(slash - name) : strlen(name);
+	size_t rn;
 
-	strbuf_init(&in, 512u << 20);
-	r = read_file_at(dirfd, path, 512u << 20, &in);
-	if (r < 0)
-		return r;
-	if (inflateInit2(&z, 15 + 32) != Z_OK)
-		return -ENOMEM;
-	z.next_in = (Bytef *)in.buf;
-	z.avail_in = (uInt)in.len;
-	while (zr != Z_STREAM_END) {
-		r = strbuf_grow(out, 1u << 20);
-		if (r < 0)
-			break;
-		z.next_out = (Bytef *)out->buf + out->len;
-		z.avail_out = 1u << 20;
-		zr = inflate(&z, Z_NO_FLUSH);
-		out->len = z.total_out;
-		out->buf[out->len] = '\0';
-		if (zr != Z_OK && zr != Z_STREAM_END) {
-			r = -EBADMSG;
-			break;
-		}
-	}
-	inflateEnd(&z);
-	return r < 0 ? r : 0;
+	if (n == 0 || n >= sizeof(id))
+		return -EXDEV;
+	memcpy(id, name, n);
+	id[n] = '\0';
+	if (!valid_id(id))
+		return -EXDEV;
+	if (!rd->id[0])
+		memcpy(rd->id, id, n + 1);
+	else if (!streq(rd->id, id))
+		return -EXDEV;
+	if (!slash || !slash[1])
+		return dir ? 0 : -EXDEV;
+	rn = strlen(slash + 1);
+	if (rn >= sizeof(rest))
+		return -EXDEV;
+	memcpy(rest, slash + 1, rn + 1);
+	if (dir && rest[rn - 1] == '/')
+		rest[rn - 1] = '\0';
+	return valid_path(rest) ? 0 : -EXDEV;
 }
 
-static int tar_field_u64(const char *f, size_t width, uint64_t *ret)
+/* Reads the current entry's data, counting bytes: the header's size is
+ * checked first, but a header can lie, so the count is checked too. */
+static int read_entry(struct reader *rd, struct archive_entry *e,
+		      struct strbuf *data)
 {
-	uint64_t v = 0;
-	size_t i = 0;
+	uint64_t cap = BUNDLE_READ_MAX_ENTRY;
+	char chunk[16384];
+	la_ssize_t n;
 
-	while (i < width && f[i] == ' ')
-		i++;
-	for (; i < width && f[i] >= '0' && f[i] <= '7'; i++)
-		v = v * 8 + (uint64_t)(f[i] - '0');
-	*ret = v;
+	if (rd->allowed - rd->total < cap)
+		cap = rd->allowed - rd->total;
+	if (archive_entry_size_is_set(e)) {
+		la_int64_t sz = archive_entry_size(e);
+
+		if (sz < 0)
+			return -EBADMSG;
+		if ((uint64_t)sz > cap)
+			return -EFBIG;
+		cap = (uint64_t)sz;
+	}
+	strbuf_init(data, cap ? (size_t)cap : 1);
+	while ((n = archive_read_data(rd->a, chunk, sizeof(chunk))) > 0)
+		if (strbuf_add(data, chunk, (size_t)n) < 0)
+			return -EFBIG;
+	if (n < 0)
+		return -EBADMSG;
+	if (data->len > cap)
+		return -EFBIG;
+	rd->total += data->len;
 	return 0;
+}
+
+static int read_one(struct reader *rd, struct archive_entry *e)
+{
+	_cleanup_strbuf_ struct strbuf data = STRBUF_INIT;
+	const char *name = archive_entry_pathname(e);
+	mode_t type = archive_entry_filetype(e);
+	int r;
+
+	if (++rd->entries > BUNDLE_READ_MAX_ENTRIES)
+		return -EMLINK;
+	/* Headers, padding and skipped data count too: a bomb of empty
+	 * entries or huge pax headers inflates the stream without files. */
+	if ((uint64_t)archive_filter_bytes(rd->a, 0) >
+	    rd->allowed + (uint64_t)rd->entries * 2048u + 65536u)
+		return -EFBIG;
+	if (!name)
+		return -EBADMSG;
+	if (archive_entry_hardlink(e) || type == AE_IFLNK)
+		return -ELOOP;
+	if (type != AE_IFREG && type != AE_IFDIR)
+		return -EPERM;
+	r = check_name(rd, name, type == AE_IFDIR);
+	if (r < 0 || type == AE_IFDIR)
+		return r;
+	r = read_entry(rd, e, &data);
+	if (r < 0)
+		return r;
+	return rd->fn(name, data.buf, data.len, rd->userdata);
+}
+
+static int open_archive(int dirfd, const char *path, struct reader *rd)
+{
+	struct stat st;
+	int fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	uint64_t allowed;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EBADMSG;
+	}
+	if ((uint64_t)st.st_size > BUNDLE_READ_MAX_ARCHIVE) {
+		close(fd);
+		return -EFBIG;
+	}
+	allowed = (uint64_t)st.st_size * BUNDLE_READ_MAX_RATIO;
+	if (allowed < BUNDLE_READ_RATIO_FLOOR)
+		allowed = BUNDLE_READ_RATIO_FLOOR;
+	rd->allowed = allowed < BUNDLE_READ_MAX_TOTAL ? allowed
+						      : BUNDLE_READ_MAX_TOTAL;
+	rd->a = archive_read_new();
+	if (!rd->a || archive_read_support_filter_gzip(rd->a) != ARCHIVE_OK ||
+	    archive_read_support_format_tar(rd->a) != ARCHIVE_OK) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (archive_read_open_fd(rd->a, fd, 65536) != ARCHIVE_OK) {
+		close(fd);
+		return -EBADMSG;
+	}
+	return fd;
 }
 
 int bundle_read(int dirfd, const char *path,
@@ -559,45 +822,62 @@ int bundle_read(int dirfd, const char *path,
 			  void *userdata),
 		void *userdata)
 {
-	_cleanup_strbuf_ struct strbuf tar = STRBUF_INIT;
-	size_t off = 0;
-	int r;
+	struct reader rd = {.fn = fn, .userdata = userdata};
+	struct archive_entry *e;
+	int fd, r;
 
-	strbuf_init(&tar, 1u << 30);
-	r = gunzip_file(dirfd, path, &tar);
-	if (r < 0)
-		return r;
-	while (off + 512 <= tar.len) {
-		const char *h = tar.buf + off;
-		char name[260] = "";
-		uint64_t size;
-
-		if (h[0] == '\0')
-			return 0; /* end-of-archive block */
-		if (memcmp(h + 257, "ustar", 5) != 0)
-			return -EBADMSG;
-		tar_field_u64(h + 124, 12, &size);
-		if (h[345])
-			snprintf(name, sizeof(name), "%.155s/%.100s", h + 345,
-				 h);
-		else
-			snprintf(name, sizeof(name), "%.100s", h);
-		off += 512;
-		if (size > tar.len - off)
-			return -EBADMSG;
-		if (h[156] == '0' || h[156] == '\0') {
-			r = fn(name, tar.buf + off, (size_t)size, userdata);
-			if (r < 0)
-				return r;
-		}
-		off += (size + 511) / 512 * 512;
+	fd = open_archive(dirfd, path, &rd);
+	if (fd < 0) {
+		archive_read_free(rd.a);
+		return fd;
 	}
-	return -EBADMSG; /* no end-of-archive block: cut short */
+	for (;;) {
+		r = archive_read_next_header(rd.a, &e);
+		if (r == ARCHIVE_EOF) {
+			r = rd.entries ? 0 : -EBADMSG;
+			break;
+		}
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+			r = -EBADMSG;
+			break;
+		}
+		if (archive_filter_code(rd.a, 0) != ARCHIVE_FILTER_GZIP) {
+			r = -EBADMSG; /* a bundle is always gzip'd */
+			break;
+		}
+		r = read_one(&rd, e);
+		if (r < 0)
+			break;
+	}
+	archive_read_free(rd.a);
+	close(fd);
+	return r;
+}
+
+const char *bundle_strerror(int r)
+{
+	switch (r) {
+	case -EBADMSG:
+		return "not an oomlens bundle (tar.gz), or damaged";
+	case -EXDEV:
+		return "refused: an entry lies outside the bundle directory "
+		       "(absolute, \"..\" or another top directory)";
+	case -ELOOP:
+		return "refused: the bundle holds a symlink or hardlink";
+	case -EPERM:
+		return "refused: the bundle holds a device, FIFO or socket";
+	case -EFBIG:
+		return "refused: the bundle inflates beyond its size caps "
+		       "(entry, total or inflate ratio)";
+	case -EMLINK:
+		return "refused: the bundle holds too many entries";
+	default:
+		return strerror(-r);
+	}
 }
 
 struct load_ctx {
 	struct bundle *b;
-	int err;
 };
 
 static int load_one(const char *name, const char *data, size_t len, void *ud)
@@ -607,15 +887,15 @@ static int load_one(const char *name, const char *data, size_t len, void *ud)
 	char id[129];
 	int r;
 
+	/* bundle_read() checked the name: "<id>/<valid path>", one id */
 	if (!slash || (size_t)(slash - name) >= sizeof(id))
 		return -EBADMSG;
 	if (!c->b) {
-		snprintf(id, sizeof(id), "%.*s", (int)(slash - name), name);
+		memcpy(id, name, (size_t)(slash - name));
+		id[slash - name] = '\0';
 		r = bundle_new(id, &c->b);
 		if (r < 0)
 			return r;
-	} else if (strncmp(name, c->b->id, strlen(c->b->id)) != 0) {
-		return -EBADMSG; /* one bundle per archive */
 	}
 	return bundle_add(c->b, slash + 1, data, len, BUNDLE_HIGH);
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bundle: one forensic bundle, a gzip'd tar with one directory <id>/.
- * Files are collected in memory with a priority; bundle_write() fits the
- * whole into a size cap (default 900 KiB compressed, one API object) by
- * dropping the least important files first, lists what it dropped in
- * manifest.truncated[], and writes the archive atomically. */
+ * Files are collected in memory with a priority (looked up by a hash index);
+ * bundle_write() fits the whole into a size cap (default 900 KiB
+ * compressed, one API object) by dropping the least important files first,
+ * decided from per-file compressed sizes so that the archive is compressed
+ * once (twice when the estimate was short), lists what it dropped in
+ * manifest.truncated[], and writes the archive atomically. Reading back
+ * (bundle_read/bundle_load) treats the archive as hostile: see the caps. */
 #pragma once
 
 #include <stdbool.h>
@@ -13,6 +16,17 @@ struct json_object;
 
 #define BUNDLE_SCHEMA "oomlens.io/bundle/v1"
 #define BUNDLE_MAX_BYTES (900u * 1024u)
+
+/* Caps for reading an archive, each checked before allocating: the file on
+ * disk, the number of entries, one entry's bytes, all entries' bytes, and
+ * the inflate ratio (total inflated ≤ ratio × archive size, but at least
+ * the floor, so small bundles of text are never refused). */
+#define BUNDLE_READ_MAX_ARCHIVE (16u << 20)
+#define BUNDLE_READ_MAX_ENTRIES 20000u
+#define BUNDLE_READ_MAX_ENTRY (32u << 20)
+#define BUNDLE_READ_MAX_TOTAL (64u << 20)
+#define BUNDLE_READ_MAX_RATIO 100u
+#define BUNDLE_READ_RATIO_FLOOR (4u << 20)
 
 /* Priorities: lower is kept longer. */
 enum bundle_prio {
@@ -73,15 +87,28 @@ int bundle_foreach(const struct bundle *b,
  * -errno (-E2BIG when even the essential files do not fit). */
 long bundle_write(struct bundle *b, int dirfd, const char *path,
 		  size_t max_bytes);
+/* How many times the last bundle_write() compressed the whole archive:
+ * 1, or 2 when the estimate from the per-file sizes was short. */
+unsigned bundle_write_passes(const struct bundle *b);
 
 /* Loads a bundle archive into a new struct bundle (files as written,
  * manifest.json among them; the id from the top directory). For `show`
  * and tests. Returns 0, -EBADMSG, -errno. */
 int bundle_load(int dirfd, const char *path, struct bundle **ret);
 
-/* Reads a bundle archive back: calls fn for each regular file in it.
+/* Reads a bundle archive back: calls fn for each regular file in it, named
+ * "<id>/<path>". The archive is untrusted: it must be gzip'd tar whose
+ * entries are all under one top directory <id>/ (no absolute names, no
+ * ".."), regular files or directories only, within the BUNDLE_READ_* caps.
+ * Returns 0, fn's first negative return, or -EBADMSG (not a tar.gz,
+ * damaged, cut short), -EXDEV (a name outside <id>/), -ELOOP (symlink or
+ * hardlink), -EPERM (device, FIFO, socket), -EFBIG (a size cap or the
+ * inflate ratio), -EMLINK (too many entries), -errno from opening.
  * For `show`, tests and the agent's merge of snapshots. */
 int bundle_read(int dirfd, const char *path,
 		int (*fn)(const char *name, const char *data, size_t len,
 			  void *userdata),
 		void *userdata);
+
+/* A sentence for an error of bundle_read()/bundle_load(). Never NULL. */
+const char *bundle_strerror(int r);

@@ -311,9 +311,30 @@ static struct json_object *proc_json(const struct rec_proc *p)
 	return o;
 }
 
-struct json_object *recorder_timeline_json(const struct recorder *r,
-					   const char *cgroup,
-					   unsigned interval_ms)
+/* Prints a sample's JSON text, serialized by json-c when it was added. */
+static int cached_sample_print(struct json_object *jso, struct printbuf *pb,
+			       int level, int flags)
+{
+	const char *text = json_object_get_userdata(jso);
+
+	(void)level, (void)flags;
+	return printbuf_memappend(pb, text, (int)strlen(text));
+}
+
+/* A json-c node that prints s->json as it is (s outlives the node). */
+static struct json_object *cached_sample(const struct rec_sample *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o)
+		json_object_set_serializer(o, cached_sample_print, s->json,
+					   NULL);
+	return o;
+}
+
+static struct json_object *timeline_json(const struct recorder *r,
+					 const char *cgroup,
+					 unsigned interval_ms, bool cached)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *samples = json_object_new_array();
@@ -331,9 +352,12 @@ struct json_object *recorder_timeline_json(const struct recorder *r,
 			       cgroup ? json_object_new_string(cgroup) : NULL);
 	json_object_object_add(o, "interval_ms",
 			       json_object_new_uint64(interval_ms));
-	for (size_t i = 0; i < r->count; i++)
-		json_object_array_add(samples,
-				      sample_json(recorder_sample(r, i)));
+	for (size_t i = 0; i < r->count; i++) {
+		const struct rec_sample *s = recorder_sample(r, i);
+
+		json_object_array_add(samples, cached ? cached_sample(s)
+						      : sample_json(s));
+	}
 	for (size_t i = 0; i < r->n_procs; i++)
 		json_object_array_add(procs, proc_json(&r->procs[i]));
 	json_object_object_add(o, "samples", samples);
@@ -343,53 +367,27 @@ struct json_object *recorder_timeline_json(const struct recorder *r,
 	return o;
 }
 
-static int add_json(struct strbuf *out, struct json_object *o)
+struct json_object *recorder_timeline_json(const struct recorder *r,
+					   const char *cgroup,
+					   unsigned interval_ms)
 {
-	const char *text = json_object_to_json_string_ext(
-		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-
-	return text ? strbuf_adds(out, text) : -ENOMEM;
+	return timeline_json(r, cgroup, interval_ms, false);
 }
 
 int recorder_timeline_write(const struct recorder *r, const char *cgroup,
 			    unsigned interval_ms, struct strbuf *out)
 {
-	struct json_object *procs = json_object_new_array();
-	int q = procs ? 0 : -ENOMEM;
+	struct json_object *o = timeline_json(r, cgroup, interval_ms, true);
+	const char *text;
+	size_t len;
+	int q;
 
-	for (size_t i = 0; q >= 0 && i < r->n_procs; i++)
-		q = json_object_array_add(procs, proc_json(&r->procs[i])) < 0
-			    ? -ENOMEM
-			    : 0;
-	if (q >= 0)
-		q = strbuf_adds(out, "{\"schema\":\"oomlens.io/timeline/v1\","
-				     "\"cgroup\":");
-	if (q >= 0)
-		q = cgroup ? strbuf_add_json_str(out, cgroup, strlen(cgroup))
-			   : strbuf_adds(out, "null");
-	if (q >= 0)
-		q = strbuf_addf(out, ",\"interval_ms\":%u,\"samples\":[",
-				interval_ms);
-	for (size_t i = 0; q >= 0 && i < r->count; i++) {
-		if (i)
-			q = strbuf_addch(out, ',');
-		if (q >= 0)
-			q = strbuf_adds(out, recorder_sample(r, i)->json);
-	}
-	if (q >= 0)
-		q = strbuf_adds(out, "],\"processes\":");
-	if (q >= 0)
-		q = add_json(out, procs);
-	if (q >= 0)
-		q = strbuf_adds(out, ",\"snapshots\":");
-	if (q >= 0)
-		q = add_json(out, r->snapshots);
-	if (q >= 0)
-		q = strbuf_adds(out, ",\"trims\":");
-	if (q >= 0)
-		q = add_json(out, r->trims);
-	if (q >= 0)
-		q = strbuf_addch(out, '}');
-	json_object_put(procs);
+	if (!o)
+		return -ENOMEM;
+	text = json_object_to_json_string_length(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+		&len);
+	q = text ? strbuf_add(out, text, len) : -ENOMEM;
+	json_object_put(o);
 	return q;
 }

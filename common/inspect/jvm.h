@@ -144,6 +144,12 @@ struct jvm_nmt {
  * false), -EBADMSG when neither a Total line nor the "not enabled" text is
  * found. Categories beyond the array are dropped (still 0). */
 int jvm_parse_nmt(const char *buf, size_t len, struct jvm_nmt *ret);
+struct json_object;
+/* Appends o printed as compact JSON (one line, '/' not escaped) to sb and
+ * drops the reference to o in every case (o may be NULL: -ENOMEM).
+ * Returns 0, -ENOMEM, -E2BIG. */
+int jvm_json_append(struct json_object *o, struct strbuf *sb);
+
 /* Appends the parsed summary as one JSON object. */
 int jvm_nmt_to_json(const struct jvm_nmt *n, struct strbuf *sb);
 

@@ -1,111 +1,156 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* JSON renderings of the parsed jcmd replies (bytes, not KB). */
-#include <inttypes.h>
+/* JSON renderings of the parsed jcmd replies (bytes, not KB), built with
+ * json-c and printed compact, as one line. */
+#include <json-c/json.h>
 
 #include "inspect/jvm.h"
 
-static int nmt_category_json(const struct jvm_nmt_category *c,
-			     struct strbuf *sb)
-{
-	int r = strbuf_adds(sb, "{\"name\":");
+#define ADD(o, k, v) json_object_object_add((o), (k), (v))
 
-	if (r == 0)
-		r = strbuf_add_json_str(sb, c->name, strlen(c->name));
-	if (r == 0)
-		r = strbuf_addf(
-			sb, ",\"reserved\":%" PRIu64 ",\"committed\":%" PRIu64,
-			c->reserved, c->committed);
-	if (r == 0 && c->has_malloc)
-		r = strbuf_addf(
-			sb, ",\"malloc\":%" PRIu64 ",\"malloc_count\":%" PRIu64,
-			c->malloc, c->malloc_count);
-	if (r == 0 && c->has_mmap)
-		r = strbuf_addf(sb,
-				",\"mmap_reserved\":%" PRIu64
-				",\"mmap_committed\":%" PRIu64,
-				c->mmap_reserved, c->mmap_committed);
-	if (r == 0 && c->has_arena)
-		r = strbuf_addf(
-			sb, ",\"arena\":%" PRIu64 ",\"arena_count\":%" PRIu64,
-			c->arena, c->arena_count);
-	if (r == 0 && c->has_stack)
-		r = strbuf_addf(sb,
-				",\"stack_reserved\":%" PRIu64
-				",\"stack_committed\":%" PRIu64,
-				c->stack_reserved, c->stack_committed);
-	if (r == 0 && c->threads >= 0)
-		r = strbuf_addf(sb, ",\"threads\":%" PRId64, c->threads);
-	if (r == 0)
-		r = strbuf_addch(sb, '}');
+static struct json_object *u64(uint64_t v)
+{
+	return json_object_new_uint64(v);
+}
+
+int jvm_json_append(struct json_object *o, struct strbuf *sb)
+{
+	size_t len;
+	const char *s;
+	int r;
+
+	if (!o)
+		return -ENOMEM;
+	s = json_object_to_json_string_length(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+		&len);
+	r = s ? strbuf_add(sb, s, len) : -ENOMEM;
+	json_object_put(o);
 	return r;
+}
+
+static struct json_object *nmt_category_json(const struct jvm_nmt_category *c)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	ADD(o, "name", json_object_new_string(c->name));
+	ADD(o, "reserved", u64(c->reserved));
+	ADD(o, "committed", u64(c->committed));
+	if (c->has_malloc) {
+		ADD(o, "malloc", u64(c->malloc));
+		ADD(o, "malloc_count", u64(c->malloc_count));
+	}
+	if (c->has_mmap) {
+		ADD(o, "mmap_reserved", u64(c->mmap_reserved));
+		ADD(o, "mmap_committed", u64(c->mmap_committed));
+	}
+	if (c->has_arena) {
+		ADD(o, "arena", u64(c->arena));
+		ADD(o, "arena_count", u64(c->arena_count));
+	}
+	if (c->has_stack) {
+		ADD(o, "stack_reserved", u64(c->stack_reserved));
+		ADD(o, "stack_committed", u64(c->stack_committed));
+	}
+	if (c->threads >= 0)
+		ADD(o, "threads", json_object_new_int64(c->threads));
+	return o;
 }
 
 int jvm_nmt_to_json(const struct jvm_nmt *n, struct strbuf *sb)
 {
-	int r;
+	struct json_object *o = json_object_new_object(), *cats;
 
-	if (!n->enabled)
-		return strbuf_adds(
-			sb, "{\"enabled\":false,\"note\":\"NMT is not enabled: "
-			    "start the JVM with "
-			    "-XX:NativeMemoryTracking=summary\"}");
-	r = strbuf_addf(
-		sb,
-		"{\"enabled\":true,\"unit\":\"bytes\",\"reserved\":%" PRIu64
-		",\"committed\":%" PRIu64 ",\"malloc\":%" PRIu64
-		",\"malloc_count\":%" PRIu64 ",\"mmap_reserved\":%" PRIu64
-		",\"mmap_committed\":%" PRIu64 ",\"threads\":%" PRId64
-		",\"categories\":[",
-		n->reserved, n->committed, n->malloc, n->malloc_count,
-		n->mmap_reserved, n->mmap_committed, n->threads);
-	for (size_t i = 0; r == 0 && i < n->n_categories; i++) {
-		if (i)
-			r = strbuf_addch(sb, ',');
-		if (r == 0)
-			r = nmt_category_json(&n->categories[i], sb);
+	if (!o)
+		return -ENOMEM;
+	if (!n->enabled) {
+		ADD(o, "enabled", json_object_new_boolean(false));
+		ADD(o, "note",
+		    json_object_new_string(
+			    "NMT is not enabled: start the JVM with "
+			    "-XX:NativeMemoryTracking=summary"));
+		return jvm_json_append(o, sb);
 	}
-	if (r == 0)
-		r = strbuf_adds(sb, "]}");
-	return r;
+	ADD(o, "enabled", json_object_new_boolean(true));
+	ADD(o, "unit", json_object_new_string("bytes"));
+	ADD(o, "reserved", u64(n->reserved));
+	ADD(o, "committed", u64(n->committed));
+	ADD(o, "malloc", u64(n->malloc));
+	ADD(o, "malloc_count", u64(n->malloc_count));
+	ADD(o, "mmap_reserved", u64(n->mmap_reserved));
+	ADD(o, "mmap_committed", u64(n->mmap_committed));
+	ADD(o, "threads", json_object_new_int64(n->threads));
+	cats = json_object_new_array();
+	for (size_t i = 0; cats && i < n->n_categories; i++)
+		json_object_array_add(cats,
+				      nmt_category_json(&n->categories[i]));
+	ADD(o, "categories", cats);
+	return jvm_json_append(o, sb);
+}
+
+static struct json_object *space_usage(uint64_t used, uint64_t committed,
+				       uint64_t reserved)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o) {
+		ADD(o, "used", u64(used));
+		ADD(o, "committed", u64(committed));
+		ADD(o, "reserved", u64(reserved));
+	}
+	return o;
 }
 
 int jvm_heap_info_to_json(const struct jvm_heap_info *hi, struct strbuf *sb)
 {
-	int r = strbuf_addf(sb,
-			    "{\"unit\":\"bytes\",\"collector\":\"%s\","
-			    "\"committed\":%" PRIu64 ",\"used\":%" PRIu64
-			    ",\"max\":%" PRIu64 ",\"region_size\":%" PRIu64,
-			    hi->collector, hi->committed, hi->used,
-			    hi->reserved, hi->region_size);
+	struct json_object *o = json_object_new_object(), *spaces;
 
-	if (r == 0 && hi->has_metaspace)
-		r = strbuf_addf(
-			sb,
-			",\"metaspace\":{\"used\":%" PRIu64
-			",\"committed\":%" PRIu64 ",\"reserved\":%" PRIu64
-			"},\"class_space\":{\"used\":%" PRIu64
-			",\"committed\":%" PRIu64 ",\"reserved\":%" PRIu64 "}",
-			hi->metaspace_used, hi->metaspace_committed,
-			hi->metaspace_reserved, hi->class_used,
-			hi->class_committed, hi->class_reserved);
-	if (r == 0)
-		r = strbuf_adds(sb, ",\"spaces\":[");
-	for (size_t i = 0; r == 0 && i < hi->n_spaces; i++) {
-		const struct jvm_heap_space *s = &hi->spaces[i];
-
-		r = strbuf_adds(sb, i ? ",{\"name\":" : "{\"name\":");
-		if (r == 0)
-			r = strbuf_add_json_str(sb, s->name, strlen(s->name));
-		if (r == 0)
-			r = strbuf_addf(sb,
-					",\"committed\":%" PRIu64
-					",\"used\":%" PRIu64 ",\"max\":%" PRIu64
-					"}",
-					s->committed, s->used, s->reserved);
+	if (!o)
+		return -ENOMEM;
+	ADD(o, "unit", json_object_new_string("bytes"));
+	ADD(o, "collector", json_object_new_string(hi->collector));
+	ADD(o, "committed", u64(hi->committed));
+	ADD(o, "used", u64(hi->used));
+	ADD(o, "max", u64(hi->reserved));
+	ADD(o, "region_size", u64(hi->region_size));
+	if (hi->has_metaspace) {
+		ADD(o, "metaspace",
+		    space_usage(hi->metaspace_used, hi->metaspace_committed,
+				hi->metaspace_reserved));
+		ADD(o, "class_space",
+		    space_usage(hi->class_used, hi->class_committed,
+				hi->class_reserved));
 	}
-	if (r == 0)
-		r = strbuf_adds(sb, "]}");
-	return r;
+	spaces = json_object_new_array();
+	for (size_t i = 0; spaces && i < hi->n_spaces; i++) {
+		const struct jvm_heap_space *s = &hi->spaces[i];
+		struct json_object *so = json_object_new_object();
+
+		if (!so)
+			break;
+		ADD(so, "name", json_object_new_string(s->name));
+		ADD(so, "committed", u64(s->committed));
+		ADD(so, "used", u64(s->used));
+		ADD(so, "max", u64(s->reserved));
+		json_object_array_add(spaces, so);
+	}
+	ADD(o, "spaces", spaces);
+	return jvm_json_append(o, sb);
+}
+
+static struct json_object *arena_json(const struct jvm_malloc_arena *a)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o) {
+		ADD(o, "nr", json_object_new_int(a->nr));
+		ADD(o, "system_current", u64(a->system_current));
+		ADD(o, "system_max", u64(a->system_max));
+		ADD(o, "free", u64(a->free_fast + a->free_rest));
+		ADD(o, "free_chunks", u64(a->free_count));
+	}
+	return o;
 }
 
 int jvm_malloc_info_to_json(const struct jvm_malloc_info *m, struct strbuf *sb)
@@ -113,48 +158,39 @@ int jvm_malloc_info_to_json(const struct jvm_malloc_info *m, struct strbuf *sb)
 	uint64_t free_b = m->free_fast + m->free_rest;
 	uint64_t in_use =
 		m->system_current > free_b ? m->system_current - free_b : 0;
-	int r = strbuf_addf(
-		sb,
-		"{\"unit\":\"bytes\",\"system_current\":%" PRIu64
-		",\"system_max\":%" PRIu64 ",\"free\":%" PRIu64
-		",\"free_chunks\":%" PRIu64 ",\"in_use\":%" PRIu64
-		",\"mmap_count\":%" PRIu64 ",\"mmap_bytes\":%" PRIu64
-		",\"arena_count\":%zu,\"arenas\":[",
-		m->system_current, m->system_max, free_b, m->free_count, in_use,
-		m->mmap_count, m->mmap_bytes, m->n_arenas);
+	struct json_object *o = json_object_new_object(), *arenas;
 
-	for (size_t i = 0; r == 0 && i < m->n_arenas; i++) {
-		const struct jvm_malloc_arena *a = &m->arenas[i];
-
-		r = strbuf_addf(sb,
-				"%s{\"nr\":%d,\"system_current\":%" PRIu64
-				",\"system_max\":%" PRIu64 ",\"free\":%" PRIu64
-				",\"free_chunks\":%" PRIu64 "}",
-				i ? "," : "", a->nr, a->system_current,
-				a->system_max, a->free_fast + a->free_rest,
-				a->free_count);
-	}
-	if (r == 0)
-		r = strbuf_adds(sb, "]}");
-	return r;
+	if (!o)
+		return -ENOMEM;
+	ADD(o, "unit", json_object_new_string("bytes"));
+	ADD(o, "system_current", u64(m->system_current));
+	ADD(o, "system_max", u64(m->system_max));
+	ADD(o, "free", u64(free_b));
+	ADD(o, "free_chunks", u64(m->free_count));
+	ADD(o, "in_use", u64(in_use));
+	ADD(o, "mmap_count", u64(m->mmap_count));
+	ADD(o, "mmap_bytes", u64(m->mmap_bytes));
+	ADD(o, "arena_count", u64(m->n_arenas));
+	arenas = json_object_new_array();
+	for (size_t i = 0; arenas && i < m->n_arenas; i++)
+		json_object_array_add(arenas, arena_json(&m->arenas[i]));
+	ADD(o, "arenas", arenas);
+	return jvm_json_append(o, sb);
 }
 
 int jvm_trim_to_json(const struct jvm_trim_result *t, struct strbuf *sb)
 {
 	int64_t diff = (int64_t)t->rss_after - (int64_t)t->rss_before;
-	int r = strbuf_addf(sb,
-			    "{\"unit\":\"bytes\",\"rss_before\":%" PRIu64
-			    ",\"rss_after\":%" PRIu64 ",\"rss_diff\":%" PRId64
-			    ",\"duration_us\":%" PRIu64 ",\"command\":",
-			    t->rss_before, t->rss_after, diff, t->duration_us);
+	struct json_object *o = json_object_new_object();
 
-	if (r == 0)
-		r = strbuf_add_json_str(sb, t->command, strlen(t->command));
-	if (r == 0)
-		r = strbuf_adds(sb, ",\"output\":");
-	if (r == 0)
-		r = strbuf_add_json_str(sb, t->output, strlen(t->output));
-	if (r == 0)
-		r = strbuf_addch(sb, '}');
-	return r;
+	if (!o)
+		return -ENOMEM;
+	ADD(o, "unit", json_object_new_string("bytes"));
+	ADD(o, "rss_before", u64(t->rss_before));
+	ADD(o, "rss_after", u64(t->rss_after));
+	ADD(o, "rss_diff", json_object_new_int64(diff));
+	ADD(o, "duration_us", u64(t->duration_us));
+	ADD(o, "command", json_object_new_string(t->command));
+	ADD(o, "output", json_object_new_string(t->output));
+	return jvm_json_append(o, sb);
 }

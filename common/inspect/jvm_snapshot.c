@@ -4,6 +4,7 @@
  * by megabytes next to an OOM. */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <json-c/json.h>
 #include <sys/stat.h>
 
 #include "jvm_internal.h"
@@ -100,6 +101,19 @@ int jvm_trim(const struct host *h, int pid, const struct jvm_attach_opts *o,
 	return 0;
 }
 
+/* {"error": <jvm_strerror(r)>, "errno": -r} */
+static struct json_object *error_json(int r)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o) {
+		json_object_object_add(o, "error",
+				       json_object_new_string(jvm_strerror(r)));
+		json_object_object_add(o, "errno", json_object_new_int(-r));
+	}
+	return o;
+}
+
 int jvm_trim_snapshot(const struct host *h, int pid, int out_dirfd,
 		      const struct jvm_attach_opts *o,
 		      struct jvm_trim_result *ret)
@@ -112,15 +126,11 @@ int jvm_trim_snapshot(const struct host *h, int pid, int out_dirfd,
 	r = jvm_trim(h, pid, o, &res);
 	if (r == -JVM_E_NOT_JVM || r == -ESRCH || r == -EACCES)
 		return r; /* nothing to say about a JVM */
-	if (r < 0) {
-		strbuf_adds(&sb, "{\"error\":");
-		strbuf_add_json_str(&sb, jvm_strerror(r),
-				    strlen(jvm_strerror(r)));
-		strbuf_addf(&sb, ",\"errno\":%d}\n", -r);
-	} else {
+	if (r < 0)
+		jvm_json_append(error_json(r), &sb);
+	else
 		jvm_trim_to_json(&res, &sb);
-		strbuf_addch(&sb, '\n');
-	}
+	strbuf_addch(&sb, '\n');
 	if (mkdir_p_at(out_dirfd, "jvm", 0755) == 0)
 		write_file_atomic_at(out_dirfd, "jvm/trim.json", sb.buf, sb.len,
 				     0644);
@@ -172,33 +182,46 @@ static int snap_parse(enum snap_kind kind, const struct strbuf *text,
 	}
 	free(u);
 	if (r < 0) {
+		struct json_object *o = json_object_new_object();
+		char why[128];
+
+		snprintf(why, sizeof(why), "unparsable reply (%s)",
+			 strerror(-r));
+		if (o)
+			json_object_object_add(o, "error",
+					       json_object_new_string(why));
 		strbuf_reset(json);
-		r = strbuf_addf(json, "{\"error\":\"unparsable reply (%s)\"}",
-				strerror(-r));
+		r = jvm_json_append(o, json);
 	}
 	return r < 0 ? r : strbuf_addch(json, '\n');
 }
 
-/* One command: raw reply + JSON, and its line in attach.json. */
+/* One command: raw reply + JSON, and its entry in attach.json. */
 static int snap_one(struct jvm_target *t, int out_dirfd,
-		    const struct snap_cmd *c, struct strbuf *log)
+		    const struct snap_cmd *c, struct json_object *cmds)
 {
 	_cleanup_strbuf_ struct strbuf json = STRBUF_INIT;
 	struct jvm_reply rep = {0};
+	struct json_object *e = json_object_new_object();
 	int r;
 
+	if (!e)
+		return -ENOMEM;
+	json_object_array_add(cmds, e);
 	strbuf_init(&json, 1u << 20);
 	r = jvm_jcmd(t, c->cmdline, &rep);
-	strbuf_addf(log, "%s{\"command\":\"%s\"",
-		    log->buf[log->len - 1] == '[' ? "" : ",", c->cmdline);
+	json_object_object_add(e, "command",
+			       json_object_new_string(c->cmdline));
 	if (r < 0) {
-		strbuf_adds(log, ",\"error\":");
-		strbuf_add_json_str(log, jvm_strerror(r),
-				    strlen(jvm_strerror(r)));
-		return strbuf_addch(log, '}') < 0 ? -ENOMEM : r;
+		json_object_object_add(e, "error",
+				       json_object_new_string(jvm_strerror(r)));
+		return r;
 	}
-	strbuf_addf(log, ",\"status\":%d,\"bytes\":%zu,\"truncated\":%s}",
-		    rep.status, rep.text.len, rep.truncated ? "true" : "false");
+	json_object_object_add(e, "status", json_object_new_int(rep.status));
+	json_object_object_add(e, "bytes",
+			       json_object_new_uint64(rep.text.len));
+	json_object_object_add(e, "truncated",
+			       json_object_new_boolean(rep.truncated));
 	if (unknown_command(&rep)) {
 		jvm_reply_release(&rep);
 		return -JVM_E_NO_COMMAND;
@@ -214,20 +237,34 @@ static int snap_one(struct jvm_target *t, int out_dirfd,
 	return r;
 }
 
-static int snap_attach_json(const struct jvm_target *t, int attach_r,
-			    struct strbuf *sb)
+/* attach.json: what the attach gave, and (when attached) an empty
+ * "commands" array returned in *ret_cmds for snap_one() to fill. */
+static struct json_object *snap_attach_json(const struct jvm_target *t,
+					    int attach_r,
+					    struct json_object **ret_cmds)
 {
+	struct json_object *o = json_object_new_object();
+
+	*ret_cmds = NULL;
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "attached",
+			       json_object_new_boolean(attach_r == 0));
 	if (attach_r < 0) {
-		strbuf_adds(sb, "{\"attached\":false,\"error\":");
-		strbuf_add_json_str(sb, jvm_strerror(attach_r),
-				    strlen(jvm_strerror(attach_r)));
-		return strbuf_addf(sb, ",\"errno\":%d", -attach_r);
+		json_object_object_add(
+			o, "error",
+			json_object_new_string(jvm_strerror(attach_r)));
+		json_object_object_add(o, "errno",
+				       json_object_new_int(-attach_r));
+		return o;
 	}
-	return strbuf_addf(sb,
-			   "{\"attached\":true,\"pid\":%d,\"nspid\":%d,"
-			   "\"uid\":%u,\"protocol\":%d,\"commands\":[",
-			   t->info.pid, t->info.nspid, (unsigned)t->info.uid,
-			   t->protocol);
+	json_object_object_add(o, "pid", json_object_new_int(t->info.pid));
+	json_object_object_add(o, "nspid", json_object_new_int(t->info.nspid));
+	json_object_object_add(o, "uid", json_object_new_uint64(t->info.uid));
+	json_object_object_add(o, "protocol", json_object_new_int(t->protocol));
+	*ret_cmds = json_object_new_array();
+	json_object_object_add(o, "commands", *ret_cmds);
+	return o;
 }
 
 int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
@@ -236,6 +273,7 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 	struct jvm_attach_opts ao = o ? o->attach : (struct jvm_attach_opts){0};
 	_cleanup_strbuf_ struct strbuf log = STRBUF_INIT;
 	struct jvm_target t;
+	struct json_object *attach, *cmds;
 	int r, rm, answered = 0;
 
 	memset(&t, 0, sizeof(t));
@@ -249,9 +287,9 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 	rm = mkdir_p_at(out_dirfd, "jvm", 0755);
 	if (rm < 0)
 		return rm;
-	snap_attach_json(&t, r, &log);
-	for (size_t k = 0; r == 0 && k < ARRAY_SIZE(snap_cmds); k++) {
-		int rk = snap_one(&t, out_dirfd, &snap_cmds[k], &log);
+	attach = snap_attach_json(&t, r, &cmds);
+	for (size_t k = 0; r == 0 && cmds && k < ARRAY_SIZE(snap_cmds); k++) {
+		int rk = snap_one(&t, out_dirfd, &snap_cmds[k], cmds);
 
 		if (rk == 0)
 			answered++;
@@ -259,9 +297,9 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 		if (rk == -ESRCH || rk == -JVM_E_TIMEOUT)
 			break;
 	}
-	strbuf_adds(&log, r == 0 ? "]}\n" : "}\n");
-	write_file_atomic_at(out_dirfd, "jvm/attach.json", log.buf, log.len,
-			     0644);
+	if (jvm_json_append(attach, &log) == 0 && strbuf_addch(&log, '\n') == 0)
+		write_file_atomic_at(out_dirfd, "jvm/attach.json", log.buf,
+				     log.len, 0644);
 	if (r < 0)
 		return r;
 	return answered ? 0 : -JVM_E_PROTO;

@@ -3,6 +3,8 @@
  * Retry-After, the token bucket, paths and queries, watch line framing,
  * base64. No I/O here. */
 #include <errno.h>
+#include <limits.h>
+#include <openssl/evp.h>
 #include <string.h>
 #include <time.h>
 
@@ -380,75 +382,47 @@ void kube_watch_event_release(struct kube_watch_event *e)
 
 int kube_base64_encode(const void *data, size_t len, struct strbuf *sb)
 {
-	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
-				  "qrstuvwxyz0123456789+/";
-	const unsigned char *p = data;
+	size_t out_len;
 	int r;
 
-	r = strbuf_grow(sb, (len + 2) / 3 * 4);
-	for (size_t i = 0; r == 0 && i < len; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16;
-		char out[4];
-
-		if (i + 1 < len)
-			v |= (uint32_t)p[i + 1] << 8;
-		if (i + 2 < len)
-			v |= p[i + 2];
-		out[0] = tbl[(v >> 18) & 63];
-		out[1] = tbl[(v >> 12) & 63];
-		out[2] = i + 1 < len ? tbl[(v >> 6) & 63] : '=';
-		out[3] = i + 2 < len ? tbl[v & 63] : '=';
-		r = strbuf_add(sb, out, 4);
-	}
-	return r;
-}
-
-static int b64_value(char ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+')
-		return 62;
-	if (ch == '/')
-		return 63;
-	return -1;
+	if (len > (size_t)INT_MAX / 4 * 3 - 3)
+		return -E2BIG;
+	out_len = (len + 2) / 3 * 4;
+	r = strbuf_grow(sb, out_len);
+	if (r < 0)
+		return r;
+	/* writes out_len characters and a NUL, which strbuf_grow made room
+	 * for */
+	EVP_EncodeBlock((unsigned char *)sb->buf + sb->len, data, (int)len);
+	sb->len += out_len;
+	sb->buf[sb->len] = '\0';
+	return 0;
 }
 
 int kube_base64_decode(const char *s, size_t len, unsigned char **ret,
 		       size_t *ret_len)
 {
 	_cleanup_free_ unsigned char *out = NULL;
-	size_t n = 0, pad = 0;
-	uint32_t acc = 0;
-	unsigned bits = 0;
+	size_t pad = 0;
+	int n;
 
-	if (len % 4)
+	/* EVP_DecodeBlock trims whitespace and takes '=' anywhere; the API
+	 * server sends canonical padded base64, so anything else is refused
+	 * here first. */
+	if (len % 4 || len > INT_MAX)
 		return -EBADMSG;
-	while (pad < 2 && len > 0 && s[len - 1] == '=') {
-		len--;
+	while (pad < 2 && len - pad > 0 && s[len - pad - 1] == '=')
 		pad++;
-	}
-	out = malloc(len / 4 * 3 + 3);
+	if (memchr(s, '=', len - pad))
+		return -EBADMSG;
+	out = malloc(len / 4 * 3 + 1);
 	if (!out)
 		return -ENOMEM;
-	for (size_t i = 0; i < len; i++) {
-		int v = b64_value(s[i]);
-
-		if (v < 0)
-			return -EBADMSG;
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[n++] = (unsigned char)(acc >> bits);
-		}
-	}
+	n = EVP_DecodeBlock(out, (const unsigned char *)s, (int)len);
+	if (n < 0 || (size_t)n != len / 4 * 3)
+		return -EBADMSG;
 	*ret = TAKE_PTR(out);
-	*ret_len = n;
+	*ret_len = (size_t)n - pad;
 	return 0;
 }
 

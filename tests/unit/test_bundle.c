@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <archive.h>
+#include <archive_entry.h>
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <zlib.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 
@@ -173,4 +178,367 @@ Test(bundle, truncated_archive_is_reported)
 					  0600),
 		     0);
 	cr_assert_lt(bundle_read(dfd, "cut.tar.gz", collect, &s), 0);
+}
+
+/* ---- hostile archives, built at test time with libarchive ---- */
+
+struct hostile {
+	const char *name;
+	unsigned type;	  /* AE_IF* */
+	size_t size;	  /* bytes of zeros written (header size for regular) */
+	const char *link; /* symlink target or hardlink source */
+	char fill;	  /* the byte the data is made of (0: zeros) */
+};
+
+/* Writes dfd/file as a gzip'd pax tar of the given entries. */
+static void write_hostile(const char *file, const struct hostile *h, size_t n)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	static char bytes[65536];
+	int fd = openat(dfd, file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
+	cr_assert_eq(archive_write_add_filter_gzip(a), ARCHIVE_OK);
+	cr_assert_eq(archive_write_open_fd(a, fd), ARCHIVE_OK);
+	for (size_t i = 0; i < n; i++) {
+		archive_entry_clear(e);
+		archive_entry_set_pathname(e, h[i].name);
+		archive_entry_set_filetype(e, h[i].type);
+		archive_entry_set_perm(e, 0644);
+		if (h[i].type == AE_IFLNK)
+			archive_entry_set_symlink(e, h[i].link);
+		else if (h[i].link)
+			archive_entry_set_hardlink(e, h[i].link);
+		if (h[i].type == AE_IFREG && !h[i].link)
+			archive_entry_set_size(e, (la_int64_t)h[i].size);
+		if (h[i].type == AE_IFCHR)
+			archive_entry_set_rdev(e, makedev(1, 3));
+		cr_assert_eq(archive_write_header(a, e), ARCHIVE_OK, "%s",
+			     archive_error_string(a));
+		memset(bytes, h[i].fill, sizeof(bytes));
+		for (size_t off = 0;
+		     h[i].type == AE_IFREG && !h[i].link && off < h[i].size;
+		     off += sizeof(bytes)) {
+			size_t k = h[i].size - off < sizeof(bytes)
+					   ? h[i].size - off
+					   : sizeof(bytes);
+			cr_assert_eq(archive_write_data(a, bytes, k),
+				     (la_ssize_t)k);
+		}
+	}
+	cr_assert_eq(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	archive_entry_free(e);
+	close(fd);
+}
+
+static int count_cb(const char *name, const char *data, size_t len, void *ud)
+{
+	(void)name, (void)data, (void)len;
+	(*(int *)ud)++;
+	return 0;
+}
+
+static int load_err(const char *file)
+{
+	struct bundle *b = NULL;
+	int r = bundle_load(dfd, file, &b);
+
+	bundle_free(b);
+	return r;
+}
+
+Test(bundle, refuses_dotdot_absolute_and_second_top_dir)
+{
+	struct hostile dotdot[] = {
+		{"x/manifest.json", AE_IFREG, 2, NULL, 0},
+		{"x/../../etc/cron.d/evil", AE_IFREG, 4, NULL, 0}};
+	struct hostile abs[] = {{"/etc/passwd", AE_IFREG, 4, NULL, 0}};
+	struct hostile two[] = {{"x/a", AE_IFREG, 1, NULL, 0},
+				{"y/b", AE_IFREG, 1, NULL, 0}};
+	struct hostile dot[] = {{"x/./a", AE_IFREG, 1, NULL, 0}};
+	struct hostile bare[] = {{"..", AE_IFREG, 1, NULL, 0}};
+	int n = 0;
+
+	write_hostile("dotdot.tgz", dotdot, 2);
+	write_hostile("abs.tgz", abs, 1);
+	write_hostile("two.tgz", two, 2);
+	write_hostile("dot.tgz", dot, 1);
+	write_hostile("bare.tgz", bare, 1);
+	cr_assert_eq(load_err("dotdot.tgz"), -EXDEV);
+	cr_assert_eq(load_err("abs.tgz"), -EXDEV);
+	cr_assert_eq(load_err("two.tgz"), -EXDEV);
+	cr_assert_eq(load_err("dot.tgz"), -EXDEV);
+	cr_assert_eq(load_err("bare.tgz"), -EXDEV);
+	/* the callback saw the first, good entry only */
+	cr_assert_eq(bundle_read(dfd, "dotdot.tgz", count_cb, &n), -EXDEV);
+	cr_assert_eq(n, 1);
+}
+
+Test(bundle, refuses_links_devices_and_fifos)
+{
+	struct hostile sym[] = {{"x/a", AE_IFLNK, 0, "/etc/shadow", 0}};
+	struct hostile hard[] = {{"x/a", AE_IFREG, 1, NULL, 0},
+				 {"x/b", AE_IFREG, 0, "x/a", 0}};
+	struct hostile chr[] = {{"x/null", AE_IFCHR, 0, NULL, 0}};
+	struct hostile fifo[] = {{"x/fifo", AE_IFIFO, 0, NULL, 0}};
+	struct hostile dir[] = {{"x/", AE_IFDIR, 0, NULL, 0},
+				{"x/sub/", AE_IFDIR, 0, NULL, 0},
+				{"x/sub/a", AE_IFREG, 3, NULL, 0}};
+	struct bundle *b;
+
+	write_hostile("sym.tgz", sym, 1);
+	write_hostile("hard.tgz", hard, 2);
+	write_hostile("chr.tgz", chr, 1);
+	write_hostile("fifo.tgz", fifo, 1);
+	write_hostile("dir.tgz", dir, 3);
+	cr_assert_eq(load_err("sym.tgz"), -ELOOP);
+	cr_assert_eq(load_err("hard.tgz"), -ELOOP);
+	cr_assert_eq(load_err("chr.tgz"), -EPERM);
+	cr_assert_eq(load_err("fifo.tgz"), -EPERM);
+	/* directories are harmless: skipped, their files kept */
+	cr_assert_eq(bundle_load(dfd, "dir.tgz", &b), 0);
+	cr_assert_str_eq(bundle_id(b), "x");
+	cr_assert(bundle_has(b, "sub/a"));
+	bundle_free(b);
+	cr_assert(strstr(bundle_strerror(-ELOOP), "symlink"));
+	cr_assert(strstr(bundle_strerror(-EXDEV), "outside"));
+}
+
+Test(bundle, refuses_an_entry_over_the_cap_from_its_header)
+{
+	/* 40 MiB of zeros: ~40 KiB gzip'd. The header's size is over the
+	 * entry cap, so nothing of it is inflated into memory. */
+	struct hostile big[] = {
+		{"x/a", AE_IFREG, BUNDLE_READ_MAX_ENTRY + (8u << 20), NULL, 0}};
+	int n = 0;
+
+	write_hostile("big.tgz", big, 1);
+	cr_assert_eq(bundle_read(dfd, "big.tgz", count_cb, &n), -EFBIG);
+	cr_assert_eq(n, 0);
+}
+
+Test(bundle, refuses_a_bomb_by_its_inflate_ratio)
+{
+	/* 24 entries of 4 MiB zeros: each under the entry cap, together
+	 * 96 MiB from ~100 KiB, far over ratio × size (and the total cap). */
+	struct hostile bomb[24];
+	char names[24][16];
+	struct stat st;
+	uint64_t allowed;
+	int n = 0;
+
+	for (int i = 0; i < 24; i++) {
+		snprintf(names[i], sizeof(names[i]), "x/f%d", i);
+		bomb[i] =
+			(struct hostile){names[i], AE_IFREG, 4u << 20, NULL, 0};
+	}
+	write_hostile("bomb.tgz", bomb, 24);
+	cr_assert_eq(bundle_read(dfd, "bomb.tgz", count_cb, &n), -EFBIG);
+	/* only what ratio × size (or the floor) allows was inflated */
+	cr_assert_eq(fstatat(dfd, "bomb.tgz", &st, 0), 0);
+	allowed = (uint64_t)st.st_size * BUNDLE_READ_MAX_RATIO;
+	if (allowed < BUNDLE_READ_RATIO_FLOOR)
+		allowed = BUNDLE_READ_RATIO_FLOOR;
+	cr_assert_lt(n, 24);
+	cr_assert_leq((uint64_t)n * (4u << 20), allowed);
+	cr_assert_gt((uint64_t)(n + 1) * (4u << 20), allowed);
+}
+
+Test(bundle, refuses_too_many_entries)
+{
+	struct hostile *many =
+		calloc(BUNDLE_READ_MAX_ENTRIES + 1, sizeof(*many));
+	char(*names)[16] = calloc(BUNDLE_READ_MAX_ENTRIES + 1, 16);
+	int n = 0;
+
+	for (size_t i = 0; i <= BUNDLE_READ_MAX_ENTRIES; i++) {
+		snprintf(names[i], 16, "x/%zu", i);
+		many[i] = (struct hostile){names[i], AE_IFREG, 0, NULL, 0};
+	}
+	write_hostile("many.tgz", many, BUNDLE_READ_MAX_ENTRIES + 1);
+	cr_assert_eq(bundle_read(dfd, "many.tgz", count_cb, &n), -EMLINK);
+	cr_assert_eq(n, (int)BUNDLE_READ_MAX_ENTRIES);
+	free(many);
+	free(names);
+}
+
+/* Rewrites the size field of the first tar header of a gzip'd archive
+ * (and its checksum), so that the header lies about its data. */
+static void lie_about_size(const char *in, const char *out, uint64_t size)
+{
+	_cleanup_strbuf_ struct strbuf gz = STRBUF_INIT;
+	unsigned char tar[8192], outbuf[8192];
+	z_stream z = {0};
+	unsigned sum = 0;
+	size_t tar_len;
+
+	strbuf_init(&gz, 1 << 20);
+	cr_assert_eq(read_file_at(dfd, in, 1 << 20, &gz), 0);
+	cr_assert_eq(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (Bytef *)gz.buf;
+	z.avail_in = (uInt)gz.len;
+	z.next_out = tar;
+	z.avail_out = sizeof(tar);
+	cr_assert_eq(inflate(&z, Z_FINISH), Z_STREAM_END);
+	tar_len = z.total_out;
+	inflateEnd(&z);
+	snprintf((char *)tar + 124, 12, "%011llo", (unsigned long long)size);
+	memset(tar + 148, ' ', 8);
+	for (int i = 0; i < 512; i++)
+		sum += tar[i];
+	snprintf((char *)tar + 148, 8, "%06o", sum);
+	memset(&z, 0, sizeof(z));
+	cr_assert_eq(
+		deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY),
+		Z_OK);
+	z.next_in = tar;
+	z.avail_in = (uInt)tar_len;
+	z.next_out = outbuf;
+	z.avail_out = sizeof(outbuf);
+	cr_assert_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+	cr_assert_eq(write_file_atomic_at(dfd, out, outbuf, z.total_out, 0600),
+		     0);
+	deflateEnd(&z);
+}
+
+Test(bundle, refuses_a_header_that_lies_about_its_size)
+{
+	struct hostile two[] = {{"x/a", AE_IFREG, 1000, NULL, 'A'},
+				{"x/b", AE_IFREG, 10, NULL, 'B'}};
+	struct bundle *b;
+
+	/* ustar only here: pax_restricted writes plain ustar headers for
+	 * these names, so the first header is the file's own. */
+	write_hostile("two.tgz", two, 2);
+	cr_assert_eq(bundle_load(dfd, "two.tgz", &b), 0);
+	bundle_free(b);
+	/* bigger than the stream: cut short */
+	lie_about_size("two.tgz", "long.tgz", 3u << 20);
+	cr_assert_eq(load_err("long.tgz"), -EBADMSG);
+	/* smaller: the rest of the data is read as headers, which fail */
+	lie_about_size("two.tgz", "short.tgz", 10);
+	cr_assert_eq(load_err("short.tgz"), -EBADMSG);
+}
+
+Test(bundle, refuses_what_is_not_a_regular_gzip_file)
+{
+	cr_assert_eq(mkfifoat(dfd, "fifo.tgz", 0600), 0);
+	cr_assert_eq(load_err("fifo.tgz"), -EBADMSG);
+	cr_assert_eq(write_file_atomic_at(dfd, "plain.txt", "hello", 5, 0600),
+		     0);
+	cr_assert_eq(load_err("plain.txt"), -EBADMSG);
+}
+
+/* ---- the index and one-pass fitting ---- */
+
+Test(bundle, index_finds_every_file_among_many)
+{
+	struct bundle *b;
+	char path[32];
+	size_t len;
+
+	cr_assert_eq(bundle_new("idx", &b), 0);
+	for (int i = 0; i < 50000; i++) {
+		snprintf(path, sizeof(path), "processes/%d/status", i);
+		cr_assert_eq(
+			bundle_add(b, path, path, strlen(path), BUNDLE_LOW), 0);
+	}
+	/* replacing keeps one entry */
+	cr_assert_eq(bundle_add(b, "processes/7/status", "new", 3, BUNDLE_LOW),
+		     0);
+	for (int i = 0; i < 50000; i++) {
+		const char *d;
+
+		snprintf(path, sizeof(path), "processes/%d/status", i);
+		d = bundle_get(b, path, &len);
+		cr_assert_not_null(d, "%s", path);
+		if (i != 7)
+			cr_assert_str_eq(d, path);
+	}
+	cr_assert_str_eq(bundle_get(b, "processes/7/status", NULL), "new");
+	cr_assert_null(bundle_get(b, "processes/50000/status", NULL));
+	bundle_free(b);
+}
+
+struct fit_seen {
+	int n;
+	struct json_object *manifest;
+};
+
+static int fit_collect(const char *name, const char *data, size_t len, void *ud)
+{
+	struct fit_seen *s = ud;
+
+	s->n++;
+	if (strstr(name, "/manifest.json"))
+		s->manifest = json_tokener_parse(data);
+	(void)len;
+	return 0;
+}
+
+/* A spool-like bundle of 200 files of incompressible bytes (4 KiB, 8 KiB
+ * by priority): 1.2 MiB that must fit 900 KiB. */
+Test(bundle, two_hundred_files_fit_in_at_most_two_passes)
+{
+	struct bundle *b;
+	struct fit_seen s = {0};
+	struct json_object *trunc, *files;
+	char path[64], buf[8192];
+	long size;
+
+	cr_assert_eq(bundle_new("fit", &b), 0);
+	cr_assert_eq(
+		bundle_add(b, "kernel/oom.txt", "report", 6, BUNDLE_ESSENTIAL),
+		0);
+	for (int i = 0; i < 200; i++) {
+		enum bundle_prio p = i % 2 ? BUNDLE_LOW : BUNDLE_NORMAL;
+		size_t len = p == BUNDLE_LOW ? 8192 : 4096;
+
+		fill_random(buf, len, (unsigned)i + 100);
+		snprintf(path, sizeof(path), "processes/%d/%s", i,
+			 p == BUNDLE_LOW ? "pmap.txt" : "status");
+		cr_assert_eq(bundle_add(b, path, buf, len, p), 0);
+	}
+	size = bundle_write(b, dfd, "fit.tar.gz", 0);
+	cr_assert_gt(size, 0);
+	cr_assert_leq(size, (long)BUNDLE_MAX_BYTES);
+	cr_assert_leq(bundle_write_passes(b), 2);
+	/* the estimate is close: not more than ~10% of the cap wasted */
+	cr_assert_geq(size, (long)BUNDLE_MAX_BYTES * 9 / 10);
+	bundle_free(b);
+
+	cr_assert_eq(bundle_read(dfd, "fit.tar.gz", fit_collect, &s), 0);
+	cr_assert_not_null(s.manifest);
+	cr_assert(json_object_object_get_ex(s.manifest, "truncated", &trunc));
+	cr_assert(json_object_object_get_ex(s.manifest, "files", &files));
+	cr_assert_gt(json_object_array_length(trunc), 0);
+	/* every kept file is listed and every dropped one is LOW (pmap):
+	 * 100 NORMAL files (400 KiB) all fit beside ~60 pmaps */
+	cr_assert_eq((int)json_object_array_length(files), s.n - 1);
+	cr_assert_eq(json_object_array_length(files) +
+			     json_object_array_length(trunc),
+		     201);
+	for (size_t i = 0; i < json_object_array_length(trunc); i++) {
+		struct json_object *p;
+
+		json_object_object_get_ex(json_object_array_get_idx(trunc, i),
+					  "path", &p);
+		cr_assert(strstr(json_object_get_string(p), "pmap.txt"), "%s",
+			  json_object_get_string(p));
+	}
+	json_object_put(s.manifest);
+}
+
+Test(bundle, one_pass_when_it_fits)
+{
+	struct bundle *b;
+
+	cr_assert_eq(bundle_new("one", &b), 0);
+	cr_assert_eq(bundle_add(b, "a.txt", "hello", 5, BUNDLE_HIGH), 0);
+	cr_assert_gt(bundle_write(b, dfd, "one.tar.gz", 0), 0);
+	cr_assert_eq(bundle_write_passes(b), 1);
+	bundle_free(b);
 }

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <json-c/json.h>
 #include <stdarg.h>
 #include <time.h>
 
@@ -55,18 +56,35 @@ void log_emit(enum log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)strbuf_vaddf(&msg, fmt, ap);
 	va_end(ap);
-	if (log_json)
-		(void)strbuf_addf(&line,
-				  "{\"ts\":\"%s.%03ldZ\",\"level\":\"%s\","
-				  "\"prog\":\"%s\",\"msg\":",
-				  ts, now.tv_nsec / 1000000, level_names[level],
-				  log_prog);
-	else
+	if (log_json) {
+		struct json_object *o = json_object_new_object();
+		char stamp[sizeof(ts) + 24];
+
+		snprintf(stamp, sizeof(stamp), "%s.%03ldZ", ts,
+			 now.tv_nsec / 1000000);
+		json_object_object_add(o, "ts", json_object_new_string(stamp));
+		json_object_object_add(
+			o, "level", json_object_new_string(level_names[level]));
+		json_object_object_add(o, "prog",
+				       json_object_new_string(log_prog));
+		json_object_object_add(
+			o, "msg",
+			json_object_new_string_len(msg.buf, (int)msg.len));
+		(void)strbuf_adds(
+			&line,
+			json_object_to_json_string_ext(
+				o, JSON_C_TO_STRING_PLAIN |
+					   JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else {
+		/* logfmt: the message quoted as a JSON string is a valid
+		 * logfmt value */
 		(void)strbuf_addf(
 			&line, "ts=%s.%03ldZ level=%s prog=%s msg=", ts,
 			now.tv_nsec / 1000000, level_names[level], log_prog);
-	(void)strbuf_add_json_str(&line, msg.buf, msg.len);
-	(void)strbuf_adds(&line, log_json ? "}\n" : "\n");
+		(void)strbuf_add_json_str(&line, msg.buf, msg.len);
+	}
+	(void)strbuf_adds(&line, "\n");
 	fputs(line.buf, stderr);
 	strbuf_release(&msg);
 	strbuf_release(&line);

@@ -167,6 +167,35 @@ Test(jvm, nmt_not_nul_terminated_and_long_lines)
 	cr_assert_eq(n.n_categories, 0);
 }
 
+/* Found by fuzz_jvm_nmt: the blanks before a category name ran into
+ * " (reserved=", so the name length (open - s) wrapped and copy_name read
+ * the stack before and after the line. The corpus keeps the input. */
+Test(jvm, nmt_category_without_name_is_malformed)
+{
+	struct strbuf sb;
+	static struct jvm_nmt n;
+
+	strbuf_init(&sb, 1u << 20);
+	cr_assert_eq(read_file_at(AT_FDCWD,
+				  "tests/fuzz/corpus/jvm_nmt/"
+				  "crash-nmt-category-blank-name.txt",
+				  1u << 20, &sb),
+		     0);
+	cr_assert(strstr(sb.buf, "      - (reserved=1KB"));
+	memset(&n, 0x5a, sizeof(n));
+	cr_assert_eq(jvm_parse_nmt(sb.buf, sb.len, &n), -EBADMSG);
+	cr_assert_eq(n.reserved, 0x5a5a5a5a5a5a5a5aull);
+	/* Blanks then a real name still parse. */
+	cr_assert_eq(
+		jvm_parse_nmt("Total: reserved=10KB, committed=5KB\n"
+			      "-   \t  Heap (reserved=2KB, committed=1KB)\n",
+			      78, &n),
+		0);
+	cr_assert_eq(n.n_categories, 1);
+	cr_assert_str_eq(n.categories[0].name, "Heap");
+	strbuf_release(&sb);
+}
+
 Test(jvm, nmt_json_has_every_category)
 {
 	struct strbuf sb = fixture("25-VM.native_memory.summary.txt"), js;

@@ -228,7 +228,17 @@ int read_file_at(int dirfd, const char *path, size_t max, struct strbuf *sb)
 int read_file_at_nofollow(int dirfd, const char *path, size_t max,
 			  struct strbuf *sb)
 {
-	return read_file_flags(dirfd, path, O_NOFOLLOW, max, sb);
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	fd = openat(dirfd, path, O_RDONLY | UNTRUSTED_FLAGS);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	return read_fd(fd, max, sb);
 }
 
 int read_line_at(int dirfd, const char *path, struct strbuf *sb)

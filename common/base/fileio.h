@@ -35,7 +35,10 @@ extern bool fileio_walk_only;
  * read so far kept. Blocks on disk I/O only. */
 int read_file_at(int dirfd, const char *path, size_t max, struct strbuf *sb);
 
-/* Same but opened with O_NOFOLLOW. */
+/* Same but the last component is a pod's: opened O_NOFOLLOW|O_NONBLOCK
+ * (-ELOOP on a symlink, a FIFO never blocks) and only a regular file is
+ * read (-EISDIR, -EINVAL otherwise). dirfd itself must be trusted; see
+ * read_untrusted_at for a whole path. */
 int read_file_at_nofollow(int dirfd, const char *path, size_t max,
 			  struct strbuf *sb);
 

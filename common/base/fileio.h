@@ -8,6 +8,13 @@
 
 #include "base/strbuf.h"
 
+/* Modes of what we write about processes (snapshots, spools, reports):
+ * they hold command lines and mappings /proc shows only to ptrace-capable
+ * readers, so neither is world-readable. The owner is the writer; its
+ * group (the agent's, when the spool is shared) may read. */
+#define MODE_PRIVATE_FILE 0640
+#define MODE_PRIVATE_DIR 0750
+
 /* Opens dirfd/path, a file a pod may have written (a spool, something under
  * /proc/<pid>/root, an unpacked bundle): path must be relative with no ".."
  * (-EXDEV), no component may be a symlink (-ELOOP; openat2

@@ -121,9 +121,9 @@ int jvm_trim_snapshot(const struct host *h, int pid, int out_dirfd,
 		jvm_trim_to_json(&res, &sb);
 		strbuf_addch(&sb, '\n');
 	}
-	if (mkdir_p_at(out_dirfd, "jvm", 0755) == 0)
+	if (mkdir_p_at(out_dirfd, "jvm", MODE_PRIVATE_DIR) == 0)
 		write_file_atomic_at(out_dirfd, "jvm/trim.json", sb.buf, sb.len,
-				     0644);
+				     MODE_PRIVATE_FILE);
 	if (r == 0 && ret)
 		*ret = res;
 	return r;
@@ -204,12 +204,12 @@ static int snap_one(struct jvm_target *t, int out_dirfd,
 		return -JVM_E_NO_COMMAND;
 	}
 	r = write_file_atomic_at(out_dirfd, c->raw_name, rep.text.buf,
-				 rep.text.len, 0644);
+				 rep.text.len, MODE_PRIVATE_FILE);
 	if (r == 0)
 		r = snap_parse(c->kind, &rep.text, &json);
 	if (r == 0)
 		r = write_file_atomic_at(out_dirfd, c->json_name, json.buf,
-					 json.len, 0644);
+					 json.len, MODE_PRIVATE_FILE);
 	jvm_reply_release(&rep);
 	return r;
 }
@@ -246,7 +246,7 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 	/* Not a JVM, gone, or unreadable (the snapshot records that). */
 	if (r == -JVM_E_NOT_JVM || r == -ESRCH || r == -EACCES)
 		return r;
-	rm = mkdir_p_at(out_dirfd, "jvm", 0755);
+	rm = mkdir_p_at(out_dirfd, "jvm", MODE_PRIVATE_DIR);
 	if (rm < 0)
 		return rm;
 	snap_attach_json(&t, r, &log);
@@ -261,7 +261,7 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 	}
 	strbuf_adds(&log, r == 0 ? "]}\n" : "}\n");
 	write_file_atomic_at(out_dirfd, "jvm/attach.json", log.buf, log.len,
-			     0644);
+			     MODE_PRIVATE_FILE);
 	if (r < 0)
 		return r;
 	return answered ? 0 : -JVM_E_PROTO;

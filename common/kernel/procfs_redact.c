@@ -63,6 +63,14 @@ static bool has_word(const char *s, size_t n, const char *w)
 	return false;
 }
 
+/* Prefix test within n bytes: arguments are not NUL-terminated. */
+static bool starts_with_ci(const char *s, size_t n, const char *w)
+{
+	size_t wl = strlen(w);
+
+	return n >= wl && strncasecmp(s, w, wl) == 0;
+}
+
 static bool ends_with(const char *s, size_t n, const char *w)
 {
 	size_t wl = strlen(w);
@@ -100,15 +108,14 @@ static bool secret_name(const char *s, size_t n)
 
 	while (n && *s == '-')
 		s++, n--;
-	if (!n || strncasecmp(s, "no-", 3) == 0 ||
-	    strncasecmp(s, "no_", 3) == 0 || ends_with(s, n, "file") ||
-	    ends_with(s, n, "path") || ends_with(s, n, "stdin") ||
-	    ends_with(s, n, "prompt"))
+	if (!n || starts_with_ci(s, n, "no-") || starts_with_ci(s, n, "no_") ||
+	    ends_with(s, n, "file") || ends_with(s, n, "path") ||
+	    ends_with(s, n, "stdin") || ends_with(s, n, "prompt"))
 		return false;
 	for (size_t w = 0; w < ARRAY_SIZE(words); w++)
 		if (has_word(s, n, words[w]))
 			return true;
-	return strncasecmp(s, "pass", 4) == 0 || has_part(s, n, "pwd", false) ||
+	return starts_with_ci(s, n, "pass") || has_part(s, n, "pwd", false) ||
 	       has_part(s, n, "pw", false) || has_part(s, n, "auth", true) ||
 	       has_part(s, n, "authorization", true) ||
 	       has_part(s, n, "cookie", true);

@@ -278,20 +278,29 @@ static void add_spool(struct agent *a, struct bundle *b, const char *cgroup,
 		      struct json_object *man, uint64_t kill_ms)
 {
 	struct spool_info info;
+	struct spool_ignored ignored;
 	struct json_object *o;
 	int q;
 
 	if (!a->opts.n_spool)
 		return;
 	q = spool_attach(b, a->opts.spool, (size_t)a->opts.n_spool, cgroup,
-			 kill_ms, &info);
+			 kill_ms, &ignored, &info);
+	/* A spool is attributed by where it sits, not by what it says: a
+	 * disagreeing claim is a pod pointing at someone else's kills. */
+	for (size_t i = 0; i < ignored.n && i < ARRAY_SIZE(ignored.dir); i++)
+		log_warn("spool \"%s\" %s, ignoring", ignored.dir[i],
+			 ignored.why[i]);
 	if (q == -ENOENT) {
 		log_info("no sidecar spool watches \"%s\"", cgroup);
 		return;
 	}
 	if (q < 0) {
-		log_warn("spool \"%s\": %s, ignoring", info.dir, strerror(-q));
+		/* info is not filled on failure: name the cgroup instead. */
+		log_warn("spool for \"%s\": %s, ignoring", cgroup,
+			 strerror(-q));
 		bundle_note_truncated(b, "spool/", strerror(-q));
+		return;
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "dir", json_object_new_string(info.dir));

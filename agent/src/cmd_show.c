@@ -8,6 +8,30 @@
 #include "forensics/bundle.h"
 #include "forensics/report.h"
 #include "base/strbuf.h"
+#include "base/term.h"
+
+/* The bundle's strings (a victim's comm, cmdline, file names) are the
+ * pod's: the text goes through term_sanitize, keeping only the report's own
+ * colours; HTML escapes markup already and is checked only for a tty. */
+static int print_sanitized(const struct strbuf *out, bool html)
+{
+	_cleanup_strbuf_ struct strbuf clean = STRBUF_INIT;
+	unsigned flags = TERM_KEEP_NL | TERM_KEEP_TAB;
+
+	if (html && !isatty(STDOUT_FILENO)) {
+		fwrite(out->buf, 1, out->len, stdout);
+		return 0;
+	}
+	strbuf_init(&clean, 4 * out->len + 1);
+	if (term_sanitize(out->buf, out->len,
+			  flags | (html ? TERM_QUESTION : TERM_KEEP_SGR),
+			  &clean) < 0) {
+		fprintf(stderr, "show: %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	fwrite(clean.buf, 1, clean.len, stdout);
+	return 0;
+}
 
 int cmd_show(int argc, char **argv, const struct cli_globals *g)
 {
@@ -51,6 +75,5 @@ int cmd_show(int argc, char **argv, const struct cli_globals *g)
 		fprintf(stderr, "show: %s\n", strerror(-r));
 		return 1;
 	}
-	fwrite(out.buf, 1, out.len, stdout);
-	return 0;
+	return print_sanitized(&out, html);
 }

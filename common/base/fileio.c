@@ -1,9 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "base/fileio.h"
+
+bool fileio_walk_only;
+
+/* What every open of a pod's file adds: never follow the last component,
+ * never block on a FIFO or a device, never become a controlling tty. */
+#define UNTRUSTED_FLAGS (O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
 
 static int read_fd(int fd, size_t max, struct strbuf *sb)
 {
@@ -37,6 +46,169 @@ static int read_fd(int fd, size_t max, struct strbuf *sb)
 	}
 }
 
+/* -ELOOP when dirfd/name is a symlink (O_NOFOLLOW|O_DIRECTORY on one gives
+ * ENOTDIR, which would hide the planted link), else err. */
+static int why_not_dir(int dirfd, const char *name, int err)
+{
+	struct stat st;
+
+	if (err == ENOTDIR &&
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		return -ELOOP;
+	return -err;
+}
+
+/* openat2 with no symlinks and nothing outside dirfd; -ENOSYS where the
+ * kernel (< 5.6) or a seccomp filter lacks it. */
+static int open_beneath(int dirfd, const char *path, int flags, unsigned mode)
+{
+	struct open_how how = {
+		.flags = (uint64_t)flags,
+		.mode = flags & O_CREAT ? mode : 0,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH |
+			   RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	if (fileio_walk_only)
+		return -ENOSYS;
+	fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	if (fd >= 0)
+		return (int)fd;
+	if (errno == ENOSYS || errno == EPERM || errno == E2BIG)
+		return -ENOSYS;
+	return -errno;
+}
+
+/* The fallback: one component at a time, each an O_NOFOLLOW directory. */
+static int open_walk(int dirfd, char *path, int flags, unsigned mode)
+{
+	_cleanup_close_ int cur = -1;
+	char *comp = path, *slash;
+	int fd;
+
+	while ((slash = strchr(comp, '/'))) {
+		*slash = '\0';
+		if (comp[0] && !streq(comp, ".")) {
+			fd = openat(cur >= 0 ? cur : dirfd, comp,
+				    O_PATH | O_DIRECTORY | O_NOFOLLOW |
+					    O_CLOEXEC);
+			if (fd < 0)
+				return why_not_dir(cur >= 0 ? cur : dirfd, comp,
+						   errno);
+			closep(&cur);
+			cur = fd;
+		}
+		comp = slash + 1;
+	}
+	fd = openat(cur >= 0 ? cur : dirfd, comp[0] ? comp : ".", flags, mode);
+	if (fd < 0)
+		return flags & O_DIRECTORY ? why_not_dir(cur >= 0 ? cur : dirfd,
+							 comp, errno)
+					   : -errno;
+	return fd;
+}
+
+/* No absolute path, no "..": a pod's path names something below dirfd. */
+static bool path_beneath(const char *path)
+{
+	const char *p = path;
+
+	if (!path[0] || path[0] == '/')
+		return false;
+	while (p) {
+		if (startswith(p, "..") && (p[2] == '/' || p[2] == '\0'))
+			return false;
+		p = strchr(p, '/');
+		if (p)
+			p++;
+	}
+	return true;
+}
+
+static int open_nosymlinks(int dirfd, const char *path, int flags,
+			   unsigned mode)
+{
+	_cleanup_free_ char *copy = NULL;
+	int fd;
+
+	if (!path_beneath(path))
+		return -EXDEV;
+	fd = open_beneath(dirfd, path, flags, mode);
+	if (fd == -ENOTDIR)
+		return why_not_dir(dirfd, path, ENOTDIR);
+	if (fd != -ENOSYS)
+		return fd;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	return open_walk(dirfd, copy, flags, mode);
+}
+
+int open_untrusted_at(int dirfd, const char *path, int flags)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	/* O_PATH takes no other flags (openat2 says EINVAL). */
+	fd = open_nosymlinks(dirfd, path,
+			     flags | (flags & O_PATH ? O_NOFOLLOW | O_CLOEXEC
+						     : UNTRUSTED_FLAGS),
+			     0);
+	if (fd < 0)
+		return fd;
+	if (flags & (O_DIRECTORY | O_PATH))
+		return TAKE_FD(fd);
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	return TAKE_FD(fd);
+}
+
+/* read_fd with a deadline between chunks: a regular file never polls as
+ * "not ready", so the clock is all there is against a slow filesystem. */
+static int read_fd_deadline(int fd, size_t max, uint64_t deadline_us,
+			    struct strbuf *sb)
+{
+	size_t start = sb->len;
+
+	for (;;) {
+		size_t room = max - (sb->len - start);
+		size_t step = room < 65536 ? room : 65536;
+		int r;
+
+		if (deadline_us != UINT64_MAX &&
+		    now_monotonic_us() >= deadline_us)
+			return -ETIME;
+		if (room == 0 || step == room)
+			return read_fd(fd, room, sb);
+		r = strbuf_grow(sb, step);
+		if (r < 0)
+			return r;
+		r = (int)read(fd, sb->buf + sb->len, step);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return errno == EAGAIN ? -ETIME : -errno;
+		if (r == 0)
+			return 0;
+		sb->len += (size_t)r;
+		sb->buf[sb->len] = '\0';
+	}
+}
+
+int read_untrusted_at(int dirfd, const char *path, size_t max,
+		      uint64_t deadline_us, struct strbuf *sb)
+{
+	_cleanup_close_ int fd = open_untrusted_at(dirfd, path, O_RDONLY);
+
+	if (fd < 0)
+		return fd;
+	return read_fd_deadline(fd, max, deadline_us, sb);
+}
+
 static int read_file_flags(int dirfd, const char *path, int flags, size_t max,
 			   struct strbuf *sb)
 {
@@ -56,7 +228,17 @@ int read_file_at(int dirfd, const char *path, size_t max, struct strbuf *sb)
 int read_file_at_nofollow(int dirfd, const char *path, size_t max,
 			  struct strbuf *sb)
 {
-	return read_file_flags(dirfd, path, O_NOFOLLOW, max, sb);
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	fd = openat(dirfd, path, O_RDONLY | UNTRUSTED_FLAGS);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	return read_fd(fd, max, sb);
 }
 
 int read_line_at(int dirfd, const char *path, struct strbuf *sb)
@@ -88,34 +270,71 @@ int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* Opens the directory of path: below dirfd without symlinks (a pod may share
+ * it), or as given when absolute (the operator's own configuration). */
 static int dir_of(int dirfd, const char *path, char **ret_base)
 {
 	const char *slash = strrchr(path, '/');
-	_cleanup_free_ char *dir = NULL;
+	_cleanup_free_ char *dir = NULL, *base = NULL;
 	int fd;
 
+	base = strdup(slash ? slash + 1 : path);
+	if (!base)
+		return -ENOMEM;
+	if (!base[0] || streq(base, ".") || streq(base, ".."))
+		return -EINVAL;
 	if (!slash) {
-		fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-		*ret_base = strdup(path);
-	} else {
+		fd = dirfd == AT_FDCWD
+			     ? open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+			     : fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+		fd = fd < 0 ? -errno : fd;
+	} else if (path[0] == '/') {
 		dir = strndup(path, (size_t)(slash - path));
 		if (!dir)
 			return -ENOMEM;
 		fd = openat(dirfd, dir[0] ? dir : "/",
 			    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		*ret_base = strdup(slash + 1);
+		fd = fd < 0 ? -errno : fd;
+	} else {
+		dir = strndup(path, (size_t)(slash - path));
+		if (!dir)
+			return -ENOMEM;
+		fd = open_nosymlinks(
+			dirfd, dir,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 	}
-	if (fd < 0) {
-		int r = -errno;
-		free(*ret_base);
-		*ret_base = NULL;
-		return r;
-	}
-	if (!*ret_base) {
-		close(fd);
-		return -ENOMEM;
-	}
+	if (fd < 0)
+		return fd;
+	*ret_base = TAKE_PTR(base);
 	return fd;
+}
+
+/* Creates ".<base>.tmp.<random>" exclusively: a name planted in advance (a
+ * symlink to a root-only file, a FIFO) is never opened, only skipped. */
+static int create_temp(int dfd, const char *base, unsigned mode, char *ret,
+		       size_t size)
+{
+	for (int attempt = 0; attempt < 16; attempt++) {
+		uint64_t rnd;
+		int n, fd;
+
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			rnd = now_monotonic_us() ^ ((uint64_t)getpid() << 32) ^
+			      (uint64_t)attempt;
+		n = snprintf(ret, size, ".%s.tmp.%016llx", base,
+			     (unsigned long long)rnd);
+		if (n < 0 || (size_t)n >= size)
+			return -ENAMETOOLONG;
+		fd = openat(dfd, ret,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC | O_NOCTTY,
+			    mode);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
 }
 
 int write_file_atomic_at(int dirfd, const char *path, const void *data,
@@ -124,20 +343,18 @@ int write_file_atomic_at(int dirfd, const char *path, const void *data,
 	_cleanup_free_ char *base = NULL;
 	_cleanup_close_ int dfd = -1, fd = -1;
 	char tmp[4096];
-	int r, n;
+	int r;
 
 	dfd = dir_of(dirfd, path, &base);
 	if (dfd < 0)
 		return dfd;
-	n = snprintf(tmp, sizeof(tmp), ".%s.tmp.%d", base, (int)getpid());
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	fd = create_temp(dfd, base, mode, tmp, sizeof(tmp));
 	if (fd < 0)
-		return -errno;
+		return fd;
 	r = write_all(fd, data, len);
 	if (r >= 0 && fsync(fd) < 0)
 		r = -errno;
+	/* rename replaces a symlink at base, it never writes through it. */
 	if (r >= 0 && renameat(dfd, tmp, dfd, base) < 0)
 		r = -errno;
 	if (r < 0) {
@@ -148,7 +365,8 @@ int write_file_atomic_at(int dirfd, const char *path, const void *data,
 	return 0;
 }
 
-int mkdir_p_at(int dirfd, const char *path, unsigned mode)
+/* mkdir -p of an absolute path: the operator's, symlinks followed. */
+static int mkdir_p_abs(const char *path, unsigned mode)
 {
 	_cleanup_free_ char *p = strdup(path);
 
@@ -160,11 +378,45 @@ int mkdir_p_at(int dirfd, const char *path, unsigned mode)
 		if (c != '/' && c != '\0')
 			continue;
 		*s = '\0';
-		if (mkdirat(dirfd, p, mode) < 0 && errno != EEXIST)
+		if (mkdirat(AT_FDCWD, p, mode) < 0 && errno != EEXIST)
 			return -errno;
 		*s = c;
 		if (c == '\0')
 			break;
+	}
+	return 0;
+}
+
+int mkdir_p_at(int dirfd, const char *path, unsigned mode)
+{
+	_cleanup_free_ char *p = NULL;
+	_cleanup_close_ int cur = -1;
+	char *comp, *next;
+
+	if (path[0] == '/')
+		return mkdir_p_abs(path, mode);
+	if (!path_beneath(path))
+		return -EXDEV;
+	p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	for (comp = p; comp; comp = next) {
+		int at = cur >= 0 ? cur : dirfd, fd;
+
+		next = strchr(comp, '/');
+		if (next)
+			*next++ = '\0';
+		if (!comp[0] || streq(comp, "."))
+			continue;
+		if (mkdirat(at, comp, mode) < 0 && errno != EEXIST)
+			return -errno;
+		/* An existing name must be a real directory, not a link. */
+		fd = openat(at, comp,
+			    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return why_not_dir(at, comp, errno);
+		closep(&cur);
+		cur = fd;
 	}
 	return 0;
 }

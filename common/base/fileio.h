@@ -4,8 +4,36 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/strbuf.h"
+
+/* Modes of what we write about processes (snapshots, spools, reports):
+ * they hold command lines and mappings /proc shows only to ptrace-capable
+ * readers, so neither is world-readable. The owner is the writer; its
+ * group (the agent's, when the spool is shared) may read. */
+#define MODE_PRIVATE_FILE 0640
+#define MODE_PRIVATE_DIR 0750
+
+/* Opens dirfd/path, a file a pod may have written (a spool, something under
+ * /proc/<pid>/root, an unpacked bundle): path must be relative with no ".."
+ * (-EXDEV), no component may be a symlink (-ELOOP; openat2
+ * RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH, else a walk of O_NOFOLLOW directory
+ * fds), and O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC|O_NOCTTY are added to flags so a
+ * planted FIFO never blocks the open. Unless flags hold O_DIRECTORY or O_PATH
+ * the result must be a regular file: a directory gives -EISDIR, a FIFO,
+ * socket or device -EINVAL. Returns the fd (caller closes) or -errno. */
+int open_untrusted_at(int dirfd, const char *path, int flags);
+
+/* open_untrusted_at, then reads at most max bytes into sb (appending) as
+ * read_file_at does (-E2BIG beyond max, what was read kept). deadline_us
+ * (now_monotonic_us() clock, UINT64_MAX none) is checked between chunks:
+ * -ETIME once passed. Never blocks on a FIFO. */
+int read_untrusted_at(int dirfd, const char *path, size_t max,
+		      uint64_t deadline_us, struct strbuf *sb);
+
+/* Tests only: skip openat2 and exercise the component walk. */
+extern bool fileio_walk_only;
 
 /* Reads the whole file at dirfd/path (O_RDONLY|O_CLOEXEC|O_NOCTTY) into sb,
  * appending. max bounds the bytes read: beyond it the read stops and
@@ -14,7 +42,10 @@
  * read so far kept. Blocks on disk I/O only. */
 int read_file_at(int dirfd, const char *path, size_t max, struct strbuf *sb);
 
-/* Same but opened with O_NOFOLLOW. */
+/* Same but the last component is a pod's: opened O_NOFOLLOW|O_NONBLOCK
+ * (-ELOOP on a symlink, a FIFO never blocks) and only a regular file is
+ * read (-EISDIR, -EINVAL otherwise). dirfd itself must be trusted; see
+ * read_untrusted_at for a whole path. */
 int read_file_at_nofollow(int dirfd, const char *path, size_t max,
 			  struct strbuf *sb);
 
@@ -22,14 +53,21 @@ int read_file_at_nofollow(int dirfd, const char *path, size_t max,
 int read_line_at(int dirfd, const char *path, struct strbuf *sb);
 
 /* Writes data to dirfd/path atomically: a temp file in the same directory,
- * fsync, rename, fsync of the directory. mode as for open(2). */
+ * fsync, rename, fsync of the directory. mode as for open(2). The temp name
+ * is ".<name>.tmp.<random>", created O_EXCL|O_NOFOLLOW (a planted name is
+ * skipped, never written through). A relative path's directories are opened
+ * without following symlinks (-ELOOP); an absolute path's are the
+ * operator's and resolved as given. */
 int write_file_atomic_at(int dirfd, const char *path, const void *data,
 			 size_t len, unsigned mode);
 
 /* Writes all of buf to fd, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);
 
-/* mkdir -p relative to dirfd. */
+/* mkdir -p relative to dirfd: every component must end up a real directory,
+ * a symlink among them gives -ELOOP and nothing is created through it; ".."
+ * gives -EXDEV. An absolute path (with AT_FDCWD) is the operator's: its
+ * symlinks are followed. */
 int mkdir_p_at(int dirfd, const char *path, unsigned mode);
 
 /* rm -rf relative to dirfd; never follows symlinks. -ENOENT is success. */

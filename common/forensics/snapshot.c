@@ -33,7 +33,8 @@ static void note_error(struct snap_ctx *c, const char *what, int r)
 static int put_file(struct snap_ctx *c, const char *name, const char *data,
 		    size_t len)
 {
-	int r = write_file_atomic_at(c->dir_fd, name, data, len, 0644);
+	int r = write_file_atomic_at(c->dir_fd, name, data, len,
+				     MODE_PRIVATE_FILE);
 
 	if (r < 0)
 		return r;
@@ -210,7 +211,7 @@ int snapshot_process(const struct host *h, int pid, int out_dirfd,
 	if (c.pid_fd < 0)
 		return c.pid_fd;
 	snprintf(name, sizeof(name), "%d", pid);
-	if (mkdirat(out_dirfd, name, 0755) < 0 && errno != EEXIST) {
+	if (mkdirat(out_dirfd, name, MODE_PRIVATE_DIR) < 0 && errno != EEXIST) {
 		r = -errno;
 		goto out;
 	}

@@ -14,6 +14,12 @@
 
 #define MANIFEST_MAX (1u << 20)
 #define SPOOL_FILE_MAX (8u << 20)
+/* Caps on what a pod's spool can make the agent do per kill. */
+#define SPOOL_MAX_ENTRIES 4096 /* directory entries looked at, per listing */
+#define SPOOL_MAX_FILES 2048   /* files copied into the bundle */
+#define SPOOL_MAX_DEPTH 4      /* below processes/ */
+#define SPOOL_DEADLINE_US (10u * 1000 * 1000)
+#define KUBELET_EMPTY_DIRS "volumes/kubernetes.io~empty-dir"
 
 bool spool_cgroup_matches(const char *spool_cgroup, const char *killed)
 {
@@ -44,31 +50,77 @@ static size_t match_score(const char *spool_cgroup, const char *killed)
 	return (1u << 20) + depth;
 }
 
-/* Reads dirfd/path/manifest.json's "cgroup"; -ENOENT when not a spool. */
-static int read_manifest_cgroup(int dirfd, const char *path, char *ret,
+/* The pod UID of a kubelet volume path (".../pods/<uid>/volumes/..."),
+ * copied to ret; false when the path names no pod. */
+static bool pod_uid_of(const char *path, char *ret, size_t size)
+{
+	const char *p = path, *u, *e;
+
+	while ((p = strstr(p, "/pods/"))) {
+		u = p + strlen("/pods/");
+		e = strchrnul(u, '/');
+		p = u;
+		if (e - u < 8 || (size_t)(e - u) >= size ||
+		    !startswith(e, "/volumes/"))
+			continue;
+		if (strspn(u, "0123456789abcdef-") < (size_t)(e - u))
+			continue;
+		memcpy(ret, u, (size_t)(e - u));
+		ret[e - u] = '\0';
+		return true;
+	}
+	return false;
+}
+
+/* True when a component of cgroup names pod uid: "pod<uid>" (cgroupfs
+ * driver) or "pod<uid with _>" (systemd: kubepods-…-pod<u_i_d>.slice). */
+bool spool_cgroup_in_pod(const char *cgroup, const char *uid)
+{
+	char tok[2][80];
+	size_t n = strlen(uid);
+
+	if (!n || n + 4 > sizeof(tok[0]))
+		return false;
+	snprintf(tok[0], sizeof(tok[0]), "pod%s", uid);
+	snprintf(tok[1], sizeof(tok[1]), "pod%s", uid);
+	for (char *c = tok[1]; *c; c++)
+		*c = *c == '-' ? '_' : *c;
+	for (int i = 0; i < 2; i++)
+		for (const char *p = cgroup; (p = strstr(p, tok[i])); p++) {
+			char after = p[n + 3];
+
+			if (p > cgroup && (p[-1] == '/' || p[-1] == '-') &&
+			    (after == '/' || after == '.' || after == '\0'))
+				return true;
+		}
+	return false;
+}
+
+/* Reads the manifest's "cgroup" (typed: a string, or null/absent with a
+ * "schema" string for a pids-only spool); -ENOENT when not a spool. */
+static int read_manifest_cgroup(int fd, uint64_t deadline, char *ret,
 				size_t size)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	_cleanup_close_ int fd = -1;
-	struct json_object *o, *cg;
+	struct json_object *o, *cg, *schema;
 	int r;
 
 	strbuf_init(&sb, MANIFEST_MAX + 1);
-	fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = read_file_at_nofollow(fd, SPOOL_MANIFEST, MANIFEST_MAX, &sb);
+	r = read_untrusted_at(fd, SPOOL_MANIFEST, MANIFEST_MAX, deadline, &sb);
 	if (r < 0)
 		return r;
 	o = json_tokener_parse(sb.buf);
-	if (!o)
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
 		return -EBADMSG;
+	}
 	r = -ENOENT;
 	if (json_object_object_get_ex(o, "cgroup", &cg) &&
 	    json_object_is_type(cg, json_type_string)) {
-		strlcpy_safe(ret, json_object_get_string(cg), size);
-		r = 0;
-	} else if (json_object_object_get_ex(o, "schema", NULL)) {
+		if (strlcpy_safe(ret, json_object_get_string(cg), size) < size)
+			r = 0;
+	} else if (json_object_object_get_ex(o, "schema", &schema) &&
+		   json_object_is_type(schema, json_type_string)) {
 		ret[0] = '\0'; /* a pids-only spool */
 		r = 0;
 	}
@@ -79,89 +131,198 @@ static int read_manifest_cgroup(int dirfd, const char *path, char *ret,
 struct finder {
 	const char *killed;
 	size_t best;
+	int best_fd; /* the chosen spool, opened where it was found */
+	uint64_t deadline;
+	size_t n_entries;
 	struct spool_info *info;
+	struct spool_ignored *ignored;
 };
 
-static void consider(struct finder *f, int dirfd, const char *path,
+static void scan_kubelet_pod(struct finder *f, int pod_fd, const char *dir);
+
+static void ignore(struct finder *f, const char *full, const char *claim,
+		   const char *why)
+{
+	struct spool_ignored *g = f->ignored;
+
+	if (!g)
+		return;
+	if (g->n < ARRAY_SIZE(g->dir)) {
+		strlcpy_safe(g->dir[g->n], full, sizeof(g->dir[0]));
+		snprintf(g->why[g->n], sizeof(g->why[0]),
+			 "claims \"%.200s\": %s", claim, why);
+	}
+	g->n++;
+}
+
+/* Attribution by location: a spool under a kubelet pod directory speaks
+ * for that pod only, whatever its manifest claims; elsewhere (a directory
+ * the operator gave) a claim is believed for the killed cgroup itself or a
+ * cgroup below it, never for an ancestor, which would take every kill
+ * beneath it. Returns the match score, 0 for none. */
+static size_t located_score(struct finder *f, const char *full,
+			    const char *claim)
+{
+	char uid[64];
+
+	if (!claim[0])
+		return 0;
+	if (pod_uid_of(full, uid, sizeof(uid))) {
+		if (!spool_cgroup_in_pod(claim, uid)) {
+			ignore(f, full, claim,
+			       "not a cgroup of the pod whose volume holds it");
+			return 0;
+		}
+		if (!spool_cgroup_in_pod(f->killed, uid))
+			return 0;
+		return match_score(claim, f->killed);
+	}
+	if (!streq(claim, f->killed) && cgroup_path_within(f->killed, claim)) {
+		ignore(f, full, claim,
+		       "an ancestor of the killed cgroup, and its location "
+		       "names no pod");
+		return 0;
+	}
+	return match_score(claim, f->killed);
+}
+
+/* Looks at parentfd/name (opened without following a symlink). */
+static void consider(struct finder *f, int parentfd, const char *name,
 		     const char *full)
 {
+	_cleanup_close_ int fd = -1;
 	char cg[4096];
 	size_t score;
 
-	if (read_manifest_cgroup(dirfd, path, cg, sizeof(cg)) < 0)
+	if (now_monotonic_us() >= f->deadline)
 		return;
-	score = match_score(cg, f->killed);
+	fd = open_untrusted_at(parentfd, name, O_RDONLY | O_DIRECTORY);
+	if (fd < 0 || read_manifest_cgroup(fd, f->deadline, cg, sizeof(cg)) < 0)
+		return;
+	score = located_score(f, full, cg);
 	if (score <= f->best)
 		return;
 	f->best = score;
+	closep(&f->best_fd);
+	f->best_fd = TAKE_FD(fd);
 	strlcpy_safe(f->info->dir, full, sizeof(f->info->dir));
 	strlcpy_safe(f->info->cgroup, cg, sizeof(f->info->cgroup));
 	f->info->exact = streq(cg, f->killed);
 }
 
-static void scan_dir(struct finder *f, const char *dir)
+/* Every entry of dir_fd, at most SPOOL_MAX_ENTRIES over the whole scan. */
+static void scan_children(struct finder *f, int dir_fd, const char *dir,
+			  int depth)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d;
+	int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 
-	if (fd < 0)
-		return;
-	if (faccessat(fd, SPOOL_MANIFEST, F_OK, 0) == 0) {
-		consider(f, AT_FDCWD, dir, dir);
-		close(fd);
-		return;
-	}
-	d = fdopendir(fd);
 	if (!d) {
-		close(fd);
+		closep(&fd);
 		return;
 	}
-	while ((de = readdir(d))) {
+	rewinddir(d);
+	while ((de = readdir(d)) && f->n_entries++ < SPOOL_MAX_ENTRIES) {
+		_cleanup_close_ int vfd = -1;
 		char full[4096];
 
-		if (de->d_name[0] == '.')
-			continue;
-		if (snprintf(full, sizeof(full), "%s/%s", dir, de->d_name) >=
-		    (int)sizeof(full))
+		if (de->d_name[0] == '.' ||
+		    snprintf(full, sizeof(full), "%s/%s", dir, de->d_name) >=
+			    (int)sizeof(full))
 			continue;
 		consider(f, dirfd(d), de->d_name, full);
+		/* The kubelet's pods directory: <uid>/volumes/<emptyDirs>. */
+		vfd = depth ? -1
+			    : open_untrusted_at(dirfd(d), de->d_name,
+						O_RDONLY | O_DIRECTORY);
+		if (vfd >= 0 && faccessat(vfd, SPOOL_MANIFEST, F_OK,
+					  AT_SYMLINK_NOFOLLOW) != 0)
+			scan_kubelet_pod(f, vfd, full);
 	}
 	closedir(d);
 }
 
-int spool_find(const char *const *dirs, size_t n_dirs, const char *cgroup_path,
-	       struct spool_info *ret)
+static void scan_kubelet_pod(struct finder *f, int pod_fd, const char *dir)
+{
+	_cleanup_close_ int fd = -1;
+	char full[4096];
+
+	fd = open_untrusted_at(pod_fd, KUBELET_EMPTY_DIRS,
+			       O_RDONLY | O_DIRECTORY);
+	if (fd < 0 || snprintf(full, sizeof(full), "%s/%s", dir,
+			       KUBELET_EMPTY_DIRS) >= (int)sizeof(full))
+		return;
+	scan_children(f, fd, full, 1);
+}
+
+/* A configured directory is the operator's (opened as given): a spool
+ * itself, the parent of spools, or the kubelet's pods directory. */
+static void scan_dir(struct finder *f, const char *dir)
+{
+	_cleanup_close_ int fd = -1;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (faccessat(fd, SPOOL_MANIFEST, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		consider(f, fd, ".", dir);
+	else
+		scan_children(f, fd, dir, 0);
+}
+
+static int find_spool(const char *const *dirs, size_t n_dirs,
+		      const char *cgroup_path, struct spool_ignored *ignored,
+		      struct spool_info *ret_info, int *ret_fd)
 {
 	struct spool_info info = {0};
-	struct finder f = {.killed = cgroup_path, .info = &info};
+	struct finder f = {.killed = cgroup_path,
+			   .best_fd = -1,
+			   .deadline = now_monotonic_us() + SPOOL_DEADLINE_US,
+			   .info = &info,
+			   .ignored = ignored};
 
+	if (ignored)
+		ignored->n = 0;
 	if (!cgroup_path || !*cgroup_path)
 		return -EINVAL;
 	for (size_t i = 0; i < n_dirs; i++)
 		scan_dir(&f, dirs[i]);
 	if (!f.best)
 		return -ENOENT;
-	*ret = info;
+	*ret_info = info;
+	*ret_fd = f.best_fd;
 	return 0;
 }
 
+int spool_find(const char *const *dirs, size_t n_dirs, const char *cgroup_path,
+	       struct spool_ignored *ignored, struct spool_info *ret)
+{
+	int fd = -1, r;
+
+	r = find_spool(dirs, n_dirs, cgroup_path, ignored, ret, &fd);
+	closep(&fd);
+	return r;
+}
+
 /* t_ms of snapshots/<name>/snapshot.json; 0 when unreadable. */
-static uint64_t snapshot_time(int snap_fd, const char *name)
+static uint64_t snapshot_time(int snap_fd, const char *name, uint64_t deadline)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	_cleanup_close_ int fd = -1;
 	struct json_object *o, *t;
+	char path[300];
 	uint64_t v = 0;
 
 	strbuf_init(&sb, MANIFEST_MAX + 1);
-	fd = openat(snap_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	if (read_file_at_nofollow(fd, "snapshot.json", MANIFEST_MAX, &sb) < 0)
+	if (snprintf(path, sizeof(path), "%s/snapshot.json", name) >=
+		    (int)sizeof(path) ||
+	    read_untrusted_at(snap_fd, path, MANIFEST_MAX, deadline, &sb) < 0)
 		return 0;
 	o = json_tokener_parse(sb.buf);
-	if (o && json_object_object_get_ex(o, "t_ms", &t))
+	if (o && json_object_is_type(o, json_type_object) &&
+	    json_object_object_get_ex(o, "t_ms", &t) &&
+	    json_object_is_type(t, json_type_int) &&
+	    json_object_get_int64(t) > 0)
 		v = (uint64_t)json_object_get_int64(t);
 	json_object_put(o);
 	return v;
@@ -177,16 +338,16 @@ size_t spool_list_snapshots(int snap_fd, char **names, size_t max)
 	int fd = fcntl(snap_fd, F_DUPFD_CLOEXEC, 3);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
-	size_t n = 0;
+	size_t n = 0, seen = 0;
 
 	if (!d) {
 		closep(&fd);
 		return 0;
 	}
 	rewinddir(d); /* the dup shares its offset with snap_fd */
-	while ((de = readdir(d)) && n < max)
+	while ((de = readdir(d)) && n < max && seen++ < SPOOL_MAX_ENTRIES)
 		if (de->d_name[0] != '.' && !strstr(de->d_name, ".tmp") &&
-		    (names[n] = strdup(de->d_name)))
+		    strlen(de->d_name) < 64 && (names[n] = strdup(de->d_name)))
 			n++;
 	closedir(d);
 	qsort(names, n, sizeof(names[0]), cmp_name);
@@ -194,16 +355,17 @@ size_t spool_list_snapshots(int snap_fd, char **names, size_t max)
 }
 
 /* Picks the newest complete snapshot not after not_after_ms. */
-static void pick_snapshot(int snap_fd, uint64_t not_after_ms,
+static void pick_snapshot(int snap_fd, uint64_t not_after_ms, uint64_t deadline,
 			  struct spool_info *info)
 {
 	char *names[256];
 	size_t n = spool_list_snapshots(snap_fd, names, ARRAY_SIZE(names));
 
 	for (size_t i = n; i-- > 0;) {
-		uint64_t t = info->snapshot[0]
-				     ? 0
-				     : snapshot_time(snap_fd, names[i]);
+		uint64_t t =
+			info->snapshot[0]
+				? 0
+				: snapshot_time(snap_fd, names[i], deadline);
 
 		if (!info->snapshot[0] && t &&
 		    (!not_after_ms || t <= not_after_ms)) {
@@ -222,55 +384,73 @@ static enum bundle_prio file_prio(const char *name)
 		       : BUNDLE_NORMAL;
 }
 
-/* Adds processes/<pid>/… of one snapshot. */
-static int add_processes(struct bundle *b, int proc_fd, struct spool_info *i)
+/* What one spool_attach may take from a pod: a deadline and a file count
+ * on top of each file's size cap. */
+struct copier {
+	struct bundle *b;
+	uint64_t deadline;
+	size_t n_files;
+};
+
+/* Adds dirfd/src (a pod's file) as path; absent or refused (a symlink, a
+ * FIFO) is 0 and nothing added. */
+static int copy_file(struct copier *c, const char *path, int dirfd,
+		     const char *src, size_t max, enum bundle_prio prio)
 {
-	int fd = fcntl(proc_fd, F_DUPFD_CLOEXEC, 3);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int r;
+
+	if (c->n_files >= SPOOL_MAX_FILES)
+		return 0;
+	strbuf_init(&sb, max + 1);
+	r = read_untrusted_at(dirfd, src, max, c->deadline, &sb);
+	if (r < 0 && r != -E2BIG && (sb.len == 0 || r == -ETIME))
+		return r == -ENOMEM ? r : 0;
+	if (r < 0)
+		bundle_note_truncated(c->b, path,
+				      r == -E2BIG ? "file larger than the cap"
+						  : "read ended early");
+	r = bundle_add(c->b, path, sb.buf, sb.len, prio);
+	if (r < 0)
+		return r == -EINVAL ? 0 : r;
+	c->n_files++;
+	return 1;
+}
+
+/* Adds the regular files under at/src as prefix/…, never following a
+ * symlink, at most SPOOL_MAX_DEPTH deep. Returns files added or -errno. */
+static int copy_tree(struct copier *c, const char *prefix, int at,
+		     const char *src, int depth, enum bundle_prio prio)
+{
+	int fd = open_untrusted_at(at, src, O_RDONLY | O_DIRECTORY);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
-	int r = 0;
+	size_t seen = 0;
+	int r = 0, n = 0;
 
 	if (!d) {
 		closep(&fd);
-		return -errno;
+		return 0;
 	}
-	while (r >= 0 && (de = readdir(d))) {
-		_cleanup_close_ int pfd = -1;
-		DIR *pd;
-		struct dirent *fe;
+	while (r >= 0 && (de = readdir(d)) && seen++ < SPOOL_MAX_ENTRIES) {
+		char path[256];
 
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' ||
+		    snprintf(path, sizeof(path), "%s/%s", prefix, de->d_name) >=
+			    (int)sizeof(path))
 			continue;
-		pfd = openat(dirfd(d), de->d_name,
-			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		pd = pfd >= 0 ? fdopendir(TAKE_FD(pfd)) : NULL;
-		while (pd && r >= 0 && (fe = readdir(pd))) {
-			char path[512];
-			struct stat st;
-
-			if (fe->d_name[0] == '.' ||
-			    fstatat(dirfd(pd), fe->d_name, &st,
-				    AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
-			if (snprintf(path, sizeof(path), "%s/%.32s/%.200s",
-				     SPOOL_PROCESSES_DIR, de->d_name,
-				     fe->d_name) >= (int)sizeof(path))
-				continue;
-			if (S_ISDIR(st.st_mode))
-				r = bundle_add_tree_at(b, path, dirfd(pd),
-						       fe->d_name,
-						       BUNDLE_NORMAL);
-			else if (S_ISREG(st.st_mode))
-				r = bundle_add_file_at(
-					b, path, dirfd(pd), fe->d_name,
-					SPOOL_FILE_MAX, file_prio(fe->d_name));
-			i->n_files += r >= 0;
-		}
-		if (pd)
-			closedir(pd);
+		if (de->d_type == DT_DIR && depth < SPOOL_MAX_DEPTH)
+			r = copy_tree(c, path, dirfd(d), de->d_name, depth + 1,
+				      prio);
+		else if (de->d_type == DT_REG || de->d_type == DT_UNKNOWN)
+			r = copy_file(
+				c, path, dirfd(d), de->d_name, SPOOL_FILE_MAX,
+				prio == BUNDLE_NORMAL ? file_prio(de->d_name)
+						      : prio);
+		n += r > 0 ? r : 0;
 	}
 	closedir(d);
-	return r;
+	return r < 0 ? r : n;
 }
 
 struct jvm_gaps {
@@ -287,6 +467,7 @@ static int find_gap(const char *path, const char *data, size_t len, void *ud)
 
 	pre = strlen(SPOOL_PROCESSES_DIR) + 1;
 	if (g->n == ARRAY_SIZE(g->pids) || pl <= pre + tl ||
+	    pl - tl - pre >= sizeof(g->pids[0]) ||
 	    !startswith(path, SPOOL_PROCESSES_DIR "/") ||
 	    !streq(path + pl - tl, tail) ||
 	    !memmem(data, len, failed, sizeof(failed) - 1))
@@ -298,35 +479,32 @@ static int find_gap(const char *path, const char *data, size_t len, void *ud)
 
 /* True when snapshot name holds jvm/ outputs of pid from a JVM that
  * answered. */
-static bool jvm_answered(int snap_fd, const char *name, const char *pid)
+static bool jvm_answered(int snap_fd, const char *name, const char *pid,
+			 uint64_t deadline)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	char path[256];
-	int dfd, r;
+	int r;
 
-	snprintf(path, sizeof(path), "%s/%s/%s/jvm", name, SPOOL_PROCESSES_DIR,
-		 pid);
-	dfd = openat(snap_fd, path,
-		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
+	if (snprintf(path, sizeof(path), "%s/%s/%s/jvm/attach.json", name,
+		     SPOOL_PROCESSES_DIR, pid) >= (int)sizeof(path))
 		return false;
 	strbuf_init(&sb, MANIFEST_MAX);
-	r = read_file_at_nofollow(dfd, "attach.json", MANIFEST_MAX, &sb);
-	close(dfd);
+	r = read_untrusted_at(snap_fd, path, MANIFEST_MAX, deadline, &sb);
 	return r >= 0 && strstr(sb.buf, "\"attached\":true");
 }
 
 /* A JVM at its limit may not answer in time (it is collecting, or
  * stalled): for such a process the newest earlier snapshot where it did
  * gives jvm/, and the bundle says so. Nothing captured is lost. */
-static void fill_jvm_gaps(struct bundle *b, int snap_fd,
+static void fill_jvm_gaps(struct copier *c, int snap_fd,
 			  const struct spool_info *info)
 {
 	struct jvm_gaps g = {.n = 0};
 	char *names[256];
 	size_t n;
 
-	bundle_foreach(b, find_gap, &g);
+	bundle_foreach(c->b, find_gap, &g);
 	if (!g.n)
 		return;
 	n = spool_list_snapshots(snap_fd, names, ARRAY_SIZE(names));
@@ -334,9 +512,9 @@ static void fill_jvm_gaps(struct bundle *b, int snap_fd,
 		for (size_t i = n; i-- > 0;) {
 			char dst[128], src[256], why[160];
 
-			if (streq(names[i], info->snapshot) ||
-			    strcmp(names[i], info->snapshot) > 0 ||
-			    !jvm_answered(snap_fd, names[i], g.pids[j]))
+			if (strcmp(names[i], info->snapshot) >= 0 ||
+			    !jvm_answered(snap_fd, names[i], g.pids[j],
+					  c->deadline))
 				continue;
 			snprintf(dst, sizeof(dst), "%s/%s/jvm",
 				 SPOOL_PROCESSES_DIR, g.pids[j]);
@@ -344,70 +522,67 @@ static void fill_jvm_gaps(struct bundle *b, int snap_fd,
 				 SPOOL_PROCESSES_DIR, g.pids[j]);
 			snprintf(why, sizeof(why),
 				 "the JVM did not answer at the newest "
-				 "snapshot: "
-				 "jvm/ is from %s",
+				 "snapshot: jvm/ is from %s",
 				 names[i]);
-			if (bundle_add_tree_at(b, dst, snap_fd, src,
-					       BUNDLE_NORMAL) >= 0)
-				bundle_note_truncated(b, dst, why);
+			if (copy_tree(c, dst, snap_fd, src, 1, BUNDLE_NORMAL) >
+			    0)
+				bundle_note_truncated(c->b, dst, why);
 			break;
 		}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 }
 
-static int attach_snapshot(struct bundle *b, int spool_fd,
+static int attach_snapshot(struct copier *c, int spool_fd,
 			   uint64_t not_after_ms, struct spool_info *info)
 {
-	_cleanup_close_ int snap_fd = -1, one_fd = -1, proc_fd = -1;
+	_cleanup_close_ int snap_fd = -1, one_fd = -1;
 	int r;
 
-	snap_fd = openat(spool_fd, SPOOL_SNAPSHOTS_DIR,
-			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* A symlink here (to another pod's spool) is refused, not followed. */
+	snap_fd = open_untrusted_at(spool_fd, SPOOL_SNAPSHOTS_DIR,
+				    O_RDONLY | O_DIRECTORY);
 	if (snap_fd < 0)
 		return 0;
-	pick_snapshot(snap_fd, not_after_ms, info);
+	pick_snapshot(snap_fd, not_after_ms, c->deadline, info);
 	if (!info->snapshot[0])
 		return 0;
-	one_fd = openat(snap_fd, info->snapshot,
-			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	one_fd = open_untrusted_at(snap_fd, info->snapshot,
+				   O_RDONLY | O_DIRECTORY);
 	if (one_fd < 0)
 		return 0; /* pruned meanwhile: the timeline still helps */
-	r = bundle_add_file_at(b, "spool/snapshot.json", one_fd,
-			       "snapshot.json", MANIFEST_MAX, BUNDLE_HIGH);
-	info->n_files += r >= 0;
-	proc_fd = openat(one_fd, SPOOL_PROCESSES_DIR,
-			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	r = proc_fd < 0 ? 0 : add_processes(b, proc_fd, info);
+	r = copy_file(c, "spool/snapshot.json", one_fd, "snapshot.json",
+		      MANIFEST_MAX, BUNDLE_HIGH);
 	if (r >= 0)
-		fill_jvm_gaps(b, snap_fd, info);
-	return r;
+		r = copy_tree(c, SPOOL_PROCESSES_DIR, one_fd,
+			      SPOOL_PROCESSES_DIR, 0, BUNDLE_NORMAL);
+	if (r >= 0)
+		fill_jvm_gaps(c, snap_fd, info);
+	return r < 0 ? r : 0;
 }
 
 int spool_attach(struct bundle *b, const char *const *dirs, size_t n_dirs,
 		 const char *cgroup_path, uint64_t not_after_ms,
-		 struct spool_info *ret)
+		 struct spool_ignored *ignored, struct spool_info *ret)
 {
 	struct spool_info info;
+	struct copier c = {.b = b};
 	_cleanup_close_ int fd = -1;
-	int r = spool_find(dirs, n_dirs, cgroup_path, &info);
+	int r = find_spool(dirs, n_dirs, cgroup_path, ignored, &info, &fd);
 
 	if (r < 0)
 		return r;
-	fd = open(info.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = bundle_add_file_at(b, "spool/manifest.json", fd, SPOOL_MANIFEST,
-			       MANIFEST_MAX, BUNDLE_HIGH);
-	info.n_files += r >= 0;
-	r = bundle_add_file_at(b, SPOOL_TIMELINE, fd, SPOOL_TIMELINE,
-			       SPOOL_FILE_MAX, BUNDLE_HIGH);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	info.n_files += r >= 0;
-	r = attach_snapshot(b, fd, not_after_ms, &info);
+	c.deadline = now_monotonic_us() + SPOOL_DEADLINE_US;
+	r = copy_file(&c, "spool/manifest.json", fd, SPOOL_MANIFEST,
+		      MANIFEST_MAX, BUNDLE_HIGH);
+	if (r >= 0)
+		r = copy_file(&c, SPOOL_TIMELINE, fd, SPOOL_TIMELINE,
+			      SPOOL_FILE_MAX, BUNDLE_HIGH);
+	if (r >= 0)
+		r = attach_snapshot(&c, fd, not_after_ms, &info);
 	if (r < 0)
 		return r;
+	info.n_files = c.n_files;
 	if (ret)
 		*ret = info;
 	return 0;

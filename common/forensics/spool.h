@@ -43,19 +43,42 @@ size_t spool_list_snapshots(int snap_fd, char **names, size_t max);
  * lies below the other ("/a" ~ "/a/b", not "/ab"). Pure. */
 bool spool_cgroup_matches(const char *spool_cgroup, const char *killed);
 
-/* Finds, among dirs (each a spool, or a directory whose subdirectories are
- * spools), the spool whose manifest cgroup matches cgroup_path (exact
- * match preferred, then the deepest related one). Returns 0 with
- * ret->dir/cgroup set, -ENOENT when none matches. Reads manifests only. */
+/* Spools looked at and not believed (their claim disagrees with where
+ * they were found). Filled by spool_find/spool_attach whatever they return;
+ * n counts them all, the first ARRAY_SIZE(dir) are named. */
+struct spool_ignored {
+	size_t n;
+	char dir[4][512];
+	char why[4][256];
+};
+
+/* True when a component of cgroup names the pod with this UID: "pod<uid>"
+ * (cgroupfs driver) or "…-pod<uid with '_'>.slice" (systemd). Pure. */
+bool spool_cgroup_in_pod(const char *cgroup, const char *uid);
+
+/* Finds, among dirs (each a spool, a directory whose subdirectories are
+ * spools, or the kubelet's pods directory: <uid>/volumes/
+ * kubernetes.io~empty-dir/<spool>), the spool for cgroup_path (exact match
+ * preferred, then the deepest related one). The dirs are the operator's;
+ * everything below them is a pod's: opened without following a symlink,
+ * read with caps and a deadline, and attributed by where it was found. A
+ * spool under a kubelet pod directory matches only kills in that pod, and
+ * its manifest's "cgroup" must name a cgroup of that pod (else it is
+ * ignored and listed in ignored, which may be NULL). Elsewhere a manifest
+ * claiming an ancestor of cgroup_path is ignored the same way. Returns 0
+ * with ret->dir/cgroup set, -ENOENT when none matches. Reads manifests
+ * only; bounded by a 10 s deadline. */
 int spool_find(const char *const *dirs, size_t n_dirs, const char *cgroup_path,
-	       struct spool_info *ret);
+	       struct spool_ignored *ignored, struct spool_info *ret);
 
 /* spool_find() + adds to the bundle: "timeline.json" (BUNDLE_HIGH), the
  * newest snapshot's processes/<pid>/… (BUNDLE_NORMAL; pmap.txt
  * BUNDLE_LOW) and "spool/snapshot.json" + "spool/manifest.json". A
  * snapshot newer than not_after_ms (the kill; 0 = no bound) is skipped for
- * the newest one before it. Returns 0, -ENOENT (no spool matches) or
- * -errno; ret (may be NULL) says what was added. Blocks on file reads. */
+ * the newest one before it. Only regular files are copied (symlinks, FIFOs
+ * and devices are skipped), at most 2048 files 4 levels below processes/,
+ * 8 MiB each, within a 10 s deadline. Returns 0, -ENOENT (no spool
+ * matches) or -errno; ret (may be NULL) says what was added. */
 int spool_attach(struct bundle *b, const char *const *dirs, size_t n_dirs,
 		 const char *cgroup_path, uint64_t not_after_ms,
-		 struct spool_info *ret);
+		 struct spool_ignored *ignored, struct spool_info *ret);

@@ -107,13 +107,45 @@ static int maps_have_libjvm(int pidfd)
 	return r == -EACCES || r == -EPERM ? -EACCES : 0;
 }
 
-/* Reads <tmp>/hsperfdata_* /<nspid> owned by the target's uid. */
+/* The target's /tmp is the pod's: a FIFO or a slow file there must not
+ * hold detection (and so snapshot, jcmd and run) for longer than this. */
+#define PERF_DEADLINE_US (2 * 1000 * 1000)
+#define PERF_MAX_DIRS 64
+
+/* Reads <tmp>/hsperfdata_<user>/<nspid>, a regular file owned by the
+ * target's uid, opened as a pod's file (fileio.h open_untrusted_at). */
+static int read_perf_file(int tmpfd, const char *user, const char *name,
+			  const struct jvm_info *i, uint64_t deadline,
+			  struct strbuf *sb)
+{
+	_cleanup_close_ int fd = -1;
+	char rel[300];
+	struct stat st;
+	int r;
+
+	r = snprintf(rel, sizeof(rel), "%s/%s", user, name);
+	if (r < 0 || (size_t)r >= sizeof(rel))
+		return -ENAMETOOLONG;
+	fd = open_untrusted_at(tmpfd, rel, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_uid != i->uid)
+		return -EPERM;
+	strbuf_reset(sb);
+	r = jvm_read_fd(fd, sb, deadline);
+	/* Past the cap: the prologue and first entries suffice. */
+	return r == -E2BIG ? 0 : r;
+}
+
 static int read_perfdata(int tmpfd, const struct jvm_info *i, struct strbuf *sb)
 {
+	uint64_t deadline = now_monotonic_us() + PERF_DEADLINE_US;
 	DIR *d;
 	struct dirent *de;
 	char name[16];
-	int fd, r = -ENOENT;
+	int fd, r = -ENOENT, seen = 0;
 
 	fd = openat(tmpfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -125,26 +157,14 @@ static int read_perfdata(int tmpfd, const struct jvm_info *i, struct strbuf *sb)
 	}
 	snprintf(name, sizeof(name), "%d", i->nspid);
 	while (r < 0 && (de = readdir(d))) {
-		_cleanup_close_ int dfd = -1, ffd = -1;
-		struct stat st;
-
 		if (!startswith(de->d_name, "hsperfdata_"))
 			continue;
-		dfd = openat(dirfd(d), de->d_name,
-			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dfd < 0)
-			continue;
-		ffd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (ffd < 0 || fstat(ffd, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    st.st_uid != i->uid)
-			continue;
-		strbuf_reset(sb);
-		r = jvm_read_fd(ffd, sb, UINT64_MAX);
-		if (r == -E2BIG)
-			r = 0; /* the prologue and first entries suffice */
+		if (++seen > PERF_MAX_DIRS || now_monotonic_us() >= deadline)
+			break;
+		r = read_perf_file(dirfd(d), de->d_name, name, i, deadline, sb);
 	}
 	closedir(d);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 static void detect_perfdata(int pidfd, struct jvm_info *i)

@@ -95,12 +95,17 @@ static int nmt_category(struct jvm_nmt *n, const char *s)
 	if (!open || find_bytes(open, "reserved=", &res) < 0 ||
 	    find_bytes(open, "committed=", &com) < 0)
 		return -EBADMSG;
+	/* The blanks before the name may run into " (reserved=" itself
+	 * ("-  (reserved=…)"): a category without a name is malformed, and
+	 * open - s would wrap. */
+	s = skip_ws(s);
+	if (s >= open)
+		return -EBADMSG;
 	if (n->n_categories >= JVM_NMT_MAX_CATEGORIES)
 		return 0;
 	c = &n->categories[n->n_categories++];
 	memset(c, 0, sizeof(*c));
 	c->threads = -1;
-	s = skip_ws(s);
 	copy_name(c->name, sizeof(c->name), s, (size_t)(open - s));
 	c->reserved = res;
 	c->committed = com;

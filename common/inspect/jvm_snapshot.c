@@ -131,9 +131,9 @@ int jvm_trim_snapshot(const struct host *h, int pid, int out_dirfd,
 	else
 		jvm_trim_to_json(&res, &sb);
 	strbuf_addch(&sb, '\n');
-	if (mkdir_p_at(out_dirfd, "jvm", 0755) == 0)
+	if (mkdir_p_at(out_dirfd, "jvm", MODE_PRIVATE_DIR) == 0)
 		write_file_atomic_at(out_dirfd, "jvm/trim.json", sb.buf, sb.len,
-				     0644);
+				     MODE_PRIVATE_FILE);
 	if (r == 0 && ret)
 		*ret = res;
 	return r;
@@ -227,12 +227,12 @@ static int snap_one(struct jvm_target *t, int out_dirfd,
 		return -JVM_E_NO_COMMAND;
 	}
 	r = write_file_atomic_at(out_dirfd, c->raw_name, rep.text.buf,
-				 rep.text.len, 0644);
+				 rep.text.len, MODE_PRIVATE_FILE);
 	if (r == 0)
 		r = snap_parse(c->kind, &rep.text, &json);
 	if (r == 0)
 		r = write_file_atomic_at(out_dirfd, c->json_name, json.buf,
-					 json.len, 0644);
+					 json.len, MODE_PRIVATE_FILE);
 	jvm_reply_release(&rep);
 	return r;
 }
@@ -284,7 +284,7 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 	/* Not a JVM, gone, or unreadable (the snapshot records that). */
 	if (r == -JVM_E_NOT_JVM || r == -ESRCH || r == -EACCES)
 		return r;
-	rm = mkdir_p_at(out_dirfd, "jvm", 0755);
+	rm = mkdir_p_at(out_dirfd, "jvm", MODE_PRIVATE_DIR);
 	if (rm < 0)
 		return rm;
 	attach = snap_attach_json(&t, r, &cmds);
@@ -299,7 +299,7 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 	}
 	if (jvm_json_append(attach, &log) == 0 && strbuf_addch(&log, '\n') == 0)
 		write_file_atomic_at(out_dirfd, "jvm/attach.json", log.buf,
-				     log.len, 0644);
+				     log.len, MODE_PRIVATE_FILE);
 	if (r < 0)
 		return r;
 	return answered ? 0 : -JVM_E_PROTO;

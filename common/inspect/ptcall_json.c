@@ -215,7 +215,7 @@ int ptcall_write_allocator_json(int proc_fd, int pid, int dir_fd,
 		return -ENOMEM;
 	s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY);
 	r = s ? write_file_atomic_at(dir_fd, "allocator.json", s, strlen(s),
-				     0644)
+				     MODE_PRIVATE_FILE)
 	      : -ENOMEM;
 	json_object_put(j);
 	return r;

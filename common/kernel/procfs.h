@@ -38,11 +38,18 @@ int procfs_parse_status(const char *buf, size_t len, struct proc_status *ret);
 int procfs_read_status(int pid_fd, struct proc_status *ret);
 
 /* Pure: turns a NUL-separated cmdline into one line, arguments joined by
- * spaces, control characters replaced by '?'. With redact, values of
- * secret-looking flags become "***": "--password=x", "--api-key x",
- * "-Djavax.net.ssl.keyStorePassword=x", "DB_TOKEN=x" (names containing
- * password, passwd, secret, token, key, credential; any case). Appends to
- * out. Returns 0, -ENOMEM, -E2BIG. */
+ * spaces, control characters replaced by '?'. With redact, secrets become
+ * "***" (procfs_redact.c; the table in tests/unit/test_procfs.c):
+ * the password of any "scheme://user:pw@host"; the value of NAME=value,
+ * --flag=value and of the argument after a --flag whose name looks secret
+ * (password, passwd, passphrase, secret, token, credential, key, pass*,
+ * pwd, pw, *auth, cookie; any case), even when that argument starts with
+ * '-'; "user:pw@…" of *_DSN=; the value of "Authorization: Bearer x"-like
+ * arguments; the password flags of known clients by argv[0]'s basename
+ * (mysql-family -p<pw>, sshpass -p, redis-cli -a, mongo* -p, curl -u
+ * user:pw). Names ending in file/path/stdin/prompt, or starting "no-",
+ * keep their value (a path, not the secret). Appends to out. Returns 0,
+ * -ENOMEM, -E2BIG. */
 int procfs_format_cmdline(const char *buf, size_t len, bool redact,
 			  struct strbuf *out);
 /* Reads pid_fd/cmdline (≤ 64 KiB) and formats it. An empty cmdline (a

@@ -10,6 +10,7 @@
 #include "base/host.h"
 #include "inspect/jvm.h"
 #include "base/parse.h"
+#include "base/term.h"
 #include "base/util.h"
 
 static void jcmd_usage(FILE *f)
@@ -37,6 +38,19 @@ static int join_args(int argc, char **argv, int from, struct strbuf *sb)
 	return r;
 }
 
+/* The JVM's reply is the target's to write: printed through term_sanitize
+ * (a fake JVM's escape sequences shown as "\x1b", never obeyed). */
+static void print_reply(const struct strbuf *text)
+{
+	_cleanup_strbuf_ struct strbuf clean = STRBUF_INIT;
+
+	strbuf_init(&clean, 4 * text->len + 1);
+	if (term_sanitize(text->buf, text->len, TERM_KEEP_NL | TERM_KEEP_TAB,
+			  &clean) < 0)
+		return;
+	write_all(STDOUT_FILENO, clean.buf, clean.len);
+}
+
 static int run_jcmd(const struct host *h, int pid, const char *cmdline,
 		    const struct jvm_attach_opts *o)
 {
@@ -58,7 +72,7 @@ static int run_jcmd(const struct host *h, int pid, const char *cmdline,
 	}
 	printf("%d:\n", pid);
 	fflush(stdout);
-	write_all(STDOUT_FILENO, rep.text.buf, rep.text.len);
+	print_reply(&rep.text);
 	if (rep.truncated)
 		fprintf(stderr,
 			"oomlens-sidecar: reply truncated at %zu bytes\n",

@@ -10,6 +10,7 @@
 #include "base/host.h"
 #include "base/log.h"
 #include "base/parse.h"
+#include "base/term.h"
 #include "kernel/procfs.h"
 #include "kernel/smaps.h"
 #include "base/util.h"
@@ -20,6 +21,20 @@ static void pmap_usage(FILE *f)
 		   "[--host-root DIR] [--no-redact]\n"
 		   "Prints the memory map of PID like procps 'pmap -X' "
 		   "(totals in KB), or as JSON.\n");
+}
+
+/* Mapped file names are anyone's: a control byte becomes '?' (as procps
+ * prints names in plain pmap; its -X passes them raw), so normal names
+ * stay byte-identical to procps and JSON stays valid. */
+static int write_sanitized(const struct strbuf *out)
+{
+	_cleanup_strbuf_ struct strbuf clean = STRBUF_INIT;
+	int r;
+
+	strbuf_init(&clean, out->len + 1);
+	r = term_sanitize(out->buf, out->len, TERM_KEEP_NL | TERM_QUESTION,
+			  &clean);
+	return r < 0 ? r : write_all(STDOUT_FILENO, clean.buf, clean.len);
 }
 
 static int print_pmap(const struct host *h, int pid, bool json, bool redact)
@@ -58,7 +73,7 @@ static int print_pmap(const struct host *h, int pid, bool json, bool redact)
 			 pid);
 	smaps_release(&s);
 	if (r >= 0)
-		r = write_all(STDOUT_FILENO, out.buf, out.len);
+		r = write_sanitized(&out);
 	return r;
 }
 

@@ -33,9 +33,10 @@ static int snapshot_pids(const struct host *h, char **pids, int n,
 	_cleanup_close_ int dfd = -1;
 	int failed = 0, r, pid;
 
-	r = mkdir_p_at(AT_FDCWD, dir, 0755);
+	r = mkdir_p_at(AT_FDCWD, dir, MODE_PRIVATE_DIR);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (r < 0 || dfd < 0 || mkdir_p_at(dfd, "processes", 0755) < 0) {
+	if (r < 0 || dfd < 0 ||
+	    mkdir_p_at(dfd, "processes", MODE_PRIVATE_DIR) < 0) {
 		log_error("cannot create output directory \"%s\"", dir);
 		return 1;
 	}

@@ -26,7 +26,9 @@ static int write_json_at(int dirfd, const char *path, struct json_object *o)
 		return -ENOMEM;
 	s = json_object_to_json_string_ext(
 		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	r = s ? write_file_atomic_at(dirfd, path, s, strlen(s), 0644) : -ENOMEM;
+	r = s ? write_file_atomic_at(dirfd, path, s, strlen(s),
+				     MODE_PRIVATE_FILE)
+	      : -ENOMEM;
 	json_object_put(o);
 	return r;
 }
@@ -51,14 +53,14 @@ static void remove_stale_tmp(int snap_fd)
 int run_spool_open(struct run_state *st)
 {
 	_cleanup_close_ int snap_fd = -1;
-	int r = mkdir_p_at(AT_FDCWD, st->cfg->spool, 0755);
+	int r = mkdir_p_at(AT_FDCWD, st->cfg->spool, MODE_PRIVATE_DIR);
 
 	if (r < 0)
 		return r;
 	st->spool_fd = open(st->cfg->spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (st->spool_fd < 0)
 		return -errno;
-	r = mkdir_p_at(st->spool_fd, SPOOL_SNAPSHOTS_DIR, 0755);
+	r = mkdir_p_at(st->spool_fd, SPOOL_SNAPSHOTS_DIR, MODE_PRIVATE_DIR);
 	if (r < 0)
 		return r;
 	snap_fd = openat(st->spool_fd, SPOOL_SNAPSHOTS_DIR,
@@ -122,7 +124,7 @@ int run_write_timeline(struct run_state *st)
 	if (r < 0)
 		return r;
 	return write_file_atomic_at(st->spool_fd, SPOOL_TIMELINE, sb.buf,
-				    sb.len, 0644);
+				    sb.len, MODE_PRIVATE_FILE);
 }
 
 static void time_name(uint64_t t_us, char *buf, size_t size)
@@ -209,7 +211,7 @@ static int glibc_trim_snapshot(struct run_state *st, int pid, int pfd,
 	r = jvm_trim_to_json(ret, &sb);
 	return r < 0 ? r
 		     : write_file_atomic_at(pfd, "trim.json", sb.buf, sb.len,
-					    0644);
+					    MODE_PRIVATE_FILE);
 }
 
 /* After the snapshot recorded the state, trim and record the RSS before
@@ -256,7 +258,7 @@ static int snapshot_into(struct run_state *st, int dir_fd, const char *reason)
 				  .allocator_probe = st->cfg->allocator_probe};
 	struct json_object *pids = json_object_new_array();
 	_cleanup_close_ int proc_fd = -1;
-	int r = mkdir_p_at(dir_fd, SPOOL_PROCESSES_DIR, 0755);
+	int r = mkdir_p_at(dir_fd, SPOOL_PROCESSES_DIR, MODE_PRIVATE_DIR);
 
 	if (r < 0 || !pids) {
 		json_object_put(pids);
@@ -296,7 +298,7 @@ int run_take_snapshot(struct run_state *st, const char *reason)
 		return -errno;
 	time_name(t, name, sizeof(name));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	if (mkdirat(snap_fd, tmp, 0755) < 0)
+	if (mkdirat(snap_fd, tmp, MODE_PRIVATE_DIR) < 0)
 		return -errno;
 	dir_fd = openat(snap_fd, tmp,
 			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -3,8 +3,10 @@
  * and on malformed input. No live JVM, no /proc. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include "base/fileio.h"
+#include "base/host.h"
 #include "inspect/jvm.h"
 
 #define KB 1024ull
@@ -165,6 +167,35 @@ Test(jvm, nmt_not_nul_terminated_and_long_lines)
 	cr_assert_eq(jvm_parse_nmt(buf, strlen(head) - 4, &n), 0);
 	cr_assert_eq(n.committed, 5 * KB);
 	cr_assert_eq(n.n_categories, 0);
+}
+
+/* Found by fuzz_jvm_nmt: the blanks before a category name ran into
+ * " (reserved=", so the name length (open - s) wrapped and copy_name read
+ * the stack before and after the line. The corpus keeps the input. */
+Test(jvm, nmt_category_without_name_is_malformed)
+{
+	struct strbuf sb;
+	static struct jvm_nmt n;
+
+	strbuf_init(&sb, 1u << 20);
+	cr_assert_eq(read_file_at(AT_FDCWD,
+				  "tests/fuzz/corpus/jvm_nmt/"
+				  "crash-nmt-category-blank-name.txt",
+				  1u << 20, &sb),
+		     0);
+	cr_assert(strstr(sb.buf, "      - (reserved=1KB"));
+	memset(&n, 0x5a, sizeof(n));
+	cr_assert_eq(jvm_parse_nmt(sb.buf, sb.len, &n), -EBADMSG);
+	cr_assert_eq(n.reserved, 0x5a5a5a5a5a5a5a5aull);
+	/* Blanks then a real name still parse. */
+	cr_assert_eq(
+		jvm_parse_nmt("Total: reserved=10KB, committed=5KB\n"
+			      "-   \t  Heap (reserved=2KB, committed=1KB)\n",
+			      78, &n),
+		0);
+	cr_assert_eq(n.n_categories, 1);
+	cr_assert_str_eq(n.categories[0].name, "Heap");
+	strbuf_release(&sb);
 }
 
 Test(jvm, nmt_json_has_every_category)
@@ -387,4 +418,100 @@ Test(jvm, trim_json)
 	cr_assert(strstr(js.buf, "\"output\":\"Trim native heap: \\\"x\\\"\""),
 		  "%s", js.buf);
 	strbuf_release(&js);
+}
+
+/* ---- jvm_detect on a fake host tree: <root>/proc/4242/{status,maps,root} */
+
+static char host_root[64];
+
+static void fake_pid(const char *perf_kind)
+{
+	const char *maps = "7f00-7f01 r-xp 0 08:01 1 "
+			   "/usr/lib/jvm/lib/server/libjvm.so\n";
+	char path[256], status[256];
+	int dfd, fd;
+	struct strbuf hs = fixture("17-hsperfdata");
+
+	snprintf(host_root, sizeof(host_root), "/tmp/oomlens-jvmdet-XXXXXX");
+	cr_assert_not_null(mkdtemp(host_root));
+	dfd = open(host_root, O_RDONLY | O_DIRECTORY);
+	cr_assert_eq(mkdir_p_at(dfd, "proc/4242/root/tmp/hsperfdata_app", 0755),
+		     0);
+	snprintf(status, sizeof(status),
+		 "Name:\tjava\nPid:\t4242\nNSpid:\t4242\t7\nUid:\t%d\t%d\t%d\t%"
+		 "d\n"
+		 "Gid:\t%d\t%d\t%d\t%d\nSigIgn:\t0\nSigCgt:\t4\n",
+		 (int)geteuid(), (int)geteuid(), (int)geteuid(), (int)geteuid(),
+		 (int)getegid(), (int)getegid(), (int)getegid(),
+		 (int)getegid());
+	cr_assert_eq(write_file_atomic_at(dfd, "proc/4242/status", status,
+					  strlen(status), 0644),
+		     0);
+	cr_assert_eq(write_file_atomic_at(dfd, "proc/4242/maps", maps,
+					  strlen(maps), 0644),
+		     0);
+	snprintf(path, sizeof(path), "proc/4242/root/tmp/hsperfdata_app/7");
+	if (streq(perf_kind, "fifo")) {
+		cr_assert_eq(mkfifoat(dfd, path, 0600), 0);
+	} else if (streq(perf_kind, "symlink")) {
+		cr_assert_eq(write_file_atomic_at(dfd,
+						  "proc/4242/root/elsewhere",
+						  hs.buf, hs.len, 0600),
+			     0);
+		cr_assert_eq(symlinkat("../../elsewhere", dfd, path), 0);
+	} else {
+		fd = openat(dfd, path, O_WRONLY | O_CREAT, 0600);
+		cr_assert_eq(write_all(fd, hs.buf, hs.len), 0);
+		close(fd);
+	}
+	close(dfd);
+	strbuf_release(&hs);
+}
+
+static struct jvm_info detect_fake(void)
+{
+	struct host h;
+	struct jvm_info i;
+
+	cr_assert_eq(host_open(host_root, &h), 0);
+	cr_assert_eq(jvm_detect(&h, 4242, &i), 0);
+	host_close(&h);
+	rm_rf_at(AT_FDCWD, host_root);
+	cr_assert_eq(i.nspid, 7);
+	cr_assert(i.libjvm);
+	return i;
+}
+
+Test(jvm, detect_reads_hsperfdata_of_fake_tree)
+{
+	struct jvm_info i;
+
+	fake_pid("file");
+	i = detect_fake();
+	cr_assert(i.hsperfdata);
+	cr_assert_eq(i.attach_capable, 1);
+}
+
+/* The HIGH finding: a FIFO planted at /tmp/hsperfdata_<user>/<nspid> by
+ * anyone in the pod held jvm_detect in open(2) for good. Criterion's
+ * timeout turns the old hang into a failure. */
+Test(jvm, detect_ignores_planted_fifo, .timeout = 10)
+{
+	uint64_t t0 = now_monotonic_us();
+	struct jvm_info i;
+
+	fake_pid("fifo");
+	i = detect_fake();
+	cr_assert_not(i.hsperfdata);
+	cr_assert_eq(i.attach_capable, -1);
+	cr_assert_lt(now_monotonic_us() - t0, 3000000);
+}
+
+Test(jvm, detect_ignores_symlinked_hsperfdata)
+{
+	struct jvm_info i;
+
+	fake_pid("symlink");
+	i = detect_fake();
+	cr_assert_not(i.hsperfdata);
 }

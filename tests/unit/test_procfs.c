@@ -72,9 +72,9 @@ Test(procfs, status_nspid_last_field)
 }
 
 struct redact_case {
-	char in[128];
+	char in[160];
 	size_t len;
-	char out[128];
+	char out[160];
 };
 
 #define RC(s, o)                    \
@@ -90,7 +90,50 @@ ParameterizedTestParameters(procfs, cmdline_redaction)
 		RC("java\0-Djavax.net.ssl.keyStorePassword=x\0-Xmx1g\0",
 		   "java -Djavax.net.ssl.keyStorePassword=*** -Xmx1g"),
 		RC("env\0DB_TOKEN=abc\0run\0", "env DB_TOKEN=*** run"),
-		RC("x\0--Secret\0--verbose\0", "x --Secret --verbose"),
+		/* A secret flag's value is the next argument, even when it
+		 * starts with '-' (it may: "--password -dashvalue"). */
+		RC("x\0--Secret\0--verbose\0", "x --Secret ***"),
+		RC("app\0--password\0-dashvalue\0-v\0",
+		   "app --password *** -v"),
+		/* The list of issue 13, printed in clear before. */
+		RC("app\0--db-url=postgres://admin:dbpass@db/x\0",
+		   "app --db-url=postgres://admin:***@db/x"),
+		RC("mysql\0-uroot\0-pMYSQLPASS\0shop\0",
+		   "mysql -uroot -p*** shop"),
+		RC("/usr/bin/mysqldump\0-pMYSQLPASS\0shop\0",
+		   "/usr/bin/mysqldump -p*** shop"),
+		RC("app\0--pass=x1\0", "app --pass=***"),
+		RC("app\0--pwd=x1\0", "app --pwd=***"),
+		RC("app\0--passphrase=x1\0", "app --passphrase=***"),
+		RC("app\0--auth=user:pw\0", "app --auth=***"),
+		RC("curl\0-H\0Authorization: Bearer eyJ.abc\0https://x/\0",
+		   "curl -H Authorization: Bearer *** https://x/"),
+		RC("env\0DATABASE_URL=mysql://u:pw@h\0",
+		   "env DATABASE_URL=mysql://u:***@h"),
+		/* More of the same shapes. */
+		RC("app\0DB_DSN=user:pw@tcp(h:3306)/db\0",
+		   "app DB_DSN=user:***@tcp(h:3306)/db"),
+		RC("psql\0postgresql://app:s3cr3t@db:5432/shop\0",
+		   "psql postgresql://app:***@db:5432/shop"),
+		RC("sh\0-c\0mongosh mongodb://u:p@h/x\0",
+		   "sh -c mongosh mongodb://u:***@h/x"),
+		RC("curl\0-u\0alice:pw\0-H\0X-Api-Key: k1\0",
+		   "curl -u alice:*** -H X-Api-Key: ***"),
+		RC("redis-cli\0-a\0pw\0get\0k\0", "redis-cli -a *** get k"),
+		RC("sshpass\0-pPW\0ssh\0h\0", "sshpass -p*** ssh h"),
+		RC("app\0MYSQL_PWD=x\0PGPASSWORD=y\0",
+		   "app MYSQL_PWD=*** PGPASSWORD=***"),
+		/* Not secrets: kept as they are. */
+		RC("mysql\0-p\0shop\0", "mysql -p shop"),
+		RC("nc\0-p\08080\0-pX\0", "nc -p 8080 -pX"),
+		RC("app\0--password-file=/run/secrets/db\0",
+		   "app --password-file=/run/secrets/db"),
+		RC("git\0clone\0ssh://git@github.com/o/r\0",
+		   "git clone ssh://git@github.com/o/r"),
+		RC("app\0--auth-type=basic\0--bypass=1\0",
+		   "app --auth-type=basic --bypass=1"),
+		RC("app\0--url=https://h:8443/x\0",
+		   "app --url=https://h:8443/x"),
 		RC("sh\0-c\0echo a\nb\0", "sh -c echo a?b"),
 		RC("plain\0args\0here", "plain args here"),
 		RC("", ""),

@@ -85,33 +85,166 @@ Test(spool, cgroup_matching_rules)
 	cr_assert_not(spool_cgroup_matches(NULL, "/a"));
 }
 
+#define UID_A "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
+#define UID_B "9c1185a5-c5e9-4f0c-b4d0-4d9bd7bfe6f3"
+#define POD_A "/kubepods/burstable/pod" UID_A
+#define POD_B "/kubepods/burstable/pod" UID_B
+#define VOLS "/volumes/kubernetes.io~empty-dir/"
+
 Test(spool, find_prefers_exact_then_child_then_ancestor)
 {
-	char parent[128], d1[128];
-	const char *dirs[2];
+	char parent[128], d1[128], pods[128];
+	const char *dirs[3];
 	struct spool_info info;
+	struct spool_ignored ign;
 
 	snprintf(parent, sizeof(parent), "%s/node", root);
 	snprintf(d1, sizeof(d1), "%s/single", root);
-	spool("node/podA", "/kubepods/podA");
-	spool("node/podA-ctr", "/kubepods/podA/ctr");
-	spool("node/other", "/kubepods/podB");
+	snprintf(pods, sizeof(pods), "%s/kubelet/pods", root);
+	spool("kubelet/pods/" UID_A VOLS "pod", POD_A);
+	spool("kubelet/pods/" UID_A VOLS "ctr", POD_A "/ctr");
+	spool("kubelet/pods/" UID_B VOLS "spool", POD_B);
 	spool("node/pids-only", NULL);
+	spool("node/podC", "/kubepods/podC");
 	put("node/not-a-spool/readme", "x");
 	put("node/plain-file", "x");
 	spool("single", "/demo/app");
 	dirs[0] = parent;
 	dirs[1] = d1;
-	cr_assert_eq(spool_find(dirs, 2, "/kubepods/podA", &info), 0);
+	dirs[2] = pods;
+	cr_assert_eq(spool_find(dirs, 3, POD_A, &ign, &info), 0);
 	cr_assert(info.exact);
-	cr_assert(strstr(info.dir, "node/podA") && !strstr(info.dir, "ctr"));
-	/* The kernel blamed the pod; only the container has a sidecar. */
-	cr_assert_eq(spool_find(dirs, 2, "/kubepods/podA/ctr/leaf", &info), 0);
-	cr_assert_str_eq(info.cgroup, "/kubepods/podA/ctr");
-	cr_assert_eq(spool_find(dirs, 2, "/demo/app", &info), 0);
+	cr_assert(strstr(info.dir, VOLS "pod"), "%s", info.dir);
+	cr_assert_eq(ign.n, 0);
+	/* Below the container's sidecar: its spool, found in the pod. */
+	cr_assert_eq(spool_find(dirs, 3, POD_A "/ctr/leaf", &ign, &info), 0);
+	cr_assert_str_eq(info.cgroup, POD_A "/ctr");
+	/* The kernel blamed pod B; only its container... none: pod B's own. */
+	cr_assert_eq(spool_find(dirs, 3, POD_B "/x", &ign, &info), 0);
+	cr_assert_str_eq(info.cgroup, POD_B);
+	cr_assert_eq(spool_find(dirs, 3, "/kubepods/podC", &ign, &info), 0);
+	cr_assert_eq(spool_find(dirs, 3, "/demo/app", &ign, &info), 0);
 	cr_assert_str_eq(info.dir, d1);
-	cr_assert_eq(spool_find(dirs, 2, "/nothing", &info), -ENOENT);
-	cr_assert_eq(spool_find(dirs, 0, "/demo/app", &info), -ENOENT);
+	cr_assert_eq(spool_find(dirs, 3, "/nothing", &ign, &info), -ENOENT);
+	cr_assert_eq(spool_find(dirs, 0, "/demo/app", NULL, &info), -ENOENT);
+}
+
+Test(spool, cgroup_in_pod_both_drivers)
+{
+	cr_assert(spool_cgroup_in_pod(POD_A "/ctr", UID_A));
+	cr_assert(spool_cgroup_in_pod(
+		"/kubepods.slice/kubepods-burstable.slice/"
+		"kubepods-burstable-pod1b4e28ba_2fa1_11d2_883f_0016d3cca427."
+		"slice/cri-containerd-abc.scope",
+		UID_A));
+	cr_assert_not(spool_cgroup_in_pod("/kubepods/burstable", UID_A));
+	cr_assert_not(spool_cgroup_in_pod(POD_B, UID_A));
+	cr_assert_not(spool_cgroup_in_pod(POD_A "x/ctr", UID_A));
+	cr_assert_not(spool_cgroup_in_pod("/x" UID_A, UID_A));
+}
+
+/* Finding: a spool's manifest naming an ancestor attached that spool to
+ * every kill below it, another pod's included. */
+Test(spool, claim_of_an_ancestor_is_not_believed)
+{
+	char pods[128], node[128];
+	const char *dirs[2] = {pods, node};
+	struct spool_info info;
+	struct spool_ignored ign;
+
+	snprintf(pods, sizeof(pods), "%s/kubelet/pods", root);
+	snprintf(node, sizeof(node), "%s/node", root);
+	/* In pod A's volume, claiming the QoS class (every pod below). */
+	spool("kubelet/pods/" UID_A VOLS "spool", "/kubepods/burstable");
+	/* Anywhere else, claiming the parent of pod B. */
+	spool("node/evil", "/kubepods");
+	cr_assert_eq(spool_find(dirs, 2, POD_B "/ctr", &ign, &info), -ENOENT);
+	cr_assert_eq(ign.n, 2);
+	cr_assert(strstr(ign.why[0], "claims \"/kubepods") ||
+		  strstr(ign.why[1], "claims \"/kubepods"));
+	/* A claim outside its own pod: pod A's volume speaking for pod B. */
+	spool("kubelet/pods/" UID_A VOLS "spool", POD_B);
+	cr_assert_eq(spool_find(dirs, 2, POD_B, &ign, &info), -ENOENT);
+	cr_assert_geq(ign.n, 1);
+	cr_assert(strstr(ign.dir[0], UID_A) || strstr(ign.dir[1], UID_A));
+}
+
+/* Finding: a spool whose snapshots/ was a symlink to another pod's spool
+ * put that pod's cmdline.txt (a database password) in this bundle. */
+Test(spool, symlinked_snapshots_dir_is_not_followed)
+{
+	char d[128];
+	const char *dirs[1] = {d};
+	struct bundle *b;
+	struct spool_info info;
+
+	snprintf(d, sizeof(d), "%s/node", root);
+	spool("node/victim", "/kubepods/podV");
+	snap("node/victim", "20261130T100000.000Z", 1000, 9);
+	put("node/victim/snapshots/20261130T100000.000Z/processes/9/"
+	    "cmdline.txt",
+	    "psql --password=secret");
+	spool("node/thief", "/kubepods/podT");
+	{
+		char link[256];
+
+		snprintf(link, sizeof(link), "%s/node/thief/snapshots", root);
+		cr_assert_eq(symlink("../victim/snapshots", link), 0);
+	}
+	/* And a whole spool entry that is a symlink to the victim's. */
+	{
+		char link[256];
+
+		snprintf(link, sizeof(link), "%s/node/alias", root);
+		cr_assert_eq(symlink("victim", link), 0);
+	}
+	cr_assert_eq(bundle_new("sym", &b), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/kubepods/podT", 0, NULL, &info),
+		     0);
+	cr_assert(bundle_has(b, "timeline.json"));
+	cr_assert_str_eq(info.snapshot, "");
+	cr_assert_not(bundle_has(b, "processes/9/cmdline.txt"));
+	cr_assert_not(bundle_has(b, "spool/snapshot.json"));
+	bundle_free(b);
+	/* The victim's own kill still finds its spool, not the alias. */
+	cr_assert_eq(bundle_new("own", &b), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/kubepods/podV", 0, NULL, &info),
+		     0);
+	cr_assert(strstr(info.dir, "/victim"), "%s", info.dir);
+	cr_assert(bundle_has(b, "processes/9/cmdline.txt"));
+	bundle_free(b);
+}
+
+/* A FIFO or a wrong JSON type where the agent expects a file or a string:
+ * skipped, never waited on, never trusted. */
+Test(spool, fifo_and_wrong_types_are_skipped, .timeout = 20)
+{
+	char d[128], path[256];
+	const char *dirs[1] = {d};
+	struct bundle *b;
+	struct spool_info info;
+
+	snprintf(d, sizeof(d), "%s/node", root);
+	spool("node/s", "/kubepods/podF");
+	snap("node/s", "20261130T100000.000Z", 1000, 5);
+	snprintf(path, sizeof(path), "%s/node/s/timeline.json", root);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	snprintf(path, sizeof(path),
+		 "%s/node/s/snapshots/20261130T100000.000Z/processes/5/status",
+		 root);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	put("node/typed/manifest.json",
+	    "{\"schema\":\"" SPOOL_SCHEMA "\",\"cgroup\":{\"x\":1}}");
+	put("node/array/manifest.json", "[\"/kubepods/podF\"]");
+	cr_assert_eq(bundle_new("fifo", &b), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/kubepods/podF", 0, NULL, &info),
+		     0);
+	cr_assert(strstr(info.dir, "node/s"), "%s", info.dir);
+	cr_assert_not(bundle_has(b, "timeline.json"));
+	cr_assert_not(bundle_has(b, "processes/5/status"));
+	cr_assert(bundle_has(b, "processes/5/pmap.txt"));
+	bundle_free(b);
 }
 
 Test(spool, attach_newest_snapshot_before_the_kill)
@@ -129,7 +262,8 @@ Test(spool, attach_newest_snapshot_before_the_kill)
 	put("s/snapshots/20261130T100003.000Z.tmp/snapshot.json",
 	    "{\"t_ms\":2500}");
 	cr_assert_eq(bundle_new("t1", &b), 0);
-	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app", 2500, &info), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app", 2500, NULL, &info),
+		     0);
 	cr_assert_str_eq(info.snapshot, "20261130T100001.000Z");
 	cr_assert_eq(info.snapshot_ms, 2000);
 	cr_assert(bundle_has(b, "timeline.json"));
@@ -142,7 +276,7 @@ Test(spool, attach_newest_snapshot_before_the_kill)
 	bundle_free(b);
 	/* No bound: the newest complete one, never the .tmp. */
 	cr_assert_eq(bundle_new("t2", &b), 0);
-	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app", 0, &info), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app", 0, NULL, &info), 0);
 	cr_assert_str_eq(info.snapshot, "20261130T100002.000Z");
 	cr_assert(bundle_has(b, "processes/43/pmap.txt"));
 	bundle_free(b);
@@ -158,10 +292,15 @@ Test(spool, attach_without_snapshots_or_match)
 	snprintf(d, sizeof(d), "%s/s", root);
 	spool("s", "/demo/app");
 	cr_assert_eq(bundle_new("t3", &b), 0);
-	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app/x", 0, &info), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app", 0, NULL, &info), 0);
 	cr_assert_str_eq(info.snapshot, "");
 	cr_assert(bundle_has(b, "timeline.json"));
-	cr_assert_eq(spool_attach(b, dirs, 1, "/other", 0, &info), -ENOENT);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/other", 0, NULL, &info),
+		     -ENOENT);
+	/* Outside a kubelet pod volume, a spool never speaks for the kills
+	 * below the cgroup it names. */
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app/x", 0, NULL, &info),
+		     -ENOENT);
 	bundle_free(b);
 }
 
@@ -180,7 +319,7 @@ Test(spool, symlinked_files_are_not_followed)
 		 root);
 	cr_assert_eq(symlink(target, link), 0);
 	cr_assert_eq(bundle_new("t4", &b), 0);
-	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app", 0, NULL), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app", 0, NULL, NULL), 0);
 	cr_assert_not(bundle_has(b, "processes/7/status"));
 	cr_assert(bundle_has(b, "processes/7/pmap.txt"));
 	bundle_free(b);
@@ -209,7 +348,7 @@ Test(spool, jvm_outputs_from_an_earlier_snapshot_when_the_jvm_stalled)
 	put("s/snapshots/20261130T100002.000Z/processes/7/jvm/attach.json",
 	    "{\"attached\":false,\"error\":\"the JVM did not answer\"}");
 	cr_assert_eq(bundle_new("t", &b), 0);
-	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/jvm", 0, &info), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/jvm", 0, NULL, &info), 0);
 	cr_assert_str_eq(info.snapshot, "20261130T100002.000Z");
 	/* The middle snapshot has no attach.json: not one where it answered. */
 	heap = bundle_get(b, "processes/7/jvm/heap_info.txt", &len);

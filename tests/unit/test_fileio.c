@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* fileio against what a pod can plant in a directory it shares with us:
+ * symlinks at temp names and parents, FIFOs, "..". Trees are built in a
+ * temporary directory (no live /proc or /sys). */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "base/fileio.h"
+
+static char root[64];
+static int rootfd = -1;
+
+static void setup(void)
+{
+	snprintf(root, sizeof(root), "/tmp/oomlens-fileio-XXXXXX");
+	cr_assert_not_null(mkdtemp(root));
+	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(rootfd, 0);
+	fileio_walk_only = false;
+}
+
+static void teardown(void)
+{
+	close(rootfd);
+	rm_rf_at(AT_FDCWD, root);
+}
+
+static void put(const char *rel, const char *text)
+{
+	int fd = openat(rootfd, rel, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	cr_assert_geq(fd, 0, "%s", rel);
+	cr_assert_eq(write_all(fd, text, strlen(text)), 0);
+	close(fd);
+}
+
+static void expect(const char *rel, const char *text)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb, 4096);
+	cr_assert_eq(read_file_at(rootfd, rel, 4096, &sb), 0, "%s", rel);
+	cr_assert_str_eq(sb.buf, text, "%s", rel);
+	strbuf_release(&sb);
+}
+
+/* The finding: the old temp name ".<name>.tmp.<pid>" planted as a symlink
+ * to a root-only file made root overwrite that file. */
+Test(fileio, planted_temp_symlink_is_not_written_through, .init = setup,
+     .fini = teardown)
+{
+	char tmp[64];
+
+	put("secret", "root only\n");
+	snprintf(tmp, sizeof(tmp), ".out.json.tmp.%d", (int)getpid());
+	cr_assert_eq(symlinkat("secret", rootfd, tmp), 0);
+	cr_assert_eq(write_file_atomic_at(rootfd, "out.json", "{}", 2, 0640),
+		     0);
+	expect("secret", "root only\n");
+	expect("out.json", "{}");
+}
+
+/* A symlink at the final name is replaced, not followed. */
+Test(fileio, symlink_at_target_is_replaced, .init = setup, .fini = teardown)
+{
+	struct stat st;
+
+	put("secret", "root only\n");
+	cr_assert_eq(symlinkat("secret", rootfd, "out.json"), 0);
+	cr_assert_eq(write_file_atomic_at(rootfd, "out.json", "{}", 2, 0640),
+		     0);
+	expect("secret", "root only\n");
+	cr_assert_eq(fstatat(rootfd, "out.json", &st, AT_SYMLINK_NOFOLLOW), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0640);
+}
+
+static void symlinked_parent(void)
+{
+	cr_assert_eq(mkdirat(rootfd, "elsewhere", 0700), 0);
+	cr_assert_eq(mkdirat(rootfd, "spool", 0700), 0);
+	cr_assert_eq(symlinkat("../elsewhere", rootfd, "spool/snapshots"), 0);
+	cr_assert_eq(write_file_atomic_at(rootfd, "spool/snapshots/x.json",
+					  "{}", 2, 0640),
+		     -ELOOP);
+	cr_assert_eq(mkdir_p_at(rootfd, "spool/snapshots/t.tmp", 0750), -ELOOP);
+	cr_assert_eq(faccessat(rootfd, "elsewhere/x.json", F_OK, 0), -1);
+	cr_assert_eq(faccessat(rootfd, "elsewhere/t.tmp", F_OK, 0), -1);
+	/* A real directory still works. */
+	cr_assert_eq(mkdir_p_at(rootfd, "spool/real/a", 0750), 0);
+	cr_assert_eq(write_file_atomic_at(rootfd, "spool/real/a/x.json", "1", 1,
+					  0640),
+		     0);
+	expect("spool/real/a/x.json", "1");
+}
+
+Test(fileio, symlinked_parent_refused_openat2, .init = setup, .fini = teardown)
+{
+	symlinked_parent();
+}
+
+Test(fileio, symlinked_parent_refused_walk, .init = setup, .fini = teardown)
+{
+	fileio_walk_only = true;
+	symlinked_parent();
+}
+
+static void untrusted_opens(void)
+{
+	struct strbuf sb;
+	uint64_t t0 = now_monotonic_us();
+	int fd;
+
+	cr_assert_eq(mkdirat(rootfd, "tmp", 0700), 0);
+	cr_assert_eq(mkdirat(rootfd, "tmp/hsperfdata_app", 0700), 0);
+	cr_assert_eq(mkfifoat(rootfd, "tmp/hsperfdata_app/42", 0600), 0);
+	put("tmp/hsperfdata_app/43", "0123456789");
+	cr_assert_eq(symlinkat("43", rootfd, "tmp/hsperfdata_app/44"), 0);
+	cr_assert_eq(symlinkat("hsperfdata_app", rootfd, "tmp/link"), 0);
+
+	/* A FIFO: refused at once, no writer needed. */
+	cr_assert_eq(
+		open_untrusted_at(rootfd, "tmp/hsperfdata_app/42", O_RDONLY),
+		-EINVAL);
+	cr_assert_lt(now_monotonic_us() - t0, 2000000);
+	cr_assert_eq(
+		open_untrusted_at(rootfd, "tmp/hsperfdata_app/44", O_RDONLY),
+		-ELOOP);
+	cr_assert_eq(open_untrusted_at(rootfd, "tmp/link/43", O_RDONLY),
+		     -ELOOP);
+	cr_assert_eq(
+		open_untrusted_at(rootfd, "tmp/link", O_RDONLY | O_DIRECTORY),
+		-ELOOP);
+	cr_assert_eq(open_untrusted_at(rootfd, "tmp/../tmp/hsperfdata_app/43",
+				       O_RDONLY),
+		     -EXDEV);
+	cr_assert_eq(open_untrusted_at(rootfd, "/etc/passwd", O_RDONLY),
+		     -EXDEV);
+	cr_assert_eq(open_untrusted_at(rootfd, "tmp", O_RDONLY), -EISDIR);
+	fd = open_untrusted_at(rootfd, "tmp/hsperfdata_app",
+			       O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(fd, 0);
+	close(fd);
+
+	strbuf_init(&sb, 4096);
+	cr_assert_eq(read_untrusted_at(rootfd, "tmp/hsperfdata_app/43", 4,
+				       UINT64_MAX, &sb),
+		     -E2BIG);
+	cr_assert_str_eq(sb.buf, "0123");
+	strbuf_reset(&sb);
+	cr_assert_eq(read_untrusted_at(rootfd, "./tmp/hsperfdata_app/43", 100,
+				       UINT64_MAX, &sb),
+		     0);
+	cr_assert_str_eq(sb.buf, "0123456789");
+	strbuf_reset(&sb);
+	cr_assert_eq(read_untrusted_at(rootfd, "tmp/hsperfdata_app/43", 100, t0,
+				       &sb),
+		     -ETIME, "a deadline already passed");
+	cr_assert_eq(read_untrusted_at(rootfd, "tmp/hsperfdata_app/42", 100,
+				       UINT64_MAX, &sb),
+		     -EINVAL);
+	strbuf_release(&sb);
+}
+
+Test(fileio, untrusted_open_openat2, .init = setup, .fini = teardown)
+{
+	untrusted_opens();
+}
+
+Test(fileio, untrusted_open_walk, .init = setup, .fini = teardown)
+{
+	fileio_walk_only = true;
+	untrusted_opens();
+}
+
+Test(fileio, mkdir_p_relative_and_dotdot, .init = setup, .fini = teardown)
+{
+	struct stat st;
+
+	cr_assert_eq(mkdir_p_at(rootfd, "a/b/c", 0750), 0);
+	cr_assert_eq(mkdir_p_at(rootfd, "a/b/c", 0750), 0, "idempotent");
+	cr_assert_eq(fstatat(rootfd, "a/b/c", &st, 0), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	cr_assert_eq(mkdir_p_at(rootfd, "a/../../x", 0750), -EXDEV);
+	put("a/file", "");
+	cr_assert_eq(mkdir_p_at(rootfd, "a/file/d", 0750), -ENOTDIR);
+}

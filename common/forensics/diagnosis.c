@@ -413,7 +413,7 @@ static uint64_t suggested_limit(const struct diag_input *in,
 	/* a sample above the limit is a reading error, not a need */
 	if (d->limit_bytes != UINT64_MAX)
 		peak = min_u64(peak, add_sat(d->limit_bytes,
-					     DIAG_SLACK(d->limit_bytes)));
+					     diag_slack(d->limit_bytes)));
 	return round_up(add_sat(peak, peak / 4), 64 * MiB);
 }
 
@@ -792,7 +792,7 @@ static void usage_of(const struct diag_input *in, struct diagnosis *d)
 			 "sum of the %s", in->have_stats ? "memcg stats"
 							 : "processes' RSS");
 	}
-	if (lim != UINT64_MAX && d->usage_bytes > add_sat(lim, DIAG_SLACK(lim))) {
+	if (lim != UINT64_MAX && d->usage_bytes > add_sat(lim, diag_slack(lim))) {
 		jget_note(&d->notes,
 			  "usage %s (%s) is above the %s limit (%s): the "
 			  "limit stands in",

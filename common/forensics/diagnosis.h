@@ -152,8 +152,14 @@ struct diagnosis {
 };
 
 /* Usage above the limit by at most this much is rounding (v1 charges in
- * per-CPU batches; kB in the kernel's report). */
-#define DIAG_SLACK(limit) ((limit) / 50 + (4ull << 20))
+ * per-CPU batches; kB in the kernel's report); never more than the limit
+ * itself, so that no figure exceeds twice the limit. */
+static inline uint64_t diag_slack(uint64_t limit)
+{
+	uint64_t s = limit / 50 + (4ull << 20);
+
+	return s < limit ? s : limit;
+}
 
 /* Computes the ledger and the verdicts. Never fails on missing data: what
  * is absent lowers confidence and shows as an estimate. Returns 0. */

@@ -439,20 +439,23 @@ static bool load_sample(struct json_object *s, uint64_t kill_ms,
 }
 
 /* The usage at the kill, when nothing read closer to it: the newest sample
- * at or before the kill (one taken after it sees the victim gone). */
+ * at or before the kill that still saw the workload's processes (one taken
+ * after it, or with none left, sees the victim's memory gone already). */
 static void usage_from_timeline(struct diag_input *in)
 {
 	char src[64];
 
-	for (size_t i = in->n_tl; !in->have_usage && i-- > 0;) {
-		const struct diag_sample *s = &in->tl[i];
+	for (int pass = 0; pass < 2 && !in->have_usage; pass++)
+		for (size_t i = in->n_tl; !in->have_usage && i-- > 0;) {
+			const struct diag_sample *s = &in->tl[i];
 
-		if (s->t > 0.5 || !s->usage)
-			continue;
-		snprintf(src, sizeof(src), "last timeline sample, %.1f s before",
-			 -s->t);
-		set_usage(in, s->usage, src);
-	}
+			if (s->t > 0.5 || !s->usage || (!pass && !s->nprocs))
+				continue;
+			snprintf(src, sizeof(src),
+				 "last timeline sample, %.1f s before the kill",
+				 s->t < 0 ? -s->t : 0.0);
+			set_usage(in, s->usage, src);
+		}
 }
 
 /* timeline.json (oomlens.io/timeline/v1): t_ms is wall-clock ms. */

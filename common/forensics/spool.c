@@ -9,6 +9,7 @@
 #include "forensics/bundle.h"
 #include "kernel/cgroup.h"
 #include "base/fileio.h"
+#include "base/jget.h"
 #include "forensics/spool.h"
 #include "base/util.h"
 
@@ -151,7 +152,7 @@ static uint64_t snapshot_time(int snap_fd, const char *name)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_close_ int fd = -1;
-	struct json_object *o, *t;
+	struct json_object *o;
 	uint64_t v = 0;
 
 	strbuf_init(&sb, MANIFEST_MAX + 1);
@@ -161,8 +162,7 @@ static uint64_t snapshot_time(int snap_fd, const char *name)
 	if (read_file_at_nofollow(fd, "snapshot.json", MANIFEST_MAX, &sb) < 0)
 		return 0;
 	o = json_tokener_parse(sb.buf);
-	if (o && json_object_object_get_ex(o, "t_ms", &t))
-		v = (uint64_t)json_object_get_int64(t);
+	jget_u64(NULL, o, "t_ms", &v); /* a negative or "12x": 0 */
 	json_object_put(o);
 	return v;
 }

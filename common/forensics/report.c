@@ -481,9 +481,9 @@ static void tl_scale(struct page *p, struct json_object *samples,
 		if (l > 0 && l < 1e18)
 			limit = l;
 	}
+	g->ymax = fmax(g->ymax, limit) * 1.08 + 1;
 	if (limit > 0)
 		g->ymax = fmin(g->ymax, 2 * limit);
-	g->ymax = fmax(g->ymax, limit) * 1.08 + 1;
 	*ret_limit = limit;
 }
 

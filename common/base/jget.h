@@ -19,7 +19,7 @@
 struct json_object;
 
 #define JGET_NOTES_MAX 8
-#define JGET_NOTE_LEN 160
+#define JGET_NOTE_LEN 200
 
 /* Wrong types seen while reading one input; the first JGET_NOTES_MAX are
  * kept, the rest only counted. Zero-initialise; name the file being read

@@ -285,13 +285,16 @@ static void classes_of(const struct diag_input *in, struct classes *c)
  * counts a page shared by several processes (fork, COW, a mapped file)
  * once per process, and because stats and usage are read apart. */
 static uint64_t clip(struct diagnosis *d, uint64_t *left, uint64_t v,
-		     const char *what)
+		     const char *what, bool rss)
 {
 	if (v > *left) {
 		jget_note(&d->notes,
 			  "%s %s is more than the %s of usage left: counted as "
-			  "%s (shared pages, or read at another moment)",
-			  what, H(v), H(*left), H(*left));
+			  "%s (%s)",
+			  what, H(v), H(*left), H(*left),
+			  rss ? "RSS of a snapshot older than the kill, or of "
+				"pages shared between processes"
+			      : "statistics read apart from the usage");
 		v = *left;
 	}
 	*left -= v;
@@ -305,15 +308,15 @@ static void ledger_run(const struct diag_input *in, struct diagnosis *d)
 	uint64_t sum = 0, left = d->usage_bytes, cache;
 
 	classes_of(in, &c);
-	l.anon_left = clip(d, &left, c.anon, "anonymous memory");
+	l.anon_left = clip(d, &left, c.anon, "anonymous memory", !in->have_stats);
 	ledger_anon(&l, in);
-	cache = clip(d, &left, sub_sat(c.file, c.shmem), "file cache");
+	cache = clip(d, &left, sub_sat(c.file, c.shmem), "file cache", !in->have_stats);
 	part(d, 0, "file cache", cache, !in->have_stats,
 	     "%s: file minus shmem", c.src);
-	c.shmem = clip(d, &left, c.shmem, "shmem");
+	c.shmem = clip(d, &left, c.shmem, "shmem", !in->have_stats);
 	part(d, 0, "shmem/tmpfs", c.shmem, !in->have_stats, "%s: shmem",
 	     c.src);
-	c.kernel = clip(d, &left, c.kernel, "kernel memory");
+	c.kernel = clip(d, &left, c.kernel, "kernel memory", !in->have_stats);
 	if (in->have_stats && in->have_kernel_total)
 		part(d, 0, "kernel", c.kernel, false,
 		     "memcg kernel: stacks %s, page tables %s, slab %s, "

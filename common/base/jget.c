@@ -50,7 +50,7 @@ static const char *type_name(const struct json_object *v)
 		return "a fractional number";
 	case json_type_int:
 		return json_object_get_int64(v) < 0 ? "a negative number"
-						     : "a number";
+						    : "a number";
 	case json_type_object:
 		return "an object";
 	case json_type_array:
@@ -190,8 +190,8 @@ bool jget_double(struct jget_notes *n, struct json_object *o, const char *key,
 bool jget_bool(struct jget_notes *n, struct json_object *o, const char *key,
 	       bool *ret)
 {
-	struct json_object *v = typed(n, o, key, json_type_boolean,
-				      "a boolean");
+	struct json_object *v =
+		typed(n, o, key, json_type_boolean, "a boolean");
 
 	if (!v)
 		return false;
@@ -213,8 +213,7 @@ struct json_object *jget_idx(struct json_object *a, size_t i)
 	return json_object_array_get_idx(a, i);
 }
 
-const char *jget_idx_str(struct jget_notes *n, struct json_object *a,
-			 size_t i)
+const char *jget_idx_str(struct jget_notes *n, struct json_object *a, size_t i)
 {
 	struct json_object *v = jget_idx(a, i);
 

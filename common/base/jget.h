@@ -68,8 +68,7 @@ size_t jget_len(struct json_object *a);
 struct json_object *jget_idx(struct json_object *a, size_t i);
 
 /* A string element; NULL when a[i] is not a string. */
-const char *jget_idx_str(struct jget_notes *n, struct json_object *a,
-			 size_t i);
+const char *jget_idx_str(struct jget_notes *n, struct json_object *a, size_t i);
 
 /* Names the input the next notes are about ("" or NULL: none). */
 void jget_where(struct jget_notes *n, const char *where);

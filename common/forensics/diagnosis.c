@@ -100,12 +100,11 @@ struct ledger {
 	int pid;	    /* the process whose parts are being added */
 };
 
-static void part(struct diagnosis *d, int pid, const char *name,
-		 uint64_t bytes, bool estimate, const char *fmt, ...)
-	_printf_(6, 7);
+static void part(struct diagnosis *d, int pid, const char *name, uint64_t bytes,
+		 bool estimate, const char *fmt, ...) _printf_(6, 7);
 
-static void part(struct diagnosis *d, int pid, const char *name,
-		 uint64_t bytes, bool estimate, const char *fmt, ...)
+static void part(struct diagnosis *d, int pid, const char *name, uint64_t bytes,
+		 bool estimate, const char *fmt, ...)
 {
 	struct diag_part *p;
 	va_list ap;
@@ -308,14 +307,15 @@ static void ledger_run(const struct diag_input *in, struct diagnosis *d)
 	uint64_t sum = 0, left = d->usage_bytes, cache;
 
 	classes_of(in, &c);
-	l.anon_left = clip(d, &left, c.anon, "anonymous memory", !in->have_stats);
+	l.anon_left =
+		clip(d, &left, c.anon, "anonymous memory", !in->have_stats);
 	ledger_anon(&l, in);
-	cache = clip(d, &left, sub_sat(c.file, c.shmem), "file cache", !in->have_stats);
-	part(d, 0, "file cache", cache, !in->have_stats,
-	     "%s: file minus shmem", c.src);
-	c.shmem = clip(d, &left, c.shmem, "shmem", !in->have_stats);
-	part(d, 0, "shmem/tmpfs", c.shmem, !in->have_stats, "%s: shmem",
+	cache = clip(d, &left, sub_sat(c.file, c.shmem), "file cache",
+		     !in->have_stats);
+	part(d, 0, "file cache", cache, !in->have_stats, "%s: file minus shmem",
 	     c.src);
+	c.shmem = clip(d, &left, c.shmem, "shmem", !in->have_stats);
+	part(d, 0, "shmem/tmpfs", c.shmem, !in->have_stats, "%s: shmem", c.src);
 	c.kernel = clip(d, &left, c.kernel, "kernel memory", !in->have_stats);
 	if (in->have_stats && in->have_kernel_total)
 		part(d, 0, "kernel", c.kernel, false,
@@ -502,15 +502,15 @@ static void v_java_heap(const struct diag_proc *p, struct diagnosis *d)
 	    (mul_sat(res, 2) < u &&
 	     mul_sat(p->heap_used_kb, 10) < mul_sat(p->heap_max_kb, 9)))
 		return;
-	rp = (int)pct(lim > add_sat(native, 64 * MiB)
-			      ? lim - native - 64 * MiB
-			      : lim / 2,
+	rp = (int)pct(lim > add_sat(native, 64 * MiB) ? lim - native - 64 * MiB
+						      : lim / 2,
 		      lim);
 	/* the figure is the resident share the ledger found: a heap
 	 * committed beyond the limit was never all touched */
 	v = verdict(d, DIAG_JAVA_HEAP, 40 + (int)(pct(res, u) / 2), res);
-	EVID(v, "pid %d: Java heap %s resident of %s in use (committed %s, "
-		"max %s, used %s)",
+	EVID(v,
+	     "pid %d: Java heap %s resident of %s in use (committed %s, "
+	     "max %s, used %s)",
 	     p->pid, H(res), H(u), H(heap), H(KB(p->heap_max_kb)),
 	     H(KB(p->heap_used_kb)));
 	RECO(v,
@@ -518,8 +518,7 @@ static void v_java_heap(const struct diag_proc *p, struct diagnosis *d)
 	     "-XX:MaxRAMPercentage=%d (heap + %s native must fit in %s)",
 	     rp > 10 ? rp : 10, H(native), H(lim));
 	RECO(v, "or raise the limit to %s",
-	     H(round_up(add_sat(heap, add_sat(native, native / 4)),
-			64 * MiB)));
+	     H(round_up(add_sat(heap, add_sat(native, native / 4)), 64 * MiB)));
 }
 
 static void v_jvm(const struct diag_input *in, struct diagnosis *d)
@@ -566,9 +565,9 @@ static void v_glibc(const struct diag_input *in, struct diagnosis *d)
 
 		jvm |= p->jvm;
 		if (p->have_smaps &&
-		    (!top || add_sat(p->arena_rss_kb, p->heap_rss_kb) >
-				     add_sat(top->arena_rss_kb,
-					     top->heap_rss_kb)))
+		    (!top ||
+		     add_sat(p->arena_rss_kb, p->heap_rss_kb) >
+			     add_sat(top->arena_rss_kb, top->heap_rss_kb)))
 			top = p;
 	}
 	if (u && mul_sat(kept, 5) >= u)
@@ -600,8 +599,8 @@ static void v_glibc(const struct diag_input *in, struct diagnosis *d)
 	for (size_t i = 0; top && i < in->n_procs; i++)
 		if (in->procs[i].have_trim) {
 			const struct diag_proc *p = &in->procs[i];
-			uint64_t back = KB(sub_sat(p->trim_before_kb,
-						   p->trim_after_kb));
+			uint64_t back = KB(
+				sub_sat(p->trim_before_kb, p->trim_after_kb));
 			EVID(v,
 			     "trim test on pid %d: RSS %s → %s, %s given "
 			     "back",
@@ -792,10 +791,11 @@ static void usage_of(const struct diag_input *in, struct diagnosis *d)
 		d->usage_bytes = add_sat(add_sat(c.anon, c.file),
 					 add_sat(c.shmem, c.kernel));
 		snprintf(d->usage_source, sizeof(d->usage_source),
-			 "sum of the %s", in->have_stats ? "memcg stats"
-							 : "processes' RSS");
+			 "sum of the %s",
+			 in->have_stats ? "memcg stats" : "processes' RSS");
 	}
-	if (lim != UINT64_MAX && d->usage_bytes > add_sat(lim, diag_slack(lim))) {
+	if (lim != UINT64_MAX &&
+	    d->usage_bytes > add_sat(lim, diag_slack(lim))) {
 		jget_note(&d->notes,
 			  "usage %s (%s) is above the %s limit (%s): the "
 			  "limit stands in",

@@ -137,8 +137,7 @@ static void load_notification(const struct bundle *b, struct diag_input *in)
 
 	jget_where(&in->notes, "manifest.json");
 	st = jget_obj(&in->notes, man, "cgroup_state_at_notification");
-	if (!in->have_usage &&
-	    jget_u64(&in->notes, st, "usage_bytes", &v)) {
+	if (!in->have_usage && jget_u64(&in->notes, st, "usage_bytes", &v)) {
 		set_usage(in, v, "cgroup at the OOM notification");
 		/* "unlimited" (a string) leaves no limit */
 		if (state_limit(in, st, &v))
@@ -176,7 +175,8 @@ static void load_peak(const struct bundle *b, struct diag_input *in)
 {
 	struct json_object *man = bundle_manifest((struct bundle *)b), *st;
 	bool v2 = streq(jget_str(&in->notes, man, "cgroup_mode") ?: "", "v2");
-	const char *peak_file = v2 ? "memory.peak" : "memory.max_usage_in_bytes";
+	const char *peak_file =
+		v2 ? "memory.peak" : "memory.max_usage_in_bytes";
 	const char *limit_file = v2 ? "memory.max" : "memory.limit_in_bytes";
 	char src[64];
 	uint64_t v;
@@ -418,12 +418,12 @@ static bool load_sample(struct json_object *s, uint64_t kill_ms,
 	d->usage = jget_u64_or0(&in->notes, s, "usage");
 	d->nprocs = (unsigned)jget_len(procs);
 	for (size_t j = 0; j < d->nprocs; j++) {
-		uint64_t kb = jget_u64_or0(&in->notes, jget_idx(procs, j),
-					   "anon_kb");
+		uint64_t kb =
+			jget_u64_or0(&in->notes, jget_idx(procs, j), "anon_kb");
 
-		d->anon = kb > (UINT64_MAX - d->anon) / 1024 ? UINT64_MAX
-							     : d->anon +
-								       kb * 1024;
+		d->anon = kb > (UINT64_MAX - d->anon) / 1024
+				  ? UINT64_MAX
+				  : d->anon + kb * 1024;
 	}
 	if (!d->usage) /* no cgroup: the RSS sum stands in */
 		d->usage = d->anon;

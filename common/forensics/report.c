@@ -243,8 +243,7 @@ static void page_verdict(struct page *p)
 		v = jget_idx(vs, i);
 		out(p, "<div class=\"other\">also: <b>");
 		esc(p, jstr(p, v, "verdict"));
-		outf(p, "</b> (confidence %d%%) — ",
-		     geti(p, v, "confidence"));
+		outf(p, "</b> (confidence %d%%) — ", geti(p, v, "confidence"));
 		esc(p, idx_str(p, arr(p, v, "evidence"), 0));
 		out(p, "</div>");
 	}
@@ -384,8 +383,7 @@ static void tl_stack(struct page *p, const struct tl_geom *g,
 	if (!acc)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *pr =
-			arr(p, jget_idx(samples, i), "procs");
+		struct json_object *pr = arr(p, jget_idx(samples, i), "procs");
 		for (size_t j = 0; j < jget_len(pr); j++) {
 			struct json_object *e = jget_idx(pr, j);
 			int s = proc_slot(pids, &np, geti(p, e, "pid"));
@@ -692,8 +690,7 @@ static int proc_row(const char *path, const char *data, size_t len, void *ud)
 	jget_where(&p->notes, path);
 	outf(p, "<tr><td class=\"n\">%d</td><td>", geti(p, o, "pid"));
 	esc(p, jstr(p, o, "name"));
-	outf(p, "</td><td class=\"n\">%s</td>",
-	     M(getb(p, o, "rss_kb") * 1024));
+	outf(p, "</td><td class=\"n\">%s</td>", M(getb(p, o, "rss_kb") * 1024));
 	snprintf(dir, sizeof(dir), "%.*s/arenas.json", (int)(tail - path),
 		 path);
 	ar = bundle_get_json(p->b, dir);
@@ -702,8 +699,7 @@ static int proc_row(const char *path, const char *data, size_t len, void *ud)
 		outf(p,
 		     "<td class=\"n\">%s</td><td class=\"n\">%.0f</td>"
 		     "<td class=\"n\">%s</td>",
-		     M(getb(p, jget_obj(&p->notes, ar, "main_heap"),
-			    "rss_kb") *
+		     M(getb(p, jget_obj(&p->notes, ar, "main_heap"), "rss_kb") *
 		       1024),
 		     getb(p, ar, "arena_heaps"),
 		     M(getb(p, ar, "arena_rss_kb") * 1024));

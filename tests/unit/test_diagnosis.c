@@ -399,8 +399,8 @@ static void figures_within(const char *s, const char *stop, uint64_t hi)
 	static const struct {
 		const char *unit;
 		double mul;
-	} units[] = {{" KiB", 1024.0}, {" MiB", 1048576.0},
-		     {" GiB", 1073741824.0}};
+	} units[] = {
+		{" KiB", 1024.0}, {" MiB", 1048576.0}, {" GiB", 1073741824.0}};
 	const char *end = stop ? strstr(s, stop) : NULL;
 
 	end = end ? end : s + strlen(s);
@@ -408,8 +408,8 @@ static void figures_within(const char *s, const char *stop, uint64_t hi)
 		char *after;
 		double v;
 
-		if (!(*q >= '0' && *q <= '9') || (q > s && q[-1] >= '0' &&
-						  q[-1] <= '9') ||
+		if (!(*q >= '0' && *q <= '9') ||
+		    (q > s && q[-1] >= '0' && q[-1] <= '9') ||
 		    (q > s && q[-1] == '.'))
 			continue;
 		const char *dot;
@@ -438,10 +438,9 @@ static void assert_sane(const struct diagnosis *d)
 	uint64_t sum = 0;
 
 	if (lim != UINT64_MAX)
-		cr_assert_leq(d->usage_bytes,
-			      lim + diag_slack(lim) < lim
-				      ? UINT64_MAX
-				      : lim + diag_slack(lim));
+		cr_assert_leq(d->usage_bytes, lim + diag_slack(lim) < lim
+						      ? UINT64_MAX
+						      : lim + diag_slack(lim));
 	for (size_t i = 0; i < d->n_parts; i++) {
 		cr_assert_leq(d->parts[i].bytes, d->usage_bytes, "%s",
 			      d->parts[i].name);
@@ -488,8 +487,8 @@ static struct bundle *no_kernel_bundle(void)
 	return b;
 }
 
-static void run_bundle(struct bundle *b, uint64_t kill_ms,
-		       struct diagnosis *d, struct diag_input *in)
+static void run_bundle(struct bundle *b, uint64_t kill_ms, struct diagnosis *d,
+		       struct diag_input *in)
 {
 	cr_assert_eq(diagnosis_load_bundle(b, NULL, kill_ms, in), 0);
 	diagnosis_run(in, d);
@@ -761,8 +760,8 @@ static void rnd_input(struct diag_input *in)
 	in->n_tl = rnd() % 40;
 	in->tl = calloc(in->n_tl + 1, sizeof(*in->tl));
 	for (size_t i = 0; i < in->n_tl; i++) {
-		in->tl[i].t = -(double)(in->n_tl - i) * 0.5 +
-			      (double)(rnd() % 3);
+		in->tl[i].t =
+			-(double)(in->n_tl - i) * 0.5 + (double)(rnd() % 3);
 		in->tl[i].usage = rnd() % 2 ? rnd_fig() : in->usage_bytes / 2;
 		in->tl[i].nprocs = (unsigned)(rnd() % 3);
 	}

@@ -74,9 +74,9 @@ Test(jget, arrays_and_objects_are_checked_before_use)
 
 Test(jget, int_double_bool_and_string)
 {
-	struct json_object *o = parse(
-		"{\"i\":-3,\"huge\":4294967296,\"d\":2.5,\"b\":false,"
-		"\"s\":\"x\",\"one\":1}");
+	struct json_object *o =
+		parse("{\"i\":-3,\"huge\":4294967296,\"d\":2.5,\"b\":false,"
+		      "\"s\":\"x\",\"one\":1}");
 	int i = 0;
 	double d = 0;
 	bool b = true;

@@ -142,8 +142,7 @@ struct field {
 
 static const struct field fields[] = {
 	{"manifest", "cgroup_state_at_notification", K_OBJ, LOADER},
-	{"manifest", "cgroup_state_at_notification.usage_bytes", K_U64,
-	 LOADER},
+	{"manifest", "cgroup_state_at_notification.usage_bytes", K_U64, LOADER},
 	{"manifest", "cgroup_state_at_notification.limit_bytes", K_LIMIT,
 	 LOADER},
 	{"manifest", "cgroup_state", K_OBJ, LOADER},
@@ -176,8 +175,7 @@ static const struct field fields[] = {
 	{"diagnosis.json", "verdicts.0.evidence", K_ARR, HTML | TEXT},
 	{"diagnosis.json", "verdicts.0.evidence.0", K_STR, HTML | TEXT},
 	{"diagnosis.json", "verdicts.0.recommendations", K_ARR, HTML | TEXT},
-	{"diagnosis.json", "verdicts.0.recommendations.0", K_STR,
-	 HTML | TEXT},
+	{"diagnosis.json", "verdicts.0.recommendations.0", K_STR, HTML | TEXT},
 	{"diagnosis.json", "verdicts.1.verdict", K_STR, HTML},
 	{"diagnosis.json", "verdicts.1.confidence", K_INT, HTML},
 	{"diagnosis.json", "verdicts.1.evidence", K_ARR, HTML},
@@ -219,8 +217,8 @@ static const struct field fields[] = {
 static const struct {
 	const char *name, *json;
 } wrong_values[] = {
-	{"object", "{\"x\":1}"}, {"array", "[1]"},  {"string", "\"12\""},
-	{"number", "12"},	 {"double", "1.5"}, {"bool", "true"},
+	{"object", "{\"x\":1}"}, {"array", "[1]"},   {"string", "\"12\""},
+	{"number", "12"},	 {"double", "1.5"},  {"bool", "true"},
 	{"null", "null"},	 {"negative", "-5"},
 };
 
@@ -228,9 +226,9 @@ static const struct {
 static bool must_note(enum kind k, const char *value)
 {
 	static const char *const right[] = {
-		[K_U64] = "number",  [K_INT] = "number negative",
-		[K_STR] = "string",  [K_ARR] = "array",
-		[K_OBJ] = "object",  [K_BOOL] = "bool",
+		[K_U64] = "number",	     [K_INT] = "number negative",
+		[K_STR] = "string",	     [K_ARR] = "array",
+		[K_OBJ] = "object",	     [K_BOOL] = "bool",
 		[K_LIMIT] = "number string",
 	};
 
@@ -311,7 +309,7 @@ static struct bundle *hostile_bundle(const struct field *f, const char *val)
 	o = json_tokener_parse(base_manifest);
 	if (!strcmp(f->file, "manifest"))
 		put_at(o, f->path, json_tokener_parse(val));
-	json_object_object_foreach(o, k, v)
+	json_object_object_foreach (o, k, v)
 		json_object_object_add(bundle_manifest(b), k,
 				       json_object_get(v));
 	json_object_put(o);
@@ -385,8 +383,7 @@ static void one_wrong_type(const struct field *f, const char *name,
 			     "html, %s %s = %s", f->file, f->path, name);
 	strbuf_reset(&out);
 	cr_assert_eq(report_render_text(b, false, &out), 0);
-	cr_assert(strstr(out.buf, "bundle  oom-t") ||
-		  !strcmp(f->path, "id"));
+	cr_assert(strstr(out.buf, "bundle  oom-t") || !strcmp(f->path, "id"));
 	note_for(f, false, want, sizeof(want));
 	if (f->readers & TEXT)
 		cr_assert_eq(strstr(out.buf, want) != NULL, note,

@@ -30,9 +30,15 @@ void jget_note(struct jget_notes *n, const char *fmt, ...)
 	vsnprintf(t + len, JGET_NOTE_LEN - len, fmt, ap);
 	va_end(ap);
 	/* keys and file names come from the input: no terminal escapes */
-	for (; *t; t++)
-		if ((unsigned char)*t < 0x20 || *t == 0x7f)
-			*t = '?';
+	for (char *c = t; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	/* a field read twice (the page and the text) is one note */
+	for (size_t i = 0; i + 1 < n->n; i++)
+		if (streq(n->text[i], t)) {
+			n->n--;
+			break;
+		}
 }
 
 void jget_where(struct jget_notes *n, const char *where)

@@ -73,6 +73,6 @@ const char *jget_idx_str(struct jget_notes *n, struct json_object *a, size_t i);
 /* Names the input the next notes are about ("" or NULL: none). */
 void jget_where(struct jget_notes *n, const char *where);
 
-/* Records one line "<where>: <text>" in n (NULL: nothing). */
+/* Records one line "<where>: <text>" in n (NULL: nothing), once. */
 void jget_note(struct jget_notes *n, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -489,9 +489,11 @@ static void page_timeline(struct page *p)
 {
 	struct json_object *samples;
 	size_t n;
-	double kill_ms, limit = 0;
+	double kill_ms, limit = 0, usage;
 	struct tl_geom g = {0, 0, 0};
 
+	jget_where(&p->notes, "diagnosis.json");
+	usage = getb(p, p->diag, "usage_bytes");
 	jget_where(&p->notes, "manifest.json");
 	kill_ms = getb(p, p->man, "killed_at_ms");
 	jget_where(&p->notes, "timeline.json");
@@ -525,14 +527,14 @@ static void page_timeline(struct page *p)
 		outf(p, "%.1f,%.1f ", tx(&g, sample_t(p, samples, i, kill_ms)),
 		     ty(&g, getb(p, jget_idx(samples, i), "usage")));
 	out(p, "\"><title>cgroup usage</title></polyline>");
-	if (getb(p, p->diag, "usage_bytes") > 0) /* last sample → the kill */
+	if (usage > 0) /* last sample → the kill */
 		outf(p,
 		     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
 		     "y2=\"%.1f\" stroke=\"#1d2330\" stroke-width=\"2\" "
 		     "stroke-dasharray=\"3 3\"/>",
 		     tx(&g, sample_t(p, samples, n - 1, kill_ms)),
 		     ty(&g, getb(p, jget_idx(samples, n - 1), "usage")),
-		     tx(&g, 0), ty(&g, getb(p, p->diag, "usage_bytes")));
+		     tx(&g, 0), ty(&g, usage));
 	out(p, "</svg><div class=\"sub\">"
 	       "black: the cgroup's usage · red: the limit and the kill · "
 	       "orange dashed: 80/90/95% · blue: snapshots · shaded: each "

@@ -109,4 +109,8 @@ Test(jget, notes_are_bounded_and_printable)
 	cr_assert_eq(n.more, 3);
 	cr_assert_str_eq(n.text[0], "a?]0;x?.json: key ?[31m0");
 	jget_note(NULL, "no notes: nothing");
+	n = (struct jget_notes){0};
+	jget_note(&n, "same");
+	jget_note(&n, "same");
+	cr_assert_eq(n.n, 1, "a field read twice is one note");
 }

@@ -258,6 +258,10 @@ static void add_diagnosis(struct bundle *b, const struct oom_report *r,
 		return;
 	}
 	diagnosis_run(&in, d);
+	/* fields of the pod's files dropped for a wrong type, and figures
+	 * that did not add up: in diagnosis.json, and said here */
+	for (size_t i = 0; i < d->notes.n; i++)
+		log_warn("bundle \"%s\": %s", bundle_id(b), d->notes.text[i]);
 	dj = diagnosis_to_json(d);
 	if (dj)
 		bundle_add_json(b, "diagnosis.json", dj, BUNDLE_ESSENTIAL);

@@ -58,9 +58,33 @@ static const char *human(char *buf, size_t n, uint64_t bytes)
 
 #define H(x) human((char[24]){0}, 24, (x))
 
+/* Saturating arithmetic: every figure here comes from files a pod could
+ * write, and one that wraps prints as 16 EiB. */
+static uint64_t sub_sat(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+#define KB(x) mul_sat((x), KiB)
+
 static uint64_t round_up(uint64_t v, uint64_t to)
 {
-	return (v + to - 1) / to * to;
+	return add_sat(v, to - 1) / to * to;
 }
 
 static double pct(uint64_t part, uint64_t whole)
@@ -73,12 +97,13 @@ static double pct(uint64_t part, uint64_t whole)
 struct ledger {
 	struct diagnosis *d;
 	uint64_t anon_left; /* anonymous bytes not yet attributed */
+	int pid;	    /* the process whose parts are being added */
 };
 
-static void part(struct diagnosis *d, const char *name, uint64_t bytes,
-		 bool estimate, const char *fmt, ...) _printf_(5, 6);
+static void part(struct diagnosis *d, int pid, const char *name, uint64_t bytes,
+		 bool estimate, const char *fmt, ...) _printf_(6, 7);
 
-static void part(struct diagnosis *d, const char *name, uint64_t bytes,
+static void part(struct diagnosis *d, int pid, const char *name, uint64_t bytes,
 		 bool estimate, const char *fmt, ...)
 {
 	struct diag_part *p;
@@ -93,6 +118,7 @@ static void part(struct diagnosis *d, const char *name, uint64_t bytes,
 	va_end(ap);
 	p->bytes = bytes;
 	p->estimate = estimate;
+	p->pid = pid;
 }
 
 /* Takes up to want bytes out of the anonymous memory left. */
@@ -106,10 +132,15 @@ static uint64_t take_anon(struct ledger *l, uint64_t want)
 
 static uint64_t kernel_bytes(const struct diag_input *in)
 {
+	const uint64_t v[] = {in->kernel_stack, in->pagetables, in->slab,
+			      in->sock,		in->percpu,	in->vmalloc};
+	uint64_t sum = 0;
+
 	if (in->have_kernel_total)
 		return in->kernel;
-	return in->kernel_stack + in->pagetables + in->slab + in->sock +
-	       in->percpu + in->vmalloc;
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		sum = add_sat(sum, v[i]);
+	return sum;
 }
 
 static uint64_t nmt_nonheap_kb(const struct diag_proc *p)
@@ -118,7 +149,7 @@ static uint64_t nmt_nonheap_kb(const struct diag_proc *p)
 
 	for (size_t i = 0; i < p->n_nmt; i++)
 		if (!streq(p->nmt[i].name, "Java Heap"))
-			kb += p->nmt[i].committed_kb;
+			kb = add_sat(kb, p->nmt[i].committed_kb);
 	return kb;
 }
 
@@ -132,68 +163,74 @@ static bool glibc_inuse(const struct diag_proc *p, uint64_t *ret,
 		return true;
 	}
 	if (p->jvm && p->have_nmt) {
-		*ret = p->nmt_malloc_kb * KiB;
+		*ret = KB(p->nmt_malloc_kb);
 		*ret_src = "NMT malloc total";
 		return true;
 	}
 	return false;
 }
 
+/* A JVM's committed memory is virtual: untouched pages are not charged.
+ * Each figure takes at most the anonymous memory still unexplained; what
+ * it could not take was committed but not resident. */
 static void ledger_jvm(struct ledger *l, const struct diag_proc *p)
 {
 	struct diagnosis *d = l->d;
-	uint64_t other = 0;
+	uint64_t other = 0, heap = KB(p->heap_committed_kb), got;
 
-	if (p->have_heap)
-		part(d, "jvm heap", take_anon(l, p->heap_committed_kb * KiB),
-		     false, "GC.heap_info pid %d: committed %s, used %s",
-		     p->pid, H(p->heap_committed_kb * KiB),
-		     H(p->heap_used_kb * KiB));
+	if (p->have_heap) {
+		got = take_anon(l, heap);
+		part(d, p->pid, "jvm heap", got, got < heap,
+		     "GC.heap_info pid %d: committed %s, used %s%s", p->pid,
+		     H(heap), H(KB(p->heap_used_kb)),
+		     got < heap ? "; not all resident" : "");
+	}
 	if (!p->have_nmt)
 		return;
 	/* The largest NMT categories by name, the rest together. */
 	for (size_t i = 0; i < p->n_nmt; i++) {
 		const struct diag_nmt_cat *c = &p->nmt[i];
+		uint64_t b = KB(c->committed_kb);
 		char name[48];
 
 		if (streq(c->name, "Java Heap"))
 			continue;
-		if (c->committed_kb * KiB < d->usage_bytes / 50) {
-			other += c->committed_kb * KiB;
+		if (b < d->usage_bytes / 50) {
+			other = add_sat(other, b);
 			continue;
 		}
 		snprintf(name, sizeof(name), "jvm %s", c->name);
-		part(d, name, take_anon(l, c->committed_kb * KiB), false,
-		     "NMT pid %d: committed %s (malloc %s)", p->pid,
-		     H(c->committed_kb * KiB), H(c->malloc_kb * KiB));
+		got = take_anon(l, b);
+		part(d, p->pid, name, got, got < b,
+		     "NMT pid %d: committed %s (malloc %s)", p->pid, H(b),
+		     H(KB(c->malloc_kb)));
 	}
-	part(d, "jvm native, other categories", take_anon(l, other), false,
-	     "NMT pid %d: categories under 2%% of usage", p->pid);
+	part(d, p->pid, "jvm native, other categories", take_anon(l, other),
+	     false, "NMT pid %d: categories under 2%% of usage", p->pid);
 }
 
 static void ledger_glibc(struct ledger *l, const struct diag_proc *p)
 {
-	uint64_t arenas = (p->heap_rss_kb + p->arena_rss_kb) * KiB, inuse;
+	uint64_t arenas = KB(add_sat(p->heap_rss_kb, p->arena_rss_kb)), inuse;
 	const char *src;
 
 	if (!p->have_smaps || !arenas)
 		return;
 	if (glibc_inuse(p, &inuse, &src)) {
 		/* big chunks are mmap'd outside the arenas: not retained */
-		uint64_t in_arenas = inuse - (p->alloc_mmap_bytes < inuse
-						      ? p->alloc_mmap_bytes
-						      : inuse);
-		uint64_t kept = arenas > in_arenas ? arenas - in_arenas : 0;
+		uint64_t in_arenas = sub_sat(inuse, p->alloc_mmap_bytes);
+		uint64_t kept = sub_sat(arenas, in_arenas);
 
 		/* A JVM's malloc'd bytes are already in its NMT categories. */
 		if (!p->jvm)
-			part(l->d, "glibc heap in use", take_anon(l, inuse),
-			     false, "%s, pid %d", src, p->pid);
-		part(l->d, "glibc retention", take_anon(l, kept), false,
+			part(l->d, p->pid, "glibc heap in use",
+			     take_anon(l, inuse), false, "%s, pid %d", src,
+			     p->pid);
+		part(l->d, p->pid, "glibc retention", take_anon(l, kept), false,
 		     "pid %d: arenas+heap RSS %s minus %s %s", p->pid,
 		     H(arenas), src, H(inuse));
 	} else {
-		part(l->d, "glibc arenas (in-use unknown)",
+		part(l->d, p->pid, "glibc arenas (in-use unknown)",
 		     take_anon(l, arenas), true,
 		     "pid %d: [heap] + %zu arena heaps from smaps; in-use "
 		     "bytes not measured",
@@ -210,63 +247,111 @@ static void ledger_anon(struct ledger *l, const struct diag_input *in)
 			ledger_jvm(l, p);
 		ledger_glibc(l, p);
 		if (!p->jvm && p->have_smaps && p->stack_rss_kb)
-			part(l->d, "thread stacks",
-			     take_anon(l, p->stack_rss_kb * KiB), false,
+			part(l->d, p->pid, "thread stacks",
+			     take_anon(l, KB(p->stack_rss_kb)), false,
 			     "smaps pid %d", p->pid);
 	}
-	part(l->d, "other anonymous", l->anon_left, !in->have_snapshot,
+	part(l->d, 0, "other anonymous", l->anon_left, !in->have_snapshot,
 	     in->have_snapshot ? "not explained by the snapshot (grew after "
 				 "it, or anonymous mappings)"
 			       : "no pre-kill snapshot: anonymous memory is "
 				 "not broken down");
 }
 
+/* The memory classes the ledger splits: memcg statistics, or the
+ * processes' RSS summed when the statistics are missing. */
+struct classes {
+	uint64_t anon, file, shmem, kernel;
+	const char *src;
+};
+
+static void classes_of(const struct diag_input *in, struct classes *c)
+{
+	*c = (struct classes){in->anon, in->file, in->shmem, kernel_bytes(in),
+			      "memcg stats at the kill"};
+	if (in->have_stats)
+		return;
+	*c = (struct classes){.src = "process RSS (no memcg stats)"};
+	for (size_t i = 0; i < in->n_procs; i++) {
+		c->anon = add_sat(c->anon, KB(in->procs[i].rss_anon_kb));
+		c->file = add_sat(c->file, KB(in->procs[i].rss_file_kb));
+		c->shmem = add_sat(c->shmem, KB(in->procs[i].rss_shmem_kb));
+	}
+}
+
+/* The classes, in this order, take at most what the usage leaves: the
+ * parts then add up to the usage at most. They can exceed it because RSS
+ * counts a page shared by several processes (fork, COW, a mapped file)
+ * once per process, and because stats and usage are read apart. */
+static uint64_t clip(struct diagnosis *d, uint64_t *left, uint64_t v,
+		     const char *what, bool rss)
+{
+	if (v > *left) {
+		jget_note(&d->notes,
+			  "%s %s is more than the %s of usage left: counted as "
+			  "%s (%s)",
+			  what, H(v), H(*left), H(*left),
+			  rss ? "RSS of a snapshot older than the kill, or of "
+				"pages shared between processes"
+			      : "statistics read apart from the usage");
+		v = *left;
+	}
+	*left -= v;
+	return v;
+}
+
 static void ledger_run(const struct diag_input *in, struct diagnosis *d)
 {
 	struct ledger l = {.d = d};
-	uint64_t sum = 0, anon = in->anon, file = in->file, shmem = in->shmem;
-	uint64_t kernel = kernel_bytes(in);
-	const char *src = "memcg stats at the kill";
+	struct classes c;
+	uint64_t sum = 0, left = d->usage_bytes, cache;
 
-	if (!in->have_stats) {
-		anon = file = shmem = 0;
-		for (size_t i = 0; i < in->n_procs; i++) {
-			anon += in->procs[i].rss_anon_kb * KiB;
-			file += in->procs[i].rss_file_kb * KiB;
-			shmem += in->procs[i].rss_shmem_kb * KiB;
-		}
-		kernel = 0;
-		src = "process RSS (no memcg stats)";
-	}
-	l.anon_left = anon;
+	classes_of(in, &c);
+	l.anon_left =
+		clip(d, &left, c.anon, "anonymous memory", !in->have_stats);
 	ledger_anon(&l, in);
-	part(d, "file cache", file > shmem ? file - shmem : 0, !in->have_stats,
-	     "%s: file minus shmem", src);
-	part(d, "shmem/tmpfs", shmem, !in->have_stats, "%s: shmem", src);
+	cache = clip(d, &left, sub_sat(c.file, c.shmem), "file cache",
+		     !in->have_stats);
+	part(d, 0, "file cache", cache, !in->have_stats, "%s: file minus shmem",
+	     c.src);
+	c.shmem = clip(d, &left, c.shmem, "shmem", !in->have_stats);
+	part(d, 0, "shmem/tmpfs", c.shmem, !in->have_stats, "%s: shmem", c.src);
+	c.kernel = clip(d, &left, c.kernel, "kernel memory", !in->have_stats);
 	if (in->have_stats && in->have_kernel_total)
-		part(d, "kernel", kernel, false,
+		part(d, 0, "kernel", c.kernel, false,
 		     "memcg kernel: stacks %s, page tables %s, slab %s, "
-		     "sockets "
-		     "%s",
+		     "sockets %s",
 		     H(in->kernel_stack), H(in->pagetables), H(in->slab),
 		     H(in->sock));
 	else
-		part(d, "kernel", kernel, false,
+		part(d, 0, "kernel", c.kernel, false,
 		     "memcg stacks+pagetables+slab+sock+percpu");
 	for (size_t i = 0; i < d->n_parts; i++)
-		sum += d->parts[i].bytes;
-	d->unreconciled = (int64_t)d->usage_bytes - (int64_t)sum;
-	if (d->unreconciled > 0)
-		part(d, "unreconciled", (uint64_t)d->unreconciled, true,
-		     "usage minus the parts above");
+		sum = add_sat(sum, d->parts[i].bytes);
+	d->unreconciled = sub_sat(d->usage_bytes, sum);
+	part(d, 0, "unreconciled", d->unreconciled, true,
+	     "usage minus the parts above");
 }
 
 /* ---- verdicts ---- */
 
+/* One verdict per kind (the table has one slot each): a second process
+ * with the same cause replaces the first only when more certain, else it
+ * is written to a scratch slot and dropped. */
 static struct diag_verdict *verdict(struct diagnosis *d, enum diag_kind k,
 				    int confidence, uint64_t bytes)
 {
-	struct diag_verdict *v = &d->verdicts[d->n_verdicts++];
+	struct diag_verdict *v = NULL;
+
+	for (size_t i = 0; i < d->n_verdicts; i++)
+		if (d->verdicts[i].kind == k)
+			v = d->verdicts[i].confidence < confidence
+				    ? &d->verdicts[i]
+				    : &d->spare;
+	if (!v)
+		v = d->n_verdicts < ARRAY_SIZE(d->verdicts)
+			    ? &d->verdicts[d->n_verdicts++]
+			    : &d->spare;
 
 	memset(v, 0, sizeof(*v));
 	v->kind = k;
@@ -294,10 +379,28 @@ static void line(char (*lines)[DIAG_LINE], size_t *n, const char *fmt, ...)
 
 static uint64_t part_bytes(const struct diagnosis *d, const char *name)
 {
+	uint64_t sum = 0;
+
 	for (size_t i = 0; i < d->n_parts; i++)
 		if (streq(d->parts[i].name, name))
-			return d->parts[i].bytes;
-	return 0;
+			sum = add_sat(sum, d->parts[i].bytes);
+	return sum;
+}
+
+/* What the ledger found resident of one JVM: its heap, or its NMT
+ * categories other than the heap. */
+static uint64_t jvm_resident(const struct diagnosis *d, int pid, bool heap)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < d->n_parts; i++) {
+		const struct diag_part *p = &d->parts[i];
+
+		if (p->pid == pid && startswith(p->name, "jvm ") &&
+		    streq(p->name, "jvm heap") == heap)
+			sum = add_sat(sum, p->bytes);
+	}
+	return sum;
 }
 
 /* Peak of the timeline (or the usage at the kill) × 1.25, in 64 MiB
@@ -308,9 +411,13 @@ static uint64_t suggested_limit(const struct diag_input *in,
 	uint64_t peak = d->usage_bytes;
 
 	for (size_t i = 0; i < in->n_tl; i++)
-		if (in->tl[i].usage > peak)
+		if (in->tl[i].usage > peak && in->tl[i].t <= 0)
 			peak = in->tl[i].usage;
-	return round_up(peak + peak / 4, 64 * MiB);
+	/* a sample above the limit is a reading error, not a need */
+	if (d->limit_bytes != UINT64_MAX)
+		peak = min_u64(peak, add_sat(d->limit_bytes,
+					     diag_slack(d->limit_bytes)));
+	return round_up(add_sat(peak, peak / 4), 64 * MiB);
 }
 
 static void v_shmem_kernel(const struct diag_input *in, struct diagnosis *d)
@@ -319,7 +426,7 @@ static void v_shmem_kernel(const struct diag_input *in, struct diagnosis *d)
 	uint64_t k = part_bytes(d, "kernel");
 	struct diag_verdict *v;
 
-	if (u && s * 10 >= u * 3) {
+	if (u && mul_sat(s, 10) >= mul_sat(u, 3)) {
 		v = verdict(d, DIAG_TMPFS_SHMEM, 50 + (int)(pct(s, u) / 2), s);
 		EVID(v, "shmem/tmpfs holds %s, %.0f%% of the %s in use", H(s),
 		     pct(s, u), H(u));
@@ -331,7 +438,7 @@ static void v_shmem_kernel(const struct diag_input *in, struct diagnosis *d)
 		     (unsigned long long)(round_up(s / 2, MiB) / MiB));
 		RECO(v, "or use a disk-backed emptyDir for scratch files");
 	}
-	if (u && k * 10 >= u * 3 && in->have_stats) {
+	if (u && mul_sat(k, 10) >= mul_sat(u, 3) && in->have_stats) {
 		v = verdict(d, DIAG_KERNEL_MEMORY, 50 + (int)(pct(k, u) / 2),
 			    k);
 		EVID(v,
@@ -359,7 +466,7 @@ static const struct diag_nmt_cat *biggest_nmt(const struct diag_proc *p)
 
 static void reco_nmt(struct diag_verdict *v, const struct diag_nmt_cat *c)
 {
-	uint64_t b = c->committed_kb * KiB;
+	uint64_t b = KB(c->committed_kb);
 
 	if (streq(c->name, "Other") || streq(c->name, "Internal"))
 		RECO(v,
@@ -382,58 +489,65 @@ static void reco_nmt(struct diag_verdict *v, const struct diag_nmt_cat *c)
 			"VM.native_memory baseline/diff over time");
 }
 
+static void v_java_heap(const struct diag_proc *p, struct diagnosis *d)
+{
+	uint64_t u = d->usage_bytes, heap = KB(p->heap_committed_kb);
+	uint64_t res = jvm_resident(d, p->pid, true);
+	uint64_t native = KB(nmt_nonheap_kb(p));
+	uint64_t lim = d->limit_bytes != UINT64_MAX ? d->limit_bytes : u;
+	struct diag_verdict *v;
+	int rp;
+
+	if (!p->have_heap || !u ||
+	    (mul_sat(res, 2) < u &&
+	     mul_sat(p->heap_used_kb, 10) < mul_sat(p->heap_max_kb, 9)))
+		return;
+	rp = (int)pct(lim > add_sat(native, 64 * MiB) ? lim - native - 64 * MiB
+						      : lim / 2,
+		      lim);
+	/* the figure is the resident share the ledger found: a heap
+	 * committed beyond the limit was never all touched */
+	v = verdict(d, DIAG_JAVA_HEAP, 40 + (int)(pct(res, u) / 2), res);
+	EVID(v,
+	     "pid %d: Java heap %s resident of %s in use (committed %s, "
+	     "max %s, used %s)",
+	     p->pid, H(res), H(u), H(heap), H(KB(p->heap_max_kb)),
+	     H(KB(p->heap_used_kb)));
+	RECO(v,
+	     "size the heap to leave room for native memory: "
+	     "-XX:MaxRAMPercentage=%d (heap + %s native must fit in %s)",
+	     rp > 10 ? rp : 10, H(native), H(lim));
+	RECO(v, "or raise the limit to %s",
+	     H(round_up(add_sat(heap, add_sat(native, native / 4)), 64 * MiB)));
+}
+
 static void v_jvm(const struct diag_input *in, struct diagnosis *d)
 {
 	uint64_t u = d->usage_bytes;
 
 	for (size_t i = 0; i < in->n_procs; i++) {
 		const struct diag_proc *p = &in->procs[i];
-		uint64_t heap = p->heap_committed_kb * KiB;
-		uint64_t native = nmt_nonheap_kb(p) * KiB;
+		uint64_t native = KB(nmt_nonheap_kb(p));
+		uint64_t res = jvm_resident(d, p->pid, false);
+		const struct diag_nmt_cat *c;
 		struct diag_verdict *v;
 
 		if (!p->jvm)
 			continue;
-		if (p->have_heap && u &&
-		    (heap * 2 >= u ||
-		     p->heap_used_kb * 10 >= p->heap_max_kb * 9)) {
-			uint64_t lim = d->limit_bytes != UINT64_MAX
-					       ? d->limit_bytes
-					       : u;
-			int rp = (int)(pct(lim > native + 64 * MiB
-						   ? lim - native - 64 * MiB
-						   : lim / 2,
-					   lim));
-			v = verdict(d, DIAG_JAVA_HEAP,
-				    40 + (int)(pct(heap, u) / 2), heap);
+		v_java_heap(p, d);
+		if (!p->have_nmt || !u || mul_sat(res, 10) < mul_sat(u, 4))
+			continue;
+		c = biggest_nmt(p);
+		v = verdict(d, DIAG_JVM_NATIVE, 40 + (int)(pct(res, u) / 2),
+			    res);
+		if (c) {
+			strlcpy_safe(v->detail, c->name, sizeof(v->detail));
 			EVID(v,
-			     "pid %d: Java heap committed %s of %s (max %s, "
-			     "used %s)",
-			     p->pid, H(heap), H(u), H(p->heap_max_kb * KiB),
-			     H(p->heap_used_kb * KiB));
-			RECO(v,
-			     "size the heap to leave room for native memory: "
-			     "-XX:MaxRAMPercentage=%d (heap + %s native must "
-			     "fit in %s)",
-			     rp > 10 ? rp : 10, H(native), H(lim));
-			RECO(v, "or raise the limit to %s",
-			     H(round_up(heap + native + native / 4, 64 * MiB)));
-		}
-		if (p->have_nmt && u && native * 10 >= u * 4) {
-			const struct diag_nmt_cat *c = biggest_nmt(p);
-
-			v = verdict(d, DIAG_JVM_NATIVE,
-				    40 + (int)(pct(native, u) / 2), native);
-			if (c) {
-				strlcpy_safe(v->detail, c->name,
-					     sizeof(v->detail));
-				EVID(v,
-				     "pid %d: NMT non-heap committed %s; "
-				     "largest: %s %s",
-				     p->pid, H(native), c->name,
-				     H(c->committed_kb * KiB));
-				reco_nmt(v, c);
-			}
+			     "pid %d: NMT non-heap committed %s, %s resident; "
+			     "largest: %s %s",
+			     p->pid, H(native), H(res), c->name,
+			     H(KB(c->committed_kb)));
+			reco_nmt(v, c);
 		}
 	}
 }
@@ -451,14 +565,16 @@ static void v_glibc(const struct diag_input *in, struct diagnosis *d)
 
 		jvm |= p->jvm;
 		if (p->have_smaps &&
-		    (!top || p->arena_rss_kb + p->heap_rss_kb >
-				     top->arena_rss_kb + top->heap_rss_kb))
+		    (!top ||
+		     add_sat(p->arena_rss_kb, p->heap_rss_kb) >
+			     add_sat(top->arena_rss_kb, top->heap_rss_kb)))
 			top = p;
 	}
-	if (u && kept * 5 >= u)
+	if (u && mul_sat(kept, 5) >= u)
 		v = verdict(d, DIAG_GLIBC_RETENTION,
 			    55 + (int)(pct(kept, u) / 2), kept);
-	else if (u && unknown * 5 >= u * 2 && top && top->n_arenas >= 4)
+	else if (u && mul_sat(unknown, 5) >= mul_sat(u, 2) && top &&
+		 top->n_arenas >= 4)
 		v = verdict(d, DIAG_GLIBC_RETENTION, 35, unknown);
 	if (!v)
 		return;
@@ -474,8 +590,8 @@ static void v_glibc(const struct diag_input *in, struct diagnosis *d)
 		     H(v->bytes), pct(v->bytes, u), H(u));
 	if (top)
 		EVID(v, "pid %d: [heap] RSS %s and %zu arena heaps with %s RSS",
-		     top->pid, H(top->heap_rss_kb * KiB), top->n_arenas,
-		     H(top->arena_rss_kb * KiB));
+		     top->pid, H(KB(top->heap_rss_kb)), top->n_arenas,
+		     H(KB(top->arena_rss_kb)));
 	if (!kept)
 		EVID(v, "in-use bytes not measured: an estimate from the arena "
 			"layout (enable the sidecar's --allocator-probe ptrace "
@@ -483,16 +599,14 @@ static void v_glibc(const struct diag_input *in, struct diagnosis *d)
 	for (size_t i = 0; top && i < in->n_procs; i++)
 		if (in->procs[i].have_trim) {
 			const struct diag_proc *p = &in->procs[i];
-			uint64_t back =
-				p->trim_before_kb > p->trim_after_kb
-					? p->trim_before_kb - p->trim_after_kb
-					: 0;
+			uint64_t back = KB(
+				sub_sat(p->trim_before_kb, p->trim_after_kb));
 			EVID(v,
 			     "trim test on pid %d: RSS %s → %s, %s given "
 			     "back",
-			     p->pid, H(p->trim_before_kb * KiB),
-			     H(p->trim_after_kb * KiB), H(back * KiB));
-			if (back * KiB * 2 >= v->bytes)
+			     p->pid, H(KB(p->trim_before_kb)),
+			     H(KB(p->trim_after_kb)), H(back));
+			if (mul_sat(back, 2) >= v->bytes)
 				v->confidence = 95;
 		}
 	RECO(v, "MALLOC_ARENA_MAX=2 (fewer arenas keep less), or "
@@ -549,17 +663,17 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 			low = s->usage;
 			low_t = s->t;
 		}
-		near += s->usage * 100 >= lim * 85;
+		near += mul_sat(s->usage, 100) >= mul_sat(lim, 85);
 	}
 	regress(in, &slope, &r2);
 	linear = in->n_tl >= 10 && span >= 10 && slope > 0 && r2 >= 0.8;
-	if (!linear && low != UINT64_MAX && low * 2 <= lim) {
+	if (!linear && low != UINT64_MAX && mul_sat(low, 2) <= lim) {
 		/* A workload that hits the limit right after it started is
 		 * as likely sized too small as bursting: say which. */
 		bool young = start_t >= -10.0 && low_t - start_t < 1.5;
 
 		v = verdict(d, DIAG_SPIKE, young ? 45 : 70,
-			    d->usage_bytes - low);
+			    sub_sat(d->usage_bytes, low));
 		EVID(v,
 		     "usage went from %s (%.0f%% of the limit) to the limit "
 		     "in the last %.1f s",
@@ -574,22 +688,27 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 		     "batch); bound it, or raise the limit to %s",
 		     H(suggested_limit(in, d)));
 	} else if (linear) {
+		/* the fitted rise, at most what was in use at the end */
+		double rise = fmin(slope * span, (double)d->usage_bytes);
+
 		v = verdict(d, DIAG_NATIVE_GROWTH, 45 + (int)(r2 * 30),
-			    (uint64_t)(slope * span));
+			    (uint64_t)rise);
 		EVID(v,
 		     "usage grew steadily by %s/min over %.0f s (R² %.2f) "
 		     "until the limit",
-		     H((uint64_t)(slope * 60)), span, r2);
+		     H(slope * 60 < 1e18 ? (uint64_t)(slope * 60) : UINT64_MAX),
+		     span, r2);
 		RECO(v, "a leak is likely: profile allocations (heaptrack, "
 			"valgrind --tool=massif, jemalloc prof) on a copy");
 		RECO(v,
 		     "a higher limit only delays the kill: at this rate %s "
 		     "lasts %.0f more minutes",
 		     H(suggested_limit(in, d)),
-		     (double)(suggested_limit(in, d) - d->usage_bytes) / slope /
-			     60);
+		     (double)sub_sat(suggested_limit(in, d), d->usage_bytes) /
+			     slope / 60);
 	}
-	if (span >= 30 && near * 10 >= in->n_tl * 8 && !linear) {
+	if (span >= 30 && mul_sat(near, 10) >= mul_sat(in->n_tl, 8) &&
+	    !linear) {
 		v = verdict(d, DIAG_LIMIT_TOO_LOW, 60, lim);
 		EVID(v,
 		     "usage stayed above 85%% of the %s limit for %.0f%% of "
@@ -655,14 +774,48 @@ static void summarize(const struct diag_input *in, struct diagnosis *d)
 	(void)in;
 }
 
+/* The usage the ledger splits, never above the limit: the kernel kills at
+ * the limit, so a higher reading was taken at another moment or of another
+ * cgroup than the limit's; it is noted, and the limit stands in. */
+static void usage_of(const struct diag_input *in, struct diagnosis *d)
+{
+	struct classes c;
+	uint64_t lim = d->limit_bytes;
+
+	strlcpy_safe(d->usage_source, in->usage_source,
+		     sizeof(d->usage_source));
+	if (in->have_usage) {
+		d->usage_bytes = in->usage_bytes;
+	} else {
+		classes_of(in, &c);
+		d->usage_bytes = add_sat(add_sat(c.anon, c.file),
+					 add_sat(c.shmem, c.kernel));
+		snprintf(d->usage_source, sizeof(d->usage_source),
+			 "sum of the %s",
+			 in->have_stats ? "memcg stats" : "processes' RSS");
+	}
+	if (lim != UINT64_MAX &&
+	    d->usage_bytes > add_sat(lim, diag_slack(lim))) {
+		jget_note(&d->notes,
+			  "usage %s (%s) is above the %s limit (%s): the "
+			  "limit stands in",
+			  H(d->usage_bytes), d->usage_source, H(lim),
+			  in->limit_source[0] ? in->limit_source : "?");
+		d->usage_bytes = lim;
+	}
+}
+
 int diagnosis_run(const struct diag_input *in, struct diagnosis *ret)
 {
 	struct diagnosis *d = ret;
 	struct diag_verdict *v;
 
 	memset(d, 0, sizeof(*d));
-	d->usage_bytes = in->have_usage ? in->usage_bytes : 0;
-	d->limit_bytes = in->limit_bytes;
+	d->notes = in->notes;
+	d->notes.where[0] = '\0';
+	/* a limit of 0 cannot have let anything run: unknown */
+	d->limit_bytes = in->limit_bytes ? in->limit_bytes : UINT64_MAX;
+	usage_of(in, d);
 	ledger_run(in, d);
 	v_jvm(in, d);
 	v_glibc(in, d);
@@ -722,6 +875,20 @@ static struct json_object *verdict_json(const struct diag_verdict *v)
 	return o;
 }
 
+static struct json_object *notes_json(const struct jget_notes *n)
+{
+	struct json_object *a = json_object_new_array();
+	char more[64];
+
+	for (size_t i = 0; a && i < n->n; i++)
+		json_object_array_add(a, json_object_new_string(n->text[i]));
+	if (a && n->more) {
+		snprintf(more, sizeof(more), "and %zu more", n->more);
+		json_object_array_add(a, json_object_new_string(more));
+	}
+	return a;
+}
+
 struct json_object *diagnosis_to_json(const struct diagnosis *d)
 {
 	struct json_object *o = json_object_new_object();
@@ -743,6 +910,8 @@ struct json_object *diagnosis_to_json(const struct diagnosis *d)
 			       json_object_new_string(d->summary));
 	json_object_object_add(o, "usage_bytes",
 			       json_object_new_uint64(d->usage_bytes));
+	json_object_object_add(o, "usage_source",
+			       json_object_new_string(d->usage_source));
 	json_object_object_add(
 		o, "limit_bytes",
 		d->limit_bytes == UINT64_MAX
@@ -764,7 +933,8 @@ struct json_object *diagnosis_to_json(const struct diagnosis *d)
 	}
 	json_object_object_add(o, "ledger", parts);
 	json_object_object_add(o, "unreconciled_bytes",
-			       json_object_new_int64(d->unreconciled));
+			       json_object_new_uint64(d->unreconciled));
+	json_object_object_add(o, "notes", notes_json(&d->notes));
 	for (size_t i = 0; i < d->n_verdicts; i++)
 		json_object_array_add(vs, verdict_json(&d->verdicts[i]));
 	json_object_object_add(o, "verdicts", vs);

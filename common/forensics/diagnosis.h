@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/jget.h"
+
 struct json_object;
 struct bundle;
 struct oom_report;
@@ -61,10 +63,14 @@ struct diag_sample {
 };
 
 struct diag_input {
-	/* usage and limit at the kill */
+	/* usage and limit at the kill, each with where it was read: the
+	 * kernel's report, else the cgroup read at the OOM notification, else
+	 * its peak (v1 memory.max_usage_in_bytes, v2 memory.peak), else the
+	 * timeline's last sample before the kill */
 	bool have_usage;
 	uint64_t usage_bytes, limit_bytes; /* limit UINT64_MAX: none */
 	char usage_source[64];
+	char limit_source[64];
 	/* memcg statistics at the kill (bytes) */
 	bool have_stats;
 	uint64_t anon, file, shmem, kernel_stack, pagetables, slab, sock,
@@ -82,6 +88,8 @@ struct diag_input {
 	bool have_snapshot;
 	double snapshot_age_s;	     /* seconds before the kill */
 	char emptydir_medium_memory; /* reserved */
+	/* fields of the bundle's files dropped for a wrong JSON type */
+	struct jget_notes notes;
 };
 
 void diag_input_init(struct diag_input *in);
@@ -108,6 +116,7 @@ struct diag_part {
 	char source[96];
 	uint64_t bytes;
 	bool estimate;
+	int pid; /* the process it belongs to, 0: the whole cgroup */
 };
 
 struct diag_verdict {
@@ -123,15 +132,34 @@ struct diag_verdict {
 
 #define DIAG_MAX_PARTS 24
 
+/* Every figure of a diagnosis is ≥ 0 and, when the limit is known, at most
+ * the limit plus DIAG_SLACK: the ledger's parts add up to the usage, and a
+ * usage above the limit (sources read at different moments) is noted and
+ * taken as the limit. */
 struct diagnosis {
 	uint64_t usage_bytes, limit_bytes;
+	char usage_source[64];
 	struct diag_part parts[DIAG_MAX_PARTS];
 	size_t n_parts;
-	int64_t unreconciled; /* usage − Σ parts before the closing part */
+	uint64_t unreconciled; /* usage − Σ parts before the closing part */
 	struct diag_verdict verdicts[_DIAG_KIND_MAX];
 	size_t n_verdicts;
+	struct diag_verdict spare; /* internal: where a dropped verdict goes */
 	char summary[320];
+	/* what the input lacked or had wrong (wrong JSON types, clipped
+	 * figures), one line each */
+	struct jget_notes notes;
 };
+
+/* Usage above the limit by at most this much is rounding (v1 charges in
+ * per-CPU batches; kB in the kernel's report); never more than the limit
+ * itself, so that no figure exceeds twice the limit. */
+static inline uint64_t diag_slack(uint64_t limit)
+{
+	uint64_t s = limit / 50 + (4ull << 20);
+
+	return s < limit ? s : limit;
+}
 
 /* Computes the ledger and the verdicts. Never fails on missing data: what
  * is absent lowers confidence and shows as an estimate. Returns 0. */

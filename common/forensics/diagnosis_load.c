@@ -66,24 +66,54 @@ static void fill_stats(const struct stats_view *s, struct diag_input *in)
 	}
 }
 
+static uint64_t mul_kib(uint64_t kb)
+{
+	return kb > UINT64_MAX / 1024 ? UINT64_MAX : kb * 1024;
+}
+
+/* limit_bytes of a cgroup state in the manifest: a number, or a string
+ * ("unlimited", "absent") that means no limit to use. */
+static bool state_limit(struct diag_input *in, struct json_object *st,
+			uint64_t *ret)
+{
+	struct json_object *v = jget(st, "limit_bytes");
+
+	if (v && json_object_is_type(v, json_type_string))
+		return false;
+	return jget_u64(&in->notes, st, "limit_bytes", ret);
+}
+
+static void set_usage(struct diag_input *in, uint64_t usage, const char *src)
+{
+	in->have_usage = true;
+	in->usage_bytes = usage;
+	strlcpy_safe(in->usage_source, src, sizeof(in->usage_source));
+}
+
+static void set_limit(struct diag_input *in, uint64_t limit, const char *src)
+{
+	in->limit_bytes = limit;
+	strlcpy_safe(in->limit_source, src, sizeof(in->limit_source));
+}
+
 static void load_report(const struct oom_report *r, struct diag_input *in)
 {
 	struct stats_view view = {r->stats, r->n_stats, NULL};
 
 	if (r->memcg.present) {
-		in->have_usage = true;
-		in->usage_bytes = r->memcg.usage_kb * 1024;
+		set_usage(in, mul_kib(r->memcg.usage_kb),
+			  "kernel report at the kill");
 		/* v1 prints PAGE_COUNTER_MAX in kB for "no limit" */
-		in->limit_bytes = r->memcg.limit_kb >= (1ull << 52)
-					  ? UINT64_MAX
-					  : r->memcg.limit_kb * 1024;
-		strlcpy_safe(in->usage_source, "kernel report at the kill",
-			     sizeof(in->usage_source));
+		set_limit(in,
+			  r->memcg.limit_kb >= (1ull << 52)
+				  ? UINT64_MAX
+				  : r->memcg.limit_kb * 1024,
+			  "kernel report at the kill");
 	}
 	if (r->n_stats) {
 		fill_stats(&view, in);
 		if (!in->have_kernel_total && r->kmem.present) {
-			in->kernel = r->kmem.usage_kb * 1024;
+			in->kernel = mul_kib(r->kmem.usage_kb);
 			in->have_kernel_total = true;
 		}
 	}
@@ -92,28 +122,26 @@ static void load_report(const struct oom_report *r, struct diag_input *in)
 		in->victim_pid = r->victims[0].pid;
 }
 
-/* The kernel rate-limits its OOM reports (10 per 5 s): a kill may come
- * with no usage and no statistics. The cgroup read the moment its OOM was
- * notified (before the kill) stands in. */
+/* The kernel rate-limits its OOM reports (10 per 5 s), a ring overrun
+ * loses them, /dev/kmsg may be unreadable: a kill may come with no usage
+ * and no statistics. The cgroup read the moment its OOM was notified
+ * (before the kill) stands in; usage and limit are taken together, from
+ * the one read of the one cgroup. */
 static void load_notification(const struct bundle *b, struct diag_input *in)
 {
-	struct json_object *man = bundle_manifest((struct bundle *)b), *st, *v;
+	struct json_object *man = bundle_manifest((struct bundle *)b), *st;
 	struct cgroup_stat stat = {0};
 	const char *data;
+	uint64_t v;
 	size_t len;
 
-	if (!in->have_usage &&
-	    json_object_object_get_ex(man, "cgroup_state_at_notification",
-				      &st) &&
-	    json_object_object_get_ex(st, "usage_bytes", &v) &&
-	    json_object_is_type(v, json_type_int)) {
-		in->have_usage = true;
-		in->usage_bytes = (uint64_t)json_object_get_int64(v);
-		strlcpy_safe(in->usage_source, "cgroup at the OOM notification",
-			     sizeof(in->usage_source));
-		if (json_object_object_get_ex(st, "limit_bytes", &v) &&
-		    json_object_is_type(v, json_type_int))
-			in->limit_bytes = (uint64_t)json_object_get_int64(v);
+	jget_where(&in->notes, "manifest.json");
+	st = jget_obj(&in->notes, man, "cgroup_state_at_notification");
+	if (!in->have_usage && jget_u64(&in->notes, st, "usage_bytes", &v)) {
+		set_usage(in, v, "cgroup at the OOM notification");
+		/* "unlimited" (a string) leaves no limit */
+		if (state_limit(in, st, &v))
+			set_limit(in, v, "cgroup at the OOM notification");
 	}
 	data = bundle_get(b, "cgroup/at-notification/memory.stat", &len);
 	if (!in->have_stats && data &&
@@ -123,6 +151,47 @@ static void load_notification(const struct bundle *b, struct diag_input *in)
 		fill_stats(&view, in);
 		cgroup_stat_release(&stat);
 	}
+}
+
+/* A cgroup value file of the bundle's cgroup/ (read after the kill). */
+static bool raw_value(const struct bundle *b, const char *name, uint64_t *ret)
+{
+	char path[96];
+	const char *data;
+	size_t len;
+
+	snprintf(path, sizeof(path), "cgroup/%s", name);
+	data = bundle_get(b, path, &len);
+	while (data && len && (data[len - 1] == '\n' || data[len - 1] == ' '))
+		len--;
+	return data && len && parse_u64_n(data, len, ret) == 0;
+}
+
+/* No reading at the kill nor at the notification: the cgroup's peak (v1
+ * memory.max_usage_in_bytes, v2 memory.peak, read after the kill; the
+ * OOM happened at it, unless the cgroup was reused since). The limit, when
+ * still unknown, from the same read. */
+static void load_peak(const struct bundle *b, struct diag_input *in)
+{
+	struct json_object *man = bundle_manifest((struct bundle *)b), *st;
+	bool v2 = streq(jget_str(&in->notes, man, "cgroup_mode") ?: "", "v2");
+	const char *peak_file =
+		v2 ? "memory.peak" : "memory.max_usage_in_bytes";
+	const char *limit_file = v2 ? "memory.max" : "memory.limit_in_bytes";
+	char src[64];
+	uint64_t v;
+
+	jget_where(&in->notes, "manifest.json");
+	st = jget_obj(&in->notes, man, "cgroup_state");
+	snprintf(src, sizeof(src), "cgroup %s after the kill", peak_file);
+	if (!in->have_usage && (jget_u64(&in->notes, st, "peak_bytes", &v) ||
+				raw_value(b, peak_file, &v)))
+		set_usage(in, v, src);
+	snprintf(src, sizeof(src), "cgroup %s after the kill", limit_file);
+	if (in->limit_bytes == UINT64_MAX &&
+	    (state_limit(in, st, &v) || raw_value(b, limit_file, &v)) &&
+	    v < (1ull << 62)) /* v1 prints "no limit" as a huge number */
+		set_limit(in, v, src);
 }
 
 /* Victims the snapshot does not know get a row from the kernel's figures. */
@@ -156,40 +225,29 @@ static int add_victims(const struct oom_report *r, struct diag_input *in)
 	return 0;
 }
 
+/* A JSON file of the bundle; in->notes names it for what follows. */
 static struct json_object *parse_json(const struct bundle *b, const char *dir,
-				      const char *name)
+				      const char *name, struct diag_input *in,
+				      char *path, size_t size)
 {
-	char path[256];
-
-	snprintf(path, sizeof(path), "%s%s%s", dir ? dir : "", dir ? "/" : "",
-		 name);
+	snprintf(path, size, "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
+	jget_where(&in->notes, path);
 	return bundle_get_json(b, path);
 }
 
-static uint64_t jget_u64(struct json_object *o, const char *a, const char *b)
+/* The member b of the object member a, as a number ≥ 0 (0 otherwise). */
+static uint64_t u64_in(struct jget_notes *n, struct json_object *o,
+		       const char *a, const char *b)
 {
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, a, &v))
-		return 0;
-	if (b && !json_object_object_get_ex(v, b, &v))
-		return 0;
-	return (uint64_t)json_object_get_int64(v);
+	return jget_u64_or0(n, jget_obj(n, o, a), b);
 }
 
-static bool jhas(struct json_object *o, const char *a)
-{
-	return o && json_object_object_get_ex(o, a, NULL);
-}
-
-static void load_jvm(const struct bundle *b, const char *dir,
+static void load_nmt(const struct bundle *b, const char *dir,
 		     struct diag_proc *p)
 {
 	char path[256];
 	const char *data;
 	size_t len;
-	struct jvm_heap_info hi;
-	struct json_object *trim;
 	struct jvm_nmt *nmt = calloc(1, sizeof(*nmt));
 
 	snprintf(path, sizeof(path), "%s/jvm/native_memory.txt", dir);
@@ -209,6 +267,19 @@ static void load_jvm(const struct bundle *b, const char *dir,
 		}
 	}
 	free(nmt);
+}
+
+static void load_jvm(const struct bundle *b, const char *dir,
+		     struct diag_proc *p, struct diag_input *in)
+{
+	char path[256];
+	const char *data;
+	size_t len;
+	struct jvm_heap_info hi;
+	struct json_object *trim;
+	uint64_t before;
+
+	load_nmt(b, dir, p);
 	snprintf(path, sizeof(path), "%s/jvm/heap_info.txt", dir);
 	data = bundle_get(b, path, &len);
 	if (data && jvm_parse_heap_info(data, len, &hi) == 0) {
@@ -217,44 +288,51 @@ static void load_jvm(const struct bundle *b, const char *dir,
 		p->heap_used_kb = hi.used / 1024;
 		p->heap_max_kb = hi.reserved / 1024;
 	}
-	trim = parse_json(b, dir, "jvm/trim.json");
+	trim = parse_json(b, dir, "jvm/trim.json", in, path, sizeof(path));
 	if (!trim) /* a glibc process trimmed through ptrace */
-		trim = parse_json(b, dir, "trim.json");
-	if (jhas(trim, "rss_before")) {
+		trim = parse_json(b, dir, "trim.json", in, path, sizeof(path));
+	if (jget_u64(&in->notes, trim, "rss_before", &before)) {
 		p->have_trim = true;
-		p->trim_before_kb = jget_u64(trim, "rss_before", NULL) / 1024;
-		p->trim_after_kb = jget_u64(trim, "rss_after", NULL) / 1024;
+		p->trim_before_kb = before / 1024;
+		p->trim_after_kb =
+			jget_u64_or0(&in->notes, trim, "rss_after") / 1024;
 	}
 	json_object_put(trim);
 }
 
 static void load_smaps(const struct bundle *b, const char *dir,
-		       struct diag_proc *p)
+		       struct diag_proc *p, struct diag_input *in)
 {
-	struct json_object *ar = parse_json(b, dir, "arenas.json");
-	struct json_object *cl = parse_json(b, dir, "classes.json");
-	struct json_object *al = parse_json(b, dir, "allocator.json");
+	struct jget_notes *n = &in->notes;
+	char path[256];
+	struct json_object *o;
+	uint64_t v;
 
-	if (ar) {
+	o = parse_json(b, dir, "arenas.json", in, path, sizeof(path));
+	if (jget(o, "main_heap") || jget(o, "arena_rss_kb")) {
 		p->have_smaps = true;
-		p->heap_rss_kb = jget_u64(ar, "main_heap", "rss_kb");
-		p->arena_rss_kb = jget_u64(ar, "arena_rss_kb", NULL);
-		p->n_arenas = (size_t)jget_u64(ar, "arena_heaps", NULL);
+		p->heap_rss_kb = u64_in(n, o, "main_heap", "rss_kb");
+		p->arena_rss_kb = jget_u64_or0(n, o, "arena_rss_kb");
+		p->n_arenas = (size_t)jget_u64_or0(n, o, "arena_heaps");
 	}
-	if (cl)
-		p->stack_rss_kb = jget_u64(cl, "thread_stack", "rss_kb") +
-				  jget_u64(cl, "stack", "rss_kb");
-	if (jhas(al, "in_use_bytes")) {
+	json_object_put(o);
+	o = parse_json(b, dir, "classes.json", in, path, sizeof(path));
+	v = u64_in(n, o, "thread_stack", "rss_kb");
+	p->stack_rss_kb = u64_in(n, o, "stack", "rss_kb");
+	p->stack_rss_kb = v > UINT64_MAX - p->stack_rss_kb
+				  ? UINT64_MAX
+				  : v + p->stack_rss_kb;
+	json_object_put(o);
+	o = parse_json(b, dir, "allocator.json", in, path, sizeof(path));
+	if (jget_u64(n, o, "in_use_bytes", &v)) {
 		p->have_alloc = true;
-		p->alloc_inuse_bytes = jget_u64(al, "in_use_bytes", NULL);
-		p->alloc_system_bytes = jget_u64(al, "system_bytes", NULL);
-		p->alloc_mmap_bytes = jget_u64(al, "mmap_bytes", NULL);
+		p->alloc_inuse_bytes = v;
+		p->alloc_system_bytes = jget_u64_or0(n, o, "system_bytes");
+		p->alloc_mmap_bytes = jget_u64_or0(n, o, "mmap_bytes");
 		strlcpy_safe(p->alloc_source, "mallinfo2 (ptrace)",
 			     sizeof(p->alloc_source));
 	}
-	json_object_put(ar);
-	json_object_put(cl);
-	json_object_put(al);
+	json_object_put(o);
 }
 
 struct proc_scan {
@@ -294,8 +372,8 @@ static int scan_one(const char *path, const char *data, size_t len, void *ud)
 	p->rss_file_kb = st.rss_file_kb;
 	p->rss_shmem_kb = st.rss_shmem_kb;
 	p->swap_kb = st.vm_swap_kb;
-	load_smaps(s->b, dir, p);
-	load_jvm(s->b, dir, p);
+	load_smaps(s->b, dir, p, s->in);
+	load_jvm(s->b, dir, p, s->in);
 	s->in->have_snapshot = true;
 	return 0;
 }
@@ -303,40 +381,96 @@ static int scan_one(const char *path, const char *data, size_t len, void *ud)
 /* Trims the sidecar did (--trim), for processes the snapshot lacks them. */
 static void load_trims(struct json_object *tl, struct diag_input *in)
 {
-	struct json_object *trims;
+	struct json_object *trims = jget_array(&in->notes, tl, "trims");
 
-	if (!json_object_object_get_ex(tl, "trims", &trims))
-		return;
-	for (size_t i = 0; i < json_object_array_length(trims); i++) {
-		struct json_object *t = json_object_array_get_idx(trims, i);
-		int pid = (int)jget_u64(t, "pid", NULL);
+	for (size_t i = 0; i < jget_len(trims); i++) {
+		struct json_object *t = jget_idx(trims, i);
+		uint64_t before;
+		int pid;
 
+		if (!jget_int(&in->notes, t, "pid", &pid) ||
+		    !jget_u64(&in->notes, t, "rss_before", &before))
+			continue;
 		for (size_t j = 0; j < in->n_procs; j++) {
 			struct diag_proc *p = &in->procs[j];
 
 			if (p->pid != pid || p->have_trim)
 				continue;
 			p->have_trim = true;
-			p->trim_before_kb =
-				jget_u64(t, "rss_before", NULL) / 1024;
+			p->trim_before_kb = before / 1024;
 			p->trim_after_kb =
-				jget_u64(t, "rss_after", NULL) / 1024;
+				jget_u64_or0(&in->notes, t, "rss_after") / 1024;
 		}
 	}
+}
+
+/* One sample of timeline.json; false when it has no usable time. */
+static bool load_sample(struct json_object *s, uint64_t kill_ms,
+			struct diag_input *in, struct diag_sample *d)
+{
+	struct json_object *procs = jget_array(&in->notes, s, "procs");
+	uint64_t t, limit;
+
+	if (!jget_u64(&in->notes, s, "t_ms", &t))
+		return false;
+	memset(d, 0, sizeof(*d));
+	d->t = ((double)t - (double)kill_ms) / 1000.0;
+	d->usage = jget_u64_or0(&in->notes, s, "usage");
+	d->nprocs = (unsigned)jget_len(procs);
+	for (size_t j = 0; j < d->nprocs; j++) {
+		uint64_t kb =
+			jget_u64_or0(&in->notes, jget_idx(procs, j), "anon_kb");
+
+		d->anon = kb > (UINT64_MAX - d->anon) / 1024
+				  ? UINT64_MAX
+				  : d->anon + kb * 1024;
+	}
+	if (!d->usage) /* no cgroup: the RSS sum stands in */
+		d->usage = d->anon;
+	if (jget_u64(&in->notes, s, "limit", &limit) && limit &&
+	    limit < (1ull << 62)) {
+		/* the newest sample's limit, unless a reading at the kill
+		 * gave one */
+		if (in->limit_bytes == UINT64_MAX ||
+		    startswith(in->limit_source, "timeline"))
+			set_limit(in, limit, "timeline sample");
+	}
+	return true;
+}
+
+/* The usage at the kill, when nothing read closer to it: the newest sample
+ * at or before the kill that still saw the workload's processes (one taken
+ * after it, or with none left, sees the victim's memory gone already). */
+static void usage_from_timeline(struct diag_input *in)
+{
+	char src[64];
+
+	for (int pass = 0; pass < 2 && !in->have_usage; pass++)
+		for (size_t i = in->n_tl; !in->have_usage && i-- > 0;) {
+			const struct diag_sample *s = &in->tl[i];
+
+			if (s->t > 0.5 || !s->usage || (!pass && !s->nprocs))
+				continue;
+			snprintf(src, sizeof(src),
+				 "last timeline sample, %.1f s before the kill",
+				 s->t < 0 ? -s->t : 0.0);
+			set_usage(in, s->usage, src);
+		}
 }
 
 /* timeline.json (oomlens.io/timeline/v1): t_ms is wall-clock ms. */
 static int load_timeline(const struct bundle *b, uint64_t kill_ms,
 			 struct diag_input *in)
 {
-	struct json_object *o = parse_json(b, NULL, "timeline.json");
-	struct json_object *samples, *snaps;
+	char path[32];
+	struct json_object *o, *samples, *snaps;
+	uint64_t t;
 	size_t n;
 
-	if (!o)
-		return 0;
-	if (!json_object_object_get_ex(o, "samples", &samples) ||
-	    !(n = json_object_array_length(samples))) {
+	o = parse_json(b, NULL, "timeline.json", in, path, sizeof(path));
+	samples = jget_array(&in->notes, o, "samples");
+	n = jget_len(samples);
+	if (!n) {
 		json_object_put(o);
 		return 0;
 	}
@@ -346,37 +480,17 @@ static int load_timeline(const struct bundle *b, uint64_t kill_ms,
 		return -ENOMEM;
 	}
 	if (!kill_ms)
-		kill_ms = jget_u64(json_object_array_get_idx(samples, n - 1),
-				   "t_ms", NULL);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *s = json_object_array_get_idx(samples, i);
-		struct json_object *procs = NULL;
-		struct diag_sample *d = &in->tl[in->n_tl];
-		uint64_t t = jget_u64(s, "t_ms", NULL);
-
-		d->t = ((double)t - (double)kill_ms) / 1000.0;
-		d->usage = jget_u64(s, "usage", NULL);
-		if (json_object_object_get_ex(s, "procs", &procs))
-			d->nprocs = (unsigned)json_object_array_length(procs);
-		for (size_t j = 0; j < d->nprocs; j++)
-			d->anon += 1024 *
-				   jget_u64(json_object_array_get_idx(procs, j),
-					    "anon_kb", NULL);
-		if (!d->usage) /* no cgroup: the RSS sum stands in */
-			d->usage = d->anon;
-		if (in->limit_bytes == UINT64_MAX && jget_u64(s, "limit", NULL))
-			in->limit_bytes = jget_u64(s, "limit", NULL);
-		in->n_tl++;
-	}
+		kill_ms = jget_u64_or0(&in->notes, jget_idx(samples, n - 1),
+				       "t_ms");
+	for (size_t i = 0; i < n; i++)
+		if (load_sample(jget_idx(samples, i), kill_ms, in,
+				&in->tl[in->n_tl]))
+			in->n_tl++;
 	load_trims(o, in);
-	if (json_object_object_get_ex(o, "snapshots", &snaps) &&
-	    (n = json_object_array_length(snaps)))
-		in->snapshot_age_s =
-			((double)kill_ms -
-			 (double)jget_u64(
-				 json_object_array_get_idx(snaps, n - 1),
-				 "t_ms", NULL)) /
-			1000.0;
+	snaps = jget_array(&in->notes, o, "snapshots");
+	if ((n = jget_len(snaps)) &&
+	    jget_u64(&in->notes, jget_idx(snaps, n - 1), "t_ms", &t))
+		in->snapshot_age_s = ((double)kill_ms - (double)t) / 1000.0;
 	json_object_put(o);
 	return 0;
 }
@@ -391,6 +505,7 @@ int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 	if (r)
 		load_report(r, ret);
 	load_notification(b, ret);
+	load_peak(b, ret);
 	bundle_foreach(b, scan_one, &s);
 	if (s.err < 0)
 		return s.err;
@@ -399,11 +514,7 @@ int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 	q = load_timeline(b, kill_ms, ret);
 	if (q < 0)
 		return q;
-	if (!ret->have_usage && ret->n_tl) {
-		ret->have_usage = true;
-		ret->usage_bytes = ret->tl[ret->n_tl - 1].usage;
-		strlcpy_safe(ret->usage_source, "last timeline sample",
-			     sizeof(ret->usage_source));
-	}
+	usage_from_timeline(ret);
+	jget_where(&ret->notes, NULL);
 	return 0;
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "base/jget.h"
 #include "forensics/bundle.h"
 #include "base/parse.h"
 #include "forensics/report.h"
@@ -49,31 +50,6 @@ int report_html_escape(struct strbuf *out, const char *s)
 	return r;
 }
 
-static struct json_object *get(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (o)
-		json_object_object_get_ex(o, key, &v);
-	return v;
-}
-
-static const char *jstr(struct json_object *o, const char *key)
-{
-	struct json_object *v = get(o, key);
-
-	return v && json_object_is_type(v, json_type_string)
-		       ? json_object_get_string(v)
-		       : "";
-}
-
-static double getd(struct json_object *o, const char *key)
-{
-	struct json_object *v = get(o, key);
-
-	return v ? json_object_get_double(v) : 0;
-}
-
 static const char *mib(char *buf, size_t n, double bytes)
 {
 	if (bytes >= 1024 * MiB)
@@ -91,8 +67,54 @@ struct page {
 	const struct bundle *b;
 	struct strbuf *out;
 	struct json_object *man, *diag, *tl;
+	/* fields dropped for a wrong type: the page says which */
+	struct jget_notes notes;
 	int r;
 };
+
+/* Typed reads from the bundle's JSON (written by a pod's sidecar or by any
+ * tool): a wrong type reads as absent and is noted, never an abort. */
+static const char *jstr(struct page *p, struct json_object *o, const char *k)
+{
+	const char *s = jget_str(&p->notes, o, k);
+
+	return s ? s : "";
+}
+
+/* A byte count or other figure ≥ 0; 0 when absent or of another type. */
+static double getb(struct page *p, struct json_object *o, const char *k)
+{
+	return (double)jget_u64_or0(&p->notes, o, k);
+}
+
+static int geti(struct page *p, struct json_object *o, const char *k)
+{
+	int v = 0;
+
+	jget_int(&p->notes, o, k, &v);
+	return v;
+}
+
+static bool getbool(struct page *p, struct json_object *o, const char *k)
+{
+	bool v = false;
+
+	jget_bool(&p->notes, o, k, &v);
+	return v;
+}
+
+static struct json_object *arr(struct page *p, struct json_object *o,
+			       const char *k)
+{
+	return jget_array(&p->notes, o, k);
+}
+
+static const char *idx_str(struct page *p, struct json_object *a, size_t i)
+{
+	const char *s = jget_idx_str(&p->notes, a, i);
+
+	return s ? s : "";
+}
 
 static void out(struct page *p, const char *s)
 {
@@ -143,46 +165,48 @@ static const char css[] =
 
 static void page_head(struct page *p)
 {
-	struct json_object *victims = get(p->man, "victims");
-	struct json_object *v0 = victims && json_object_array_length(victims)
-					 ? json_object_array_get_idx(victims, 0)
-					 : NULL;
+	struct json_object *victims, *v0;
+	const char *verdict;
 
+	jget_where(&p->notes, "diagnosis.json");
+	verdict = jstr(p, p->diag, "verdict");
+	jget_where(&p->notes, "manifest.json");
+	victims = arr(p, p->man, "victims");
+	v0 = jget_idx(victims, 0);
 	out(p,
 	    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 	    "<meta name=\"viewport\" content=\"width=device-width\">"
 	    "<meta http-equiv=\"Content-Security-Policy\" content=\""
 	    "default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
 	    "<title>oomlens: ");
-	esc(p, jstr(p->diag, "verdict"));
+	esc(p, verdict);
 	out(p, " — ");
-	esc(p, jstr(v0, "comm"));
+	esc(p, jstr(p, v0, "comm"));
 	outf(p, "</title><style>%s</style></head><body><main>\n", css);
 	out(p, "<h1>OOM kill of ");
-	esc(p, v0 ? jstr(v0, "comm") : "an unknown process");
+	esc(p, v0 ? jstr(p, v0, "comm") : "an unknown process");
 	if (v0)
-		outf(p, " (pid %d)", json_object_get_int(get(v0, "pid")));
+		outf(p, " (pid %d)", geti(p, v0, "pid"));
 	out(p, " in <code>");
-	esc(p, jstr(p->man, "pod")[0] ? jstr(p->man, "pod")
-				      : jstr(p->man, "cgroup"));
+	esc(p, jstr(p, p->man, "pod")[0] ? jstr(p, p->man, "pod")
+					 : jstr(p, p->man, "cgroup"));
 	out(p, "</code></h1><div class=\"sub\">");
-	esc(p, jstr(p->man, "captured_at"));
+	esc(p, jstr(p, p->man, "captured_at"));
 	out(p, " · node ");
-	esc(p, jstr(p->man, "node"));
+	esc(p, jstr(p, p->man, "node"));
 	out(p, " · cgroup <code>");
-	esc(p, jstr(p->man, "cgroup"));
+	esc(p, jstr(p, p->man, "cgroup"));
 	out(p, "</code> · bundle ");
 	esc(p, bundle_id(p->b));
 	out(p, "</div>\n");
 }
 
-static void list(struct page *p, struct json_object *arr)
+static void list(struct page *p, struct json_object *a)
 {
 	out(p, "<ul>");
-	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+	for (size_t i = 0; i < jget_len(a); i++) {
 		out(p, "<li>");
-		esc(p,
-		    json_object_get_string(json_object_array_get_idx(arr, i)));
+		esc(p, idx_str(p, a, i));
 		out(p, "</li>");
 	}
 	out(p, "</ul>");
@@ -190,66 +214,59 @@ static void list(struct page *p, struct json_object *arr)
 
 static void page_verdict(struct page *p)
 {
-	struct json_object *vs = get(p->diag, "verdicts"), *v;
-	size_t n = vs ? json_object_array_length(vs) : 0;
+	struct json_object *vs, *v;
+	size_t n;
 
+	jget_where(&p->notes, "diagnosis.json");
+	vs = arr(p, p->diag, "verdicts");
+	n = jget_len(vs);
 	if (!n) {
 		out(p, "<section class=\"card verdict\"><div class=\"vname\">"
 		       "no diagnosis</div></section>");
 		return;
 	}
-	v = json_object_array_get_idx(vs, 0);
+	v = jget_idx(vs, 0);
 	out(p, "<section class=\"card verdict\"><div class=\"vname\">");
-	esc(p, jstr(v, "verdict"));
-	if (jstr(v, "detail")[0]) {
+	esc(p, jstr(p, v, "verdict"));
+	if (jstr(p, v, "detail")[0]) {
 		out(p, ": ");
-		esc(p, jstr(v, "detail"));
+		esc(p, jstr(p, v, "detail"));
 	}
 	outf(p, "<span class=\"conf\">confidence %d%%</span></div><p>",
-	     json_object_get_int(get(v, "confidence")));
-	esc(p, jstr(p->diag, "summary"));
+	     geti(p, v, "confidence"));
+	esc(p, jstr(p, p->diag, "summary"));
 	out(p, "</p><h2>Evidence</h2>");
-	list(p, get(v, "evidence"));
+	list(p, arr(p, v, "evidence"));
 	out(p, "<h2>What to change</h2>");
-	list(p, get(v, "recommendations"));
+	list(p, arr(p, v, "recommendations"));
 	for (size_t i = 1; i < n; i++) {
-		v = json_object_array_get_idx(vs, i);
+		v = jget_idx(vs, i);
 		out(p, "<div class=\"other\">also: <b>");
-		esc(p, jstr(v, "verdict"));
-		outf(p, "</b> (confidence %d%%) — ",
-		     json_object_get_int(get(v, "confidence")));
-		if (get(v, "evidence") &&
-		    json_object_array_length(get(v, "evidence")))
-			esc(p, json_object_get_string(json_object_array_get_idx(
-				       get(v, "evidence"), 0)));
+		esc(p, jstr(p, v, "verdict"));
+		outf(p, "</b> (confidence %d%%) — ", geti(p, v, "confidence"));
+		esc(p, idx_str(p, arr(p, v, "evidence"), 0));
 		out(p, "</div>");
 	}
 	out(p, "</section>\n");
 }
 
-static void page_ledger(struct page *p)
+static void ledger_bar(struct page *p, struct json_object *parts, double scale,
+		       double limit)
 {
-	struct json_object *parts = get(p->diag, "ledger");
-	double usage = getd(p->diag, "usage_bytes");
-	double limit = getd(p->diag, "limit_bytes");
-	double scale = limit > usage ? limit : usage, x = 0;
-	size_t n = parts ? json_object_array_length(parts) : 0;
+	double x = 0;
 
-	if (!n || scale <= 0)
-		return;
-	out(p, "<section class=\"card\"><h2>Where the memory was at the kill"
-	       "</h2><svg viewBox=\"0 0 1000 56\" width=\"100%\" "
-	       "role=\"img\" aria-label=\"ledger\">");
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *e = json_object_array_get_idx(parts, i);
-		double w = getd(e, "bytes") / scale * 1000;
+	out(p, "<svg viewBox=\"0 0 1000 56\" width=\"100%\" role=\"img\" "
+	       "aria-label=\"ledger\">");
+	for (size_t i = 0; i < jget_len(parts); i++) {
+		struct json_object *e = jget_idx(parts, i);
+		double w = getb(p, e, "bytes") / scale * 1000;
 
 		outf(p,
 		     "<rect x=\"%.1f\" y=\"4\" width=\"%.1f\" height=\"32\" "
 		     "fill=\"%s\"><title>",
 		     x, w, palette[i % ARRAY_SIZE(palette)]);
-		esc(p, jstr(e, "name"));
-		outf(p, ": %s</title></rect>", M(getd(e, "bytes")));
+		esc(p, jstr(p, e, "name"));
+		outf(p, ": %s</title></rect>", M(getb(p, e, "bytes")));
 		x += w;
 	}
 	if (limit > 0)
@@ -260,31 +277,53 @@ static void page_ledger(struct page *p)
 		     "</text>",
 		     limit / scale * 1000 - 1, limit / scale * 1000 - 1,
 		     limit / scale * 1000 - 1, M(limit));
-	out(p, "</svg><table><tr><th></th><th>part</th><th class=\"n\">size"
+	out(p, "</svg>");
+}
+
+static void page_ledger(struct page *p)
+{
+	struct json_object *parts;
+	double usage, limit, scale;
+	size_t n;
+
+	jget_where(&p->notes, "diagnosis.json");
+	parts = arr(p, p->diag, "ledger");
+	usage = getb(p, p->diag, "usage_bytes");
+	limit = getb(p, p->diag, "limit_bytes");
+	scale = limit > usage ? limit : usage;
+	n = jget_len(parts);
+	if (!n || scale <= 0)
+		return;
+	out(p, "<section class=\"card\"><h2>Where the memory was at the kill"
+	       "</h2>");
+	ledger_bar(p, parts, scale, limit);
+	out(p, "<table><tr><th></th><th>part</th><th class=\"n\">size"
 	       "</th><th class=\"n\">of usage</th><th>source</th></tr>");
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *e = json_object_array_get_idx(parts, i);
+		struct json_object *e = jget_idx(parts, i);
 
 		outf(p,
 		     "<tr><td><span class=\"sw\" style=\"background:%s\">"
 		     "</span></td><td>",
 		     palette[i % ARRAY_SIZE(palette)]);
-		esc(p, jstr(e, "name"));
+		esc(p, jstr(p, e, "name"));
 		outf(p,
 		     "</td><td class=\"n\">%s</td><td class=\"n\">%.0f%%"
 		     "</td><td>",
-		     M(getd(e, "bytes")),
-		     usage > 0 ? 100 * getd(e, "bytes") / usage : 0);
-		esc(p, jstr(e, "source"));
-		if (json_object_get_boolean(get(e, "estimate")))
+		     M(getb(p, e, "bytes")),
+		     usage > 0 ? 100 * getb(p, e, "bytes") / usage : 0);
+		esc(p, jstr(p, e, "source"));
+		if (getbool(p, e, "estimate"))
 			out(p, " <span class=\"est\">(estimate)</span>");
 		out(p, "</td></tr>");
 	}
 	outf(p,
 	     "<tr><td></td><td><b>usage at the kill</b></td><td class=\"n\">"
-	     "<b>%s</b></td><td></td><td>unreconciled: %s</td></tr>"
-	     "</table></section>\n",
-	     M(usage), M(getd(p->diag, "unreconciled_bytes")));
+	     "<b>%s</b></td><td></td><td>",
+	     M(usage));
+	esc(p, jstr(p, p->diag, "usage_source"));
+	outf(p, "; unreconciled: %s</td></tr></table></section>\n",
+	     M(getb(p, p->diag, "unreconciled_bytes")));
 }
 
 #define TL_W 1000.0
@@ -319,33 +358,37 @@ static int proc_slot(int *pids, size_t *n, int pid)
 	return TL_MAXP; /* "others" */
 }
 
-static double proc_rss(struct json_object *pr)
+static double proc_rss(struct page *p, struct json_object *pr)
 {
-	return (getd(pr, "anon_kb") + getd(pr, "file_kb") +
-		getd(pr, "shmem_kb")) *
+	return (getb(p, pr, "anon_kb") + getb(p, pr, "file_kb") +
+		getb(p, pr, "shmem_kb")) *
 	       1024;
+}
+
+/* Seconds from the kill to sample i. */
+static double sample_t(struct page *p, struct json_object *samples, size_t i,
+		       double kill_ms)
+{
+	return (getb(p, jget_idx(samples, i), "t_ms") - kill_ms) / 1000;
 }
 
 /* Stacked areas: one polygon per process slot, bottom to top. */
 static void tl_stack(struct page *p, const struct tl_geom *g,
 		     struct json_object *samples, double kill_ms)
 {
-	size_t n = json_object_array_length(samples), np = 0;
+	size_t n = jget_len(samples), np = 0;
 	int pids[TL_MAXP];
 	double *acc = calloc(n * (TL_MAXP + 2), sizeof(double));
 
 	if (!acc)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *pr =
-			get(json_object_array_get_idx(samples, i), "procs");
-		for (size_t j = 0; pr && j < json_object_array_length(pr);
-		     j++) {
-			struct json_object *e =
-				json_object_array_get_idx(pr, j);
-			int s = proc_slot(pids, &np,
-					  json_object_get_int(get(e, "pid")));
-			acc[i * (TL_MAXP + 2) + (size_t)s + 1] += proc_rss(e);
+		struct json_object *pr = arr(p, jget_idx(samples, i), "procs");
+		for (size_t j = 0; j < jget_len(pr); j++) {
+			struct json_object *e = jget_idx(pr, j);
+			int s = proc_slot(pids, &np, geti(p, e, "pid"));
+			acc[i * (TL_MAXP + 2) + (size_t)s + 1] +=
+				proc_rss(p, e);
 		}
 		for (size_t s = 1; s < TL_MAXP + 2; s++) /* cumulative */
 			acc[i * (TL_MAXP + 2) + s] +=
@@ -354,22 +397,14 @@ static void tl_stack(struct page *p, const struct tl_geom *g,
 	for (size_t s = 1; s <= np + 1 && s < TL_MAXP + 2; s++) {
 		outf(p, "<polygon fill=\"%s\" fill-opacity=\".35\" points=\"",
 		     palette[(s + 1) % ARRAY_SIZE(palette)]);
-		for (size_t i = 0; i < n; i++) {
-			double t = (getd(json_object_array_get_idx(samples, i),
-					 "t_ms") -
-				    kill_ms) /
-				   1000;
-			outf(p, "%.1f,%.1f ", tx(g, t),
+		for (size_t i = 0; i < n; i++)
+			outf(p, "%.1f,%.1f ",
+			     tx(g, sample_t(p, samples, i, kill_ms)),
 			     ty(g, acc[i * (TL_MAXP + 2) + s]));
-		}
-		for (size_t i = n; i-- > 0;) {
-			double t = (getd(json_object_array_get_idx(samples, i),
-					 "t_ms") -
-				    kill_ms) /
-				   1000;
-			outf(p, "%.1f,%.1f ", tx(g, t),
+		for (size_t i = n; i-- > 0;)
+			outf(p, "%.1f,%.1f ",
+			     tx(g, sample_t(p, samples, i, kill_ms)),
 			     ty(g, acc[i * (TL_MAXP + 2) + s - 1]));
-		}
 		if (s <= np)
 			outf(p, "\"><title>pid %d RSS</title></polygon>",
 			     pids[s - 1]);
@@ -407,16 +442,16 @@ static void tl_frame(struct page *p, const struct tl_geom *g, double limit,
 			     TL_L, TL_W - 10, ty(g, limit * pcts[i] / 100),
 			     ty(g, limit * pcts[i] / 100), pcts[i]);
 	}
-	for (size_t i = 0; snaps && i < json_object_array_length(snaps); i++) {
-		struct json_object *s = json_object_array_get_idx(snaps, i);
-		double x = tx(g, (getd(s, "t_ms") - kill_ms) / 1000);
+	for (size_t i = 0; i < jget_len(snaps); i++) {
+		struct json_object *s = jget_idx(snaps, i);
+		double x = tx(g, (getb(p, s, "t_ms") - kill_ms) / 1000);
 
 		outf(p,
 		     "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"8\" y2=\"%.0f\" "
 		     "stroke=\"#2980b9\" stroke-dasharray=\"2 3\"/>"
 		     "<text x=\"%.1f\" y=\"%.0f\" fill=\"#2980b9\">snapshot ",
 		     x, x, TL_H - TL_B, x + 3, 18.0 + 12 * (double)(i % 3));
-		esc(p, jstr(s, "reason"));
+		esc(p, jstr(p, s, "reason"));
 		out(p, "</text>");
 	}
 	outf(p,
@@ -429,13 +464,41 @@ static void tl_frame(struct page *p, const struct tl_geom *g, double limit,
 	     TL_H - 6, g->t0, TL_W - 10, TL_H - 6);
 }
 
+/* The chart's scale: the samples and the limit; a sample far above the
+ * limit is a misreading and would squash the rest, so at most 2× it. */
+static void tl_scale(struct page *p, struct json_object *samples,
+		     struct tl_geom *g, double *ret_limit)
+{
+	double limit = 0;
+
+	for (size_t i = 0; i < jget_len(samples); i++) {
+		struct json_object *s = jget_idx(samples, i);
+		double l = getb(p, s, "limit");
+
+		g->ymax = fmax(g->ymax, getb(p, s, "usage"));
+		if (l > 0 && l < 1e18)
+			limit = l;
+	}
+	g->ymax = fmax(g->ymax, limit) * 1.08 + 1;
+	if (limit > 0)
+		g->ymax = fmin(g->ymax, 2 * limit);
+	*ret_limit = limit;
+}
+
 static void page_timeline(struct page *p)
 {
-	struct json_object *samples = get(p->tl, "samples");
-	size_t n = samples ? json_object_array_length(samples) : 0;
-	double kill_ms = getd(p->man, "killed_at_ms"), limit = 0;
+	struct json_object *samples;
+	size_t n;
+	double kill_ms, limit = 0, usage;
 	struct tl_geom g = {0, 0, 0};
 
+	jget_where(&p->notes, "diagnosis.json");
+	usage = getb(p, p->diag, "usage_bytes");
+	jget_where(&p->notes, "manifest.json");
+	kill_ms = getb(p, p->man, "killed_at_ms");
+	jget_where(&p->notes, "timeline.json");
+	samples = arr(p, p->tl, "samples");
+	n = jget_len(samples);
 	if (n < 2) {
 		out(p,
 		    "<section class=\"card\"><h2>Timeline</h2><p class=\"sub\">"
@@ -445,49 +508,33 @@ static void page_timeline(struct page *p)
 		return;
 	}
 	if (kill_ms <= 0)
-		kill_ms =
-			getd(json_object_array_get_idx(samples, n - 1), "t_ms");
-	g.t0 = (getd(json_object_array_get_idx(samples, 0), "t_ms") - kill_ms) /
-	       1000;
+		kill_ms = getb(p, jget_idx(samples, n - 1), "t_ms");
+	g.t0 = sample_t(p, samples, 0, kill_ms);
 	g.t1 = 0;
 	if (g.t0 >= g.t1)
 		g.t0 = g.t1 - 1;
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *s = json_object_array_get_idx(samples, i);
-		double u = getd(s, "usage"), l = getd(s, "limit");
-
-		g.ymax = fmax(g.ymax, u);
-		if (l > 0 && l < 1e18)
-			limit = l;
-	}
-	g.ymax = fmax(g.ymax, limit) * 1.08 + 1;
+	tl_scale(p, samples, &g, &limit);
 	outf(p,
 	     "<section class=\"card\"><h2>Timeline: the last %.0f s before "
 	     "the kill</h2><svg viewBox=\"0 0 %.0f %.0f\" width=\"100%%\" "
 	     "role=\"img\" aria-label=\"timeline\">",
 	     -g.t0, TL_W, TL_H);
 	tl_stack(p, &g, samples, kill_ms);
-	tl_frame(p, &g, limit, get(p->tl, "snapshots"), kill_ms);
+	tl_frame(p, &g, limit, arr(p, p->tl, "snapshots"), kill_ms);
 	out(p, "<polyline fill=\"none\" stroke=\"#1d2330\" stroke-width=\"2\" "
 	       "points=\"");
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *s = json_object_array_get_idx(samples, i);
-		outf(p, "%.1f,%.1f ",
-		     tx(&g, (getd(s, "t_ms") - kill_ms) / 1000),
-		     ty(&g, getd(s, "usage")));
-	}
+	for (size_t i = 0; i < n; i++)
+		outf(p, "%.1f,%.1f ", tx(&g, sample_t(p, samples, i, kill_ms)),
+		     ty(&g, getb(p, jget_idx(samples, i), "usage")));
 	out(p, "\"><title>cgroup usage</title></polyline>");
-	if (getd(p->diag, "usage_bytes") > 0) { /* last sample → the kill */
-		struct json_object *last =
-			json_object_array_get_idx(samples, n - 1);
+	if (usage > 0) /* last sample → the kill */
 		outf(p,
 		     "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
 		     "y2=\"%.1f\" stroke=\"#1d2330\" stroke-width=\"2\" "
 		     "stroke-dasharray=\"3 3\"/>",
-		     tx(&g, (getd(last, "t_ms") - kill_ms) / 1000),
-		     ty(&g, getd(last, "usage")), tx(&g, 0),
-		     ty(&g, getd(p->diag, "usage_bytes")));
-	}
+		     tx(&g, sample_t(p, samples, n - 1, kill_ms)),
+		     ty(&g, getb(p, jget_idx(samples, n - 1), "usage")),
+		     tx(&g, 0), ty(&g, usage));
 	out(p, "</svg><div class=\"sub\">"
 	       "black: the cgroup's usage · red: the limit and the kill · "
 	       "orange dashed: 80/90/95% · blue: snapshots · shaded: each "
@@ -592,10 +639,10 @@ static void label_arenas(struct scan_ctx *c, const char *dir, int pid)
 
 	snprintf(path, sizeof(path), "%s/arenas.json", dir);
 	ar = bundle_get_json(c->p->b, path);
-	heaps = get(ar, "heaps");
-	for (size_t i = 0; heaps && i < json_object_array_length(heaps); i++) {
-		const char *start =
-			jstr(json_object_array_get_idx(heaps, i), "start");
+	jget_where(&c->p->notes, path);
+	heaps = arr(c->p, ar, "heaps");
+	for (size_t i = 0; i < jget_len(heaps); i++) {
+		const char *start = jstr(c->p, jget_idx(heaps, i), "start");
 		uint64_t a, b;
 
 		if (startswith(start, "0x"))
@@ -639,22 +686,25 @@ static int proc_row(const char *path, const char *data, size_t len, void *ud)
 	if (!startswith(path, "processes/") || !tail ||
 	    !streq(tail, "/snapshot.json"))
 		return 0;
-	o = json_tokener_parse(data);
+	o = bundle_get_json(p->b, path);
+	(void)data;
 	(void)len;
+	jget_where(&p->notes, path);
+	outf(p, "<tr><td class=\"n\">%d</td><td>", geti(p, o, "pid"));
+	esc(p, jstr(p, o, "name"));
+	outf(p, "</td><td class=\"n\">%s</td>", M(getb(p, o, "rss_kb") * 1024));
 	snprintf(dir, sizeof(dir), "%.*s/arenas.json", (int)(tail - path),
 		 path);
 	ar = bundle_get_json(p->b, dir);
-	outf(p, "<tr><td class=\"n\">%d</td><td>",
-	     json_object_get_int(get(o, "pid")));
-	esc(p, jstr(o, "name"));
-	outf(p, "</td><td class=\"n\">%s</td>", M(getd(o, "rss_kb") * 1024));
+	jget_where(&p->notes, dir);
 	if (ar)
 		outf(p,
 		     "<td class=\"n\">%s</td><td class=\"n\">%.0f</td>"
 		     "<td class=\"n\">%s</td>",
-		     M(getd(get(ar, "main_heap"), "rss_kb") * 1024),
-		     getd(ar, "arena_heaps"),
-		     M(getd(ar, "arena_rss_kb") * 1024));
+		     M(getb(p, jget_obj(&p->notes, ar, "main_heap"), "rss_kb") *
+		       1024),
+		     getb(p, ar, "arena_heaps"),
+		     M(getb(p, ar, "arena_rss_kb") * 1024));
 	else
 		out(p, "<td></td><td></td><td></td>");
 	out(p, "</tr>");
@@ -743,6 +793,24 @@ static struct json_object *manifest_of(const struct bundle *b)
 	return m ? m : json_object_get(bundle_manifest((struct bundle *)b));
 }
 
+/* What was dropped for a wrong type, so a reader knows the page lacks it. */
+static void page_notes(struct page *p)
+{
+	if (!p->notes.n)
+		return;
+	out(p, "<section class=\"card\"><h2>Ignored in this bundle</h2>"
+	       "<p class=\"sub\">fields of a wrong type, left out of the "
+	       "page</p><ul>");
+	for (size_t i = 0; i < p->notes.n; i++) {
+		out(p, "<li>");
+		esc(p, p->notes.text[i]);
+		out(p, "</li>");
+	}
+	if (p->notes.more)
+		outf(p, "<li>and %zu more</li>", p->notes.more);
+	out(p, "</ul></section>\n");
+}
+
 int report_render_html(const struct bundle *b, struct strbuf *out_sb)
 {
 	struct page p = {.b = b, .out = out_sb};
@@ -756,6 +824,7 @@ int report_render_html(const struct bundle *b, struct strbuf *out_sb)
 	page_timeline(&p);
 	page_processes(&p);
 	page_kernel(&p);
+	page_notes(&p);
 	out(&p, "<p class=\"sub\">oomlens bundle v1 · files: manifest.json, "
 		"diagnosis.json, timeline.json, kernel/, cgroup/, processes/"
 		"</p></main></body></html>\n");
@@ -765,70 +834,84 @@ int report_render_html(const struct bundle *b, struct strbuf *out_sb)
 	return p.r;
 }
 
+static void text_head(struct page *p, const char *bold, const char *off)
+{
+	struct json_object *victims;
+
+	jget_where(&p->notes, "manifest.json");
+	outf(p, "%sbundle%s  %s\ncgroup  %s\nnode    %s\ntime    %s\n", bold,
+	     off, jstr(p, p->man, "id"), jstr(p, p->man, "cgroup"),
+	     jstr(p, p->man, "node"), jstr(p, p->man, "captured_at"));
+	victims = arr(p, p->man, "victims");
+	for (size_t i = 0; i < jget_len(victims); i++) {
+		struct json_object *v = jget_idx(victims, i);
+
+		outf(p, "killed  pid %d (%s), anon %s\n", geti(p, v, "pid"),
+		     jstr(p, v, "comm"), M(getb(p, v, "anon_rss_kb") * 1024));
+	}
+}
+
+static void text_verdict(struct page *p, const char *bold, const char *red,
+			 const char *off)
+{
+	struct json_object *v0, *lines;
+
+	jget_where(&p->notes, "diagnosis.json");
+	v0 = jget_idx(arr(p, p->diag, "verdicts"), 0);
+	if (!v0)
+		return;
+	outf(p, "\n%sverdict%s %s%s%s (confidence %d%%)\n  %s\n", bold, off,
+	     red, jstr(p, v0, "verdict"), off, geti(p, v0, "confidence"),
+	     jstr(p, p->diag, "summary"));
+	lines = arr(p, v0, "evidence");
+	for (size_t i = 0; i < jget_len(lines); i++)
+		outf(p, "  - %s\n", idx_str(p, lines, i));
+	lines = arr(p, v0, "recommendations");
+	for (size_t i = 0; i < jget_len(lines); i++)
+		outf(p, "  > %s\n", idx_str(p, lines, i));
+}
+
+static void text_ledger(struct page *p, const char *bold, const char *off)
+{
+	struct json_object *parts = arr(p, p->diag, "ledger");
+	uint64_t limit;
+
+	if (!parts)
+		return;
+	outf(p, "\n%sledger%s (usage %s", bold, off,
+	     M(getb(p, p->diag, "usage_bytes")));
+	if (jstr(p, p->diag, "usage_source")[0])
+		outf(p, " from the %s", jstr(p, p->diag, "usage_source"));
+	outf(p, ", limit %s)\n",
+	     jget_u64(&p->notes, p->diag, "limit_bytes", &limit)
+		     ? M((double)limit)
+		     : "none");
+	for (size_t i = 0; i < jget_len(parts); i++) {
+		struct json_object *e = jget_idx(parts, i);
+
+		outf(p, "  %-32s %10s  %s%s\n", jstr(p, e, "name"),
+		     M(getb(p, e, "bytes")), jstr(p, e, "source"),
+		     getbool(p, e, "estimate") ? " (estimate)" : "");
+	}
+}
+
 int report_render_text(const struct bundle *b, bool colour, struct strbuf *o)
 {
-	struct json_object *man = manifest_of(b);
-	struct json_object *d = bundle_get_json(b, "diagnosis.json");
-	struct json_object *vs = get(d, "verdicts"), *parts = get(d, "ledger");
-	struct json_object *v0 = vs && json_object_array_length(vs)
-					 ? json_object_array_get_idx(vs, 0)
-					 : NULL;
+	struct page p = {.b = b, .out = o};
 	const char *bold = colour ? "\033[1m" : "",
 		   *red = colour ? "\033[31m" : "";
 	const char *off = colour ? "\033[0m" : "";
-	int r;
 
-	r = strbuf_addf(o,
-			"%sbundle%s  %s\ncgroup  %s\nnode    %s\ntime    %s\n",
-			bold, off, jstr(man, "id"), jstr(man, "cgroup"),
-			jstr(man, "node"), jstr(man, "captured_at"));
-	for (size_t i = 0; r >= 0 && get(man, "victims") &&
-			   i < json_object_array_length(get(man, "victims"));
-	     i++) {
-		struct json_object *v =
-			json_object_array_get_idx(get(man, "victims"), i);
-		r = strbuf_addf(o, "killed  pid %d (%s), anon %s\n",
-				json_object_get_int(get(v, "pid")),
-				jstr(v, "comm"),
-				M(getd(v, "anon_rss_kb") * 1024));
-	}
-	if (r >= 0 && v0)
-		r = strbuf_addf(
-			o, "\n%sverdict%s %s%s%s (confidence %d%%)\n  %s\n",
-			bold, off, red, jstr(v0, "verdict"), off,
-			json_object_get_int(get(v0, "confidence")),
-			jstr(d, "summary"));
-	for (size_t i = 0; r >= 0 && v0 && get(v0, "evidence") &&
-			   i < json_object_array_length(get(v0, "evidence"));
-	     i++)
-		r = strbuf_addf(
-			o, "  - %s\n",
-			json_object_get_string(json_object_array_get_idx(
-				get(v0, "evidence"), i)));
-	for (size_t i = 0;
-	     r >= 0 && v0 && get(v0, "recommendations") &&
-	     i < json_object_array_length(get(v0, "recommendations"));
-	     i++)
-		r = strbuf_addf(
-			o, "  > %s\n",
-			json_object_get_string(json_object_array_get_idx(
-				get(v0, "recommendations"), i)));
-	if (r >= 0 && parts)
-		r = strbuf_addf(o, "\n%sledger%s (usage %s, limit %s)\n", bold,
-				off, M(getd(d, "usage_bytes")),
-				get(d, "limit_bytes")
-					? M(getd(d, "limit_bytes"))
-					: "none");
-	for (size_t i = 0;
-	     r >= 0 && parts && i < json_object_array_length(parts); i++) {
-		struct json_object *e = json_object_array_get_idx(parts, i);
-		r = strbuf_addf(o, "  %-32s %10s  %s%s\n", jstr(e, "name"),
-				M(getd(e, "bytes")), jstr(e, "source"),
-				json_object_get_boolean(get(e, "estimate"))
-					? " (estimate)"
-					: "");
-	}
-	json_object_put(man);
-	json_object_put(d);
-	return r;
+	p.man = manifest_of(b);
+	p.diag = bundle_get_json(b, "diagnosis.json");
+	text_head(&p, bold, off);
+	text_verdict(&p, bold, red, off);
+	text_ledger(&p, bold, off);
+	for (size_t i = 0; i < p.notes.n; i++)
+		outf(&p, "%snote: %s\n", i ? "" : "\n", p.notes.text[i]);
+	if (p.notes.more)
+		outf(&p, "note: and %zu more\n", p.notes.more);
+	json_object_put(p.man);
+	json_object_put(p.diag);
+	return p.r;
 }

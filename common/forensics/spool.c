@@ -9,6 +9,7 @@
 #include "forensics/bundle.h"
 #include "kernel/cgroup.h"
 #include "base/fileio.h"
+#include "base/jget.h"
 #include "forensics/spool.h"
 #include "base/util.h"
 
@@ -309,7 +310,7 @@ int spool_find(const char *const *dirs, size_t n_dirs, const char *cgroup_path,
 static uint64_t snapshot_time(int snap_fd, const char *name, uint64_t deadline)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	struct json_object *o, *t;
+	struct json_object *o;
 	char path[300];
 	uint64_t v = 0;
 
@@ -319,11 +320,7 @@ static uint64_t snapshot_time(int snap_fd, const char *name, uint64_t deadline)
 	    read_untrusted_at(snap_fd, path, MANIFEST_MAX, deadline, &sb) < 0)
 		return 0;
 	o = json_tokener_parse(sb.buf);
-	if (o && json_object_is_type(o, json_type_object) &&
-	    json_object_object_get_ex(o, "t_ms", &t) &&
-	    json_object_is_type(t, json_type_int) &&
-	    json_object_get_int64(t) > 0)
-		v = (uint64_t)json_object_get_int64(t);
+	jget_u64(NULL, o, "t_ms", &v); /* a negative or "12x": 0 */
 	json_object_put(o);
 	return v;
 }

@@ -5,6 +5,7 @@ against the program's own account of what it did, within the stated
 tolerance."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -12,7 +13,7 @@ import time
 import pytest
 
 from oomtest import (Agent, BUILD, Cgroup, Sidecar, VICTIMS, bundle_files,
-                     ledger_part, require_oom_env, run_in_cgroup,
+                     hog, ledger_part, require_oom_env, run_in_cgroup,
                      wait_oom_ratelimit)
 
 MiB = 1 << 20
@@ -30,6 +31,63 @@ def env(tmp_path_factory):
     yield cg, agent, tmp
     agent.stop()
     cg.cleanup()
+
+
+UNITS = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+FIGURE = re.compile(r"(-?\d+(?:\.(\d+))?) (KiB|MiB|GiB)\b")
+
+
+def figures(text):
+    """(bytes, the text as printed, rounding allowance) of each size."""
+    for m in FIGURE.finditer(text):
+        half = 0.5 * 10 ** -len(m.group(2) or "") * UNITS[m.group(3)]
+        yield float(m.group(1)) * UNITS[m.group(3)], m.group(0), half
+
+
+def assert_sane_figures(diag, summary, html):
+    """No figure of the diagnosis is negative or above twice the limit: the
+    numbers of diagnosis.json, the summary line up to its recommendation,
+    and report.html outside the evidence and recommendation lists (those
+    quote the JVM's own settings, e.g. -Xmx1g, and advice), the notes card
+    (it quotes what was clipped) and the kernel's report."""
+    limit = diag.get("limit_bytes")
+    high = 2 * limit if limit else None
+
+    def check(v, what, half=0):
+        assert v >= 0, (what, v)
+        if high is not None:
+            assert v - half <= high, "%s: %s above 2x the %d-byte limit" % (
+                what, v, limit)
+
+    def walk(o, where):
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if k.endswith("bytes") and isinstance(v, (int, float)) \
+                        and not isinstance(v, bool):
+                    check(v, where + "." + k)
+                walk(v, where + "." + k)
+        elif isinstance(o, list):
+            for i, v in enumerate(o):
+                walk(v, "%s[%d]" % (where, i))
+    walk(diag, "diagnosis")
+    assert diag["usage_bytes"] <= (limit or diag["usage_bytes"]) * 1.05 + (4 << 20)
+    for text in (diag["summary"], summary):
+        for v, s, half in figures(text.split(";")[0]):
+            check(v, "summary %r: %s" % (text, s), half)
+    page = re.sub(r"<ul>.*?</ul>|<div class=\"other\">.*?</div>|<pre>.*?</pre>",
+                  "", html, flags=re.S)
+    # the summary's advice ("raise the limit to 64 MiB", in 64 MiB steps)
+    page = re.sub(r";[^<]*</p>", "</p>", page)
+    for v, s, half in figures(page):
+        check(v, "report.html: " + s, half)
+
+
+def check_bundle(line, files):
+    """Every bundle's figures, whatever the scenario."""
+    diag = json.loads(files["diagnosis.json"])
+    assert_sane_figures(diag, line.get("summary", ""),
+                        files["report.html"].decode())
+    return diag
 
 
 def run_scenario(env, name, limit_mb, argv, sidecar_extra=(), timeout=90):
@@ -51,7 +109,8 @@ def run_scenario(env, name, limit_mb, argv, sidecar_extra=(), timeout=90):
     finally:
         sc.stop()
     files = bundle_files(line["path"])
-    diag = json.loads(files["diagnosis.json"])
+    diag = check_bundle(line, files)
+    assert diag["usage_source"], diag
     lines = []
     for l in out.splitlines():
         try:
@@ -199,3 +258,54 @@ def test_jvm_direct_buffers_are_jvm_native(env):
     # by then (it printed every 16 MiB and kept growing): 35 %
     assert abs(other / MiB - held) <= 0.35 * held, (other / MiB, held)
     assert "MaxDirectMemorySize" in diag["verdicts"][0]["recommendations"][0]
+
+
+# The demo's own victims (scripts/demo.sh), each checked for sane figures
+# by run_scenario like every scenario here.
+def test_demo_hog(env):
+    line, diag, files, out = run_scenario(
+        env, "demohog", 48, [os.path.join(VICTIMS, "hog"), "--step-mb", "4",
+                             "--delay-ms", "100"])
+    assert diag["usage_source"] == "kernel report at the kill", diag
+    assert diag["limit_bytes"] == 48 * MiB
+    assert line["victims"][0]["pid"] > 0
+
+
+def test_demo_jvm_heap_above_the_limit(env):
+    # SerialGC with -Xmx512m in 160 MiB: the heap's committed size may pass
+    # the limit (untouched pages are not charged); the verdict's figure is
+    # what was resident.
+    javac("HeapHog")
+    line, diag, files, out = run_scenario(
+        env, "demojvm", 160,
+        ["java", "-XX:NativeMemoryTracking=summary", "-Xmx512m",
+         "-XX:+UseSerialGC", "-cp", JAVA_DIR, "HeapHog", "400", "15"],
+        timeout=120)
+    assert diag["verdict"] == "java-heap", diag["verdicts"]
+    assert diag["verdicts"][0]["bytes"] <= diag["usage_bytes"]
+
+
+def test_rate_limited_kills_keep_sane_figures(env):
+    # 14 kills in a row: past 10 full reports in 5 s the kernel prints only
+    # "Killed process" lines, without usage or memcg stats. Those bundles
+    # take the usage from the cgroup read at the notification, its peak or
+    # the timeline, and say which.
+    cg, agent, tmp = env
+    cg.mkdir("/burst", limit_mb=16)
+    sc = Sidecar(cg.path("/burst"), str(tmp / "spool" / "burst"), ())
+    wait_oom_ratelimit()
+    try:
+        for _ in range(14):
+            _, _, rc = hog(cg, "/burst", "--step-mb", "2")
+            assert rc == -9
+        lines = [agent.next(timeout=30) for _ in range(14)]
+    finally:
+        sc.stop()
+    sources = []
+    for line in lines:
+        files = bundle_files(line["path"])
+        diag = check_bundle(line, files)
+        assert diag["limit_bytes"] == 16 * MiB, diag
+        sources.append(diag["usage_source"])
+    assert sources.count("kernel report at the kill") <= 10, sources
+    assert any(s != "kernel report at the kill" for s in sources), sources

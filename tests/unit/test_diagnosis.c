@@ -389,3 +389,397 @@ Test(diagnosis, rate_limited_report_uses_the_cgroup_at_notification)
 	bundle_free(b);
 	oom_report_release(&r);
 }
+
+/* ---- a kill without the kernel's report ---------------------------- */
+
+/* Sizes written "N KiB|MiB|GiB" in s (up to stop, when given) in bytes,
+ * each checked against lo..hi. */
+static void figures_within(const char *s, const char *stop, uint64_t hi)
+{
+	static const struct {
+		const char *unit;
+		double mul;
+	} units[] = {
+		{" KiB", 1024.0}, {" MiB", 1048576.0}, {" GiB", 1073741824.0}};
+	const char *end = stop ? strstr(s, stop) : NULL;
+
+	end = end ? end : s + strlen(s);
+	for (const char *q = s; q < end; q++) {
+		char *after;
+		double v;
+
+		if (!(*q >= '0' && *q <= '9') ||
+		    (q > s && q[-1] >= '0' && q[-1] <= '9') ||
+		    (q > s && q[-1] == '.'))
+			continue;
+		const char *dot;
+		double half = 0.5; /* what printing rounded off */
+
+		v = strtod(q, &after);
+		dot = memchr(q, '.', (size_t)(after - q));
+		for (const char *x = dot ? dot + 1 : after; x < after; x++)
+			half /= 10;
+		for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+			if (!strncmp(after, units[i].unit,
+				     strlen(units[i].unit)))
+				cr_assert_leq((v - half) * units[i].mul,
+					      (double)hi,
+					      "figure \"%.*s\" in \"%s\"",
+					      (int)(after - q + 4), q, s);
+	}
+}
+
+/* Every figure of d is ≥ 0 (unsigned; a wrap shows as ~2^64) and, with a
+ * limit, at most twice it; the parts add up to the usage at most. */
+static void assert_sane(const struct diagnosis *d)
+{
+	uint64_t lim = d->limit_bytes;
+	uint64_t hi = lim > UINT64_MAX / 2 ? UINT64_MAX : 2 * lim;
+	uint64_t sum = 0;
+
+	if (lim != UINT64_MAX)
+		cr_assert_leq(d->usage_bytes, lim + diag_slack(lim) < lim
+						      ? UINT64_MAX
+						      : lim + diag_slack(lim));
+	for (size_t i = 0; i < d->n_parts; i++) {
+		cr_assert_leq(d->parts[i].bytes, d->usage_bytes, "%s",
+			      d->parts[i].name);
+		sum += d->parts[i].bytes;
+		cr_assert_geq(sum, d->parts[i].bytes, "no wrap");
+	}
+	cr_assert_leq(sum, d->usage_bytes);
+	cr_assert_leq(d->unreconciled, d->usage_bytes);
+	for (size_t i = 0; i < d->n_verdicts; i++)
+		cr_assert_leq(d->verdicts[i].bytes, hi, "%s %llu",
+			      diag_kind_name(d->verdicts[i].kind),
+			      (unsigned long long)d->verdicts[i].bytes);
+	cr_assert_gt(d->n_verdicts, 0);
+	if (lim != UINT64_MAX)
+		figures_within(d->summary, ";", hi);
+}
+
+static void add_text(struct bundle *b, const char *path, const char *text)
+{
+	cr_assert_eq(bundle_add(b, path, text, strlen(text), 1), 0);
+}
+
+static void add_status(struct bundle *b, int pid, unsigned anon_kb)
+{
+	char path[64], text[256];
+
+	snprintf(path, sizeof(path), "processes/%d/status", pid);
+	snprintf(text, sizeof(text),
+		 "Name:\tapp\nPid:\t%d\nPPid:\t1\nVmRSS:\t%u kB\n"
+		 "RssAnon:\t%u kB\nRssFile:\t100 kB\nRssShmem:\t0 kB\n",
+		 pid, anon_kb + 100, anon_kb);
+	add_text(b, path, text);
+}
+
+/* A v1 kill of a 48 MiB cgroup whose kernel report was lost. */
+static struct bundle *no_kernel_bundle(void)
+{
+	struct bundle *b;
+
+	cr_assert_eq(bundle_new("oom-nokernel", &b), 0);
+	json_object_object_add(bundle_manifest(b), "cgroup_mode",
+			       json_object_new_string("v1"));
+	add_status(b, 42, 40 * 1024);
+	return b;
+}
+
+static void run_bundle(struct bundle *b, uint64_t kill_ms, struct diagnosis *d,
+		       struct diag_input *in)
+{
+	cr_assert_eq(diagnosis_load_bundle(b, NULL, kill_ms, in), 0);
+	diagnosis_run(in, d);
+	assert_sane(d);
+}
+
+Test(diagnosis, no_kernel_dir_only_at_notification)
+{
+	struct bundle *b = no_kernel_bundle();
+	struct json_object *st = json_object_new_object();
+	struct diag_input in;
+	struct diagnosis d;
+
+	json_object_object_add(st, "usage_bytes",
+			       json_object_new_int64(50331648));
+	json_object_object_add(st, "limit_bytes",
+			       json_object_new_int64(50331648));
+	json_object_object_add(bundle_manifest(b),
+			       "cgroup_state_at_notification", st);
+	add_text(b, "cgroup/at-notification/memory.stat",
+		 "total_rss 44040192\ntotal_cache 4194304\ntotal_shmem 0\n");
+	run_bundle(b, 0, &d, &in);
+	cr_assert_str_eq(d.usage_source, "cgroup at the OOM notification");
+	cr_assert_str_eq(in.limit_source, "cgroup at the OOM notification");
+	cr_assert_eq(d.usage_bytes, 48 * MiB);
+	cr_assert_eq(d.limit_bytes, 48 * MiB);
+	cr_assert_eq(part(&d, "other anonymous"), 42 * MiB);
+	cr_assert_eq(part(&d, "file cache"), 4 * MiB);
+	diag_input_release(&in);
+	bundle_free(b);
+}
+
+Test(diagnosis, no_kernel_dir_uses_the_v1_peak)
+{
+	struct bundle *b = no_kernel_bundle();
+	struct diag_input in;
+	struct diagnosis d;
+
+	add_text(b, "cgroup/memory.max_usage_in_bytes", "50331648\n");
+	add_text(b, "cgroup/memory.limit_in_bytes", "50331648\n");
+	run_bundle(b, 0, &d, &in);
+	cr_assert_str_eq(d.usage_source,
+			 "cgroup memory.max_usage_in_bytes after the kill");
+	cr_assert_eq(d.usage_bytes, 48 * MiB);
+	cr_assert_eq(d.limit_bytes, 48 * MiB);
+	/* no memcg stats: the processes' RSS, 40 MiB anon + 100 kB file */
+	cr_assert_eq(part(&d, "other anonymous"), 40 * MiB);
+	diag_input_release(&in);
+	bundle_free(b);
+}
+
+Test(diagnosis, no_kernel_dir_uses_the_v2_peak_in_the_manifest)
+{
+	struct bundle *b = no_kernel_bundle();
+	struct json_object *st = json_object_new_object();
+	struct diag_input in;
+	struct diagnosis d;
+
+	json_object_object_add(bundle_manifest(b), "cgroup_mode",
+			       json_object_new_string("v2"));
+	json_object_object_add(st, "usage_bytes", json_object_new_int64(4096));
+	json_object_object_add(st, "peak_bytes",
+			       json_object_new_int64(50331648));
+	json_object_object_add(st, "limit_bytes",
+			       json_object_new_int64(50331648));
+	json_object_object_add(bundle_manifest(b), "cgroup_state", st);
+	run_bundle(b, 0, &d, &in);
+	cr_assert_str_eq(d.usage_source, "cgroup memory.peak after the kill");
+	cr_assert_str_eq(in.limit_source, "cgroup memory.max after the kill");
+	cr_assert_eq(d.usage_bytes, 48 * MiB);
+	diag_input_release(&in);
+	bundle_free(b);
+}
+
+/* Samples every 250 ms: 8 MiB idle, then a jump; the last one was taken
+ * after the victim died (no processes, usage back near 0). This is how
+ * "spike, 17179869184 GiB of the 48 MiB limit" came about: the usage at
+ * the kill read 0 and the spike's figure was usage − low. */
+static const char spike_timeline[] =
+	"{\"samples\":["
+	"{\"t_ms\":9000,\"usage\":8388608,\"limit\":50331648,\"procs\":"
+	"[{\"pid\":42,\"anon_kb\":8192}]},"
+	"{\"t_ms\":9250,\"usage\":8388608,\"limit\":50331648,\"procs\":"
+	"[{\"pid\":42,\"anon_kb\":8192}]},"
+	"{\"t_ms\":9500,\"usage\":8388608,\"limit\":50331648,\"procs\":"
+	"[{\"pid\":42,\"anon_kb\":8192}]},"
+	"{\"t_ms\":9750,\"usage\":48234496,\"limit\":50331648,\"procs\":"
+	"[{\"pid\":42,\"anon_kb\":47000}]},"
+	"{\"t_ms\":10000,\"usage\":262144,\"limit\":50331648,\"procs\":[]}"
+	"]}";
+
+Test(diagnosis, no_kernel_dir_only_timeline)
+{
+	struct bundle *b;
+	struct diag_input in;
+	struct diagnosis d;
+
+	cr_assert_eq(bundle_new("oom-tl", &b), 0);
+	add_text(b, "timeline.json", spike_timeline);
+	run_bundle(b, 10000, &d, &in);
+	cr_assert_str_eq(d.usage_source,
+			 "last timeline sample, 0.2 s before the kill");
+	cr_assert_eq(d.usage_bytes, 48234496);
+	cr_assert_eq(d.limit_bytes, 50331648);
+	cr_assert_str_eq(in.limit_source, "timeline sample");
+	cr_assert_eq(d.verdicts[0].kind, DIAG_SPIKE, "%s", d.summary);
+	cr_assert_eq(d.verdicts[0].bytes, 48234496 - 8388608);
+	cr_assert(strstr(d.summary, "spike, 38 MiB of the 48 MiB limit"), "%s",
+		  d.summary);
+	diag_input_release(&in);
+	bundle_free(b);
+}
+
+Test(diagnosis, nothing_read_at_all_sums_the_processes)
+{
+	struct bundle *b = no_kernel_bundle();
+	struct diag_input in;
+	struct diagnosis d;
+
+	run_bundle(b, 0, &d, &in);
+	cr_assert_not(in.have_usage);
+	cr_assert_str_eq(d.usage_source, "sum of the processes' RSS");
+	cr_assert_eq(d.usage_bytes, 40 * MiB + 100 * 1024);
+	cr_assert_eq(d.limit_bytes, UINT64_MAX);
+	diag_input_release(&in);
+	bundle_free(b);
+}
+
+/* "java-heap, 365 MiB of the 160 MiB limit": the heap's committed size is
+ * virtual (SerialGC grows it in steps; untouched pages are not charged).
+ * The verdict's figure is the resident share the ledger found. */
+Test(diagnosis, java_heap_committed_beyond_the_limit_counts_resident)
+{
+	struct diag_input in;
+	struct diagnosis d;
+	struct diag_proc *p;
+
+	diag_input_init(&in);
+	p = one_proc(&in);
+	in.have_usage = in.have_stats = true;
+	in.usage_bytes = in.limit_bytes = 160 * MiB;
+	in.anon = 150 * MiB;
+	p->jvm = p->have_heap = true;
+	p->heap_committed_kb = 365 * 1024;
+	p->heap_used_kb = 140 * 1024;
+	p->heap_max_kb = 512 * 1024;
+	diagnosis_run(&in, &d);
+	assert_sane(&d);
+	cr_assert_eq(d.verdicts[0].kind, DIAG_JAVA_HEAP, "%s", d.summary);
+	cr_assert_eq(d.verdicts[0].bytes, 150 * MiB);
+	cr_assert(strstr(d.summary, "java-heap, 150 MiB of the 160 MiB limit"),
+		  "%s", d.summary);
+	cr_assert(strstr(d.verdicts[0].evidence[0], "committed 365 MiB"));
+	cr_assert(d.parts[0].estimate, "a clipped heap is an estimate");
+	diag_input_release(&in);
+}
+
+/* Usage read from another cgroup or moment than the limit: noted, and the
+ * limit stands in; RSS summed over processes that share pages (a fork)
+ * counts them twice: clipped to the usage, noted. */
+Test(diagnosis, usage_above_the_limit_is_noted_not_printed)
+{
+	struct diag_input in;
+	struct diagnosis d;
+	struct diag_proc *p;
+
+	diag_input_init(&in);
+	p = one_proc(&in);
+	in.have_usage = true;
+	in.usage_bytes = 365 * MiB;
+	in.limit_bytes = 160 * MiB;
+	strlcpy_safe(in.usage_source, "x", sizeof(in.usage_source));
+	p->rss_anon_kb = 300 * 1024; /* no stats: RSS */
+	diagnosis_run(&in, &d);
+	assert_sane(&d);
+	cr_assert_eq(d.usage_bytes, 160 * MiB);
+	cr_assert_geq(d.notes.n, 2);
+	cr_assert(strstr(d.notes.text[0], "above the 160 MiB limit"), "%s",
+		  d.notes.text[0]);
+	cr_assert(strstr(d.notes.text[1], "anonymous memory 300 MiB"), "%s",
+		  d.notes.text[1]);
+	diag_input_release(&in);
+}
+
+/* ---- property: random and edge ledgers ------------------------------ */
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* A byte figure: edge values, or anything up to 2^(bits) */
+static uint64_t rnd_fig(void)
+{
+	static const uint64_t edge[] = {0,
+					1,
+					4095,
+					48 * MiB,
+					160 * MiB,
+					UINT64_MAX,
+					UINT64_MAX - 1,
+					UINT64_MAX / 1024,
+					UINT64_MAX / 1024 + 1,
+					1ull << 63};
+
+	if (rnd() % 4 == 0)
+		return edge[rnd() % ARRAY_SIZE(edge)];
+	return rnd() >> (rnd() % 64);
+}
+
+static void rnd_proc(struct diag_proc *p, int pid)
+{
+	p->pid = pid;
+	p->ppid = (int)(rnd() % 4);
+	p->rss_anon_kb = rnd_fig();
+	p->rss_file_kb = rnd_fig();
+	p->rss_shmem_kb = rnd_fig();
+	p->have_smaps = rnd() % 2;
+	p->heap_rss_kb = rnd_fig();
+	p->arena_rss_kb = rnd_fig();
+	p->stack_rss_kb = rnd_fig();
+	p->n_arenas = rnd() % 64;
+	p->have_alloc = rnd() % 2;
+	p->alloc_inuse_bytes = rnd_fig();
+	p->alloc_mmap_bytes = rnd_fig();
+	p->jvm = p->have_nmt = p->have_heap = rnd() % 2;
+	p->heap_committed_kb = rnd_fig();
+	p->heap_used_kb = rnd_fig();
+	p->heap_max_kb = rnd_fig();
+	p->nmt_malloc_kb = rnd_fig();
+	p->n_nmt = rnd() % 4;
+	for (size_t i = 0; i < p->n_nmt; i++) {
+		snprintf(p->nmt[i].name, sizeof(p->nmt[i].name), "%s",
+			 i ? "Other" : "Java Heap");
+		p->nmt[i].committed_kb = rnd_fig();
+		p->nmt[i].malloc_kb = rnd_fig();
+	}
+	p->have_trim = rnd() % 2;
+	p->trim_before_kb = rnd_fig();
+	p->trim_after_kb = rnd_fig();
+}
+
+static void rnd_input(struct diag_input *in)
+{
+	diag_input_init(in);
+	in->have_usage = rnd() % 4 != 0;
+	in->usage_bytes = rnd_fig();
+	if (rnd() % 4)
+		in->limit_bytes = rnd_fig();
+	in->have_stats = rnd() % 2;
+	in->anon = rnd_fig();
+	in->file = rnd_fig();
+	in->shmem = rnd_fig();
+	in->slab = rnd_fig();
+	in->sock = rnd_fig();
+	in->have_kernel_total = rnd() % 2;
+	in->kernel = rnd_fig();
+	in->n_procs = rnd() % 14; /* more JVMs than verdict slots */
+	in->procs = calloc(in->n_procs + 1, sizeof(*in->procs));
+	for (size_t i = 0; i < in->n_procs; i++)
+		rnd_proc(&in->procs[i], (int)i + 1);
+	in->victim_pid = (int)(rnd() % 5);
+	in->have_snapshot = in->n_procs > 0;
+	in->n_tl = rnd() % 40;
+	in->tl = calloc(in->n_tl + 1, sizeof(*in->tl));
+	for (size_t i = 0; i < in->n_tl; i++) {
+		in->tl[i].t =
+			-(double)(in->n_tl - i) * 0.5 + (double)(rnd() % 3);
+		in->tl[i].usage = rnd() % 2 ? rnd_fig() : in->usage_bytes / 2;
+		in->tl[i].nprocs = (unsigned)(rnd() % 3);
+	}
+}
+
+Test(diagnosis, property_no_figure_negative_or_beyond_twice_the_limit)
+{
+	for (int i = 0; i < 20000; i++) {
+		struct diag_input in;
+		struct diagnosis d;
+		struct json_object *o;
+
+		rnd_input(&in);
+		diagnosis_run(&in, &d);
+		assert_sane(&d);
+		o = diagnosis_to_json(&d);
+		cr_assert_not_null(o);
+		json_object_put(o);
+		diag_input_release(&in);
+	}
+}

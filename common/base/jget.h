@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* jget: typed reads of json-c values that came from outside (a pod's
+ * spool, a bundle, an uploaded OOMBundle). json-c asserts (SIGABRT) when
+ * json_object_array_length() or json_object_array_get_idx() is handed
+ * anything but an array; its get_int64/get_string convert silently ("12x"
+ * → 12, -1 → 18446744073709551615 once cast). Every accessor here returns
+ * the value only when it has the type asked for; anything else is
+ * "absent", and when a struct jget_notes is given, a wrong type (not an
+ * absent key, not null) is recorded there as one readable line.
+ *
+ * All accessors take NULL objects and NULL notes. None allocates except
+ * jget_note's fixed slots; none blocks. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_object;
+
+#define JGET_NOTES_MAX 8
+#define JGET_NOTE_LEN 200
+
+/* Wrong types seen while reading one input; the first JGET_NOTES_MAX are
+ * kept, the rest only counted. Zero-initialise; name the file being read
+ * ("timeline.json") with jget_where() before reading it. */
+struct jget_notes {
+	char where[96];
+	char text[JGET_NOTES_MAX][JGET_NOTE_LEN];
+	size_t n, more;
+};
+
+/* The member key of o, of any type; NULL when o is not an object, the key
+ * is absent or its value is JSON null. */
+struct json_object *jget(struct json_object *o, const char *key);
+
+/* The member key when it is an object / an array; NULL otherwise. */
+struct json_object *jget_obj(struct jget_notes *n, struct json_object *o,
+			     const char *key);
+struct json_object *jget_array(struct jget_notes *n, struct json_object *o,
+			       const char *key);
+
+/* The string member key (owned by o); NULL when absent or not a string. */
+const char *jget_str(struct jget_notes *n, struct json_object *o,
+		     const char *key);
+
+/* Integer members. jget_u64 takes only JSON integers ≥ 0 (not doubles,
+ * strings, booleans); jget_int only integers within int. Return true and
+ * set *ret on success; *ret is untouched otherwise. */
+bool jget_u64(struct jget_notes *n, struct json_object *o, const char *key,
+	      uint64_t *ret);
+bool jget_int(struct jget_notes *n, struct json_object *o, const char *key,
+	      int *ret);
+/* The same, 0 when absent or of a wrong type. */
+uint64_t jget_u64_or0(struct jget_notes *n, struct json_object *o,
+		      const char *key);
+
+/* A finite number (integer or double). */
+bool jget_double(struct jget_notes *n, struct json_object *o, const char *key,
+		 double *ret);
+/* A JSON boolean (not 0/1, not "true"). */
+bool jget_bool(struct jget_notes *n, struct json_object *o, const char *key,
+	       bool *ret);
+
+/* Elements of an array: length 0 and NULL when a is not an array or i is
+ * out of range. */
+size_t jget_len(struct json_object *a);
+struct json_object *jget_idx(struct json_object *a, size_t i);
+
+/* A string element; NULL when a[i] is not a string. */
+const char *jget_idx_str(struct jget_notes *n, struct json_object *a, size_t i);
+
+/* Names the input the next notes are about ("" or NULL: none). */
+void jget_where(struct jget_notes *n, const char *where);
+
+/* Records one line "<where>: <text>" in n (NULL: nothing), once. */
+void jget_note(struct jget_notes *n, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));

@@ -84,6 +84,9 @@ struct oom_report {
 	char constraint[32]; /* "CONSTRAINT_MEMCG", "CONSTRAINT_NONE", … */
 	char oom_memcg[KMSG_PATH_MAX];	/* "" when not printed */
 	char task_memcg[KMSG_PATH_MAX]; /* "" when not printed */
+	bool memcg_ambiguous; /* the oom-kill line splits more than one way
+				 (cgroup names or the comm hold its keys):
+				 oom_memcg and task_memcg are left "" */
 	bool global; /* not a memcg OOM (CONSTRAINT_NONE, "Out of memory:") */
 	bool group_kill; /* "Tasks in X are going to be killed due to
 			    memory.oom.group set" */

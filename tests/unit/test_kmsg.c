@@ -870,11 +870,14 @@ Test(kmsg, killed_line_comm_tricks)
 }
 
 struct oom_kill_case {
-	char line[200];
+	char line[300];
 	char comm[16]; /* the victim's, "" when unknown */
 	char oom_memcg[40], task_memcg[40];
 	int pid;
 	bool global;
+	/* FITS: one split; AMBIGUOUS: several (memcg_ambiguous, both
+	 * memcgs ""); REFUSED: none (-EBADMSG) */
+	enum { FITS, AMBIGUOUS, REFUSED } split;
 };
 
 ParameterizedTestParameters(kmsg, oom_kill_lines)
@@ -883,30 +886,77 @@ ParameterizedTestParameters(kmsg, oom_kill_lines)
 		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
 		 ",mems_allowed=0,oom_memcg=/a,task_memcg=/a/b,task=,global_oo"
 		 "m,x,pid=3,uid=0",
-		 "", "/a", "/a/b", 3, false},
+		 "", "/a", "/a/b", 3, false, FITS},
 		/* cgroup name with ",task=" (real: v2-6.1-hostile) */
 		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
 		 ",mems_allowed=0,oom_memcg=/demo,task_memcg=/demo/a b,task=x,"
 		 "task=evil) (x\nUID:9,pid=155,uid=0",
-		 "", "/demo", "/demo/a b,task=x", 155, false},
+		 "", "/demo", "/demo/a b,task=x", 155, false, FITS},
 		/* both hold ",task=": only the victim's comm tells */
 		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
 		 ",mems_allowed=0,oom_memcg=/x,task_memcg=/x/y,task=z,task=a,p"
 		 "id=1,uid=0",
-		 "a", "/x", "/x/y,task=z", 1, false},
+		 "a", "/x", "/x/y,task=z", 1, false, FITS},
 		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
 		 ",mems_allowed=0,oom_memcg=/x,task_memcg=/x/y,task=z,task=a,p"
 		 "id=1,uid=0",
-		 "z,task=a", "/x", "/x/y", 1, false},
+		 "z,task=a", "/x", "/x/y", 1, false, FITS},
 		/* an oom_memcg holding ",task_memcg=" */
 		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
 		 ",mems_allowed=0,oom_memcg=/p,task_memcg=/q,task_memcg=/p,tas"
 		 "k_memcg=/q/r,task=c,pid=7,uid=0",
-		 "c", "/p,task_memcg=/q", "/p,task_memcg=/q/r", 7, false},
+		 "c", "/p,task_memcg=/q", "/p,task_memcg=/q/r", 7, false, FITS},
 		{"oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,"
 		 "mems_allowed=0,global_oom,task_memcg=/,task=hog,pid=109,uid="
 		 "0",
-		 "", "", "/", 109, true},
+		 "", "", "/", 109, true, FITS},
+		/* Issue 13 finding 9: a delegated cpuset's name repeats the
+		 * keys after it (real: pasted/v1-6.18-hostile-cpuset). A
+		 * cgroup name holds no '/', so no split can take a path from
+		 * it. */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=x"
+		 ",mems_allowed=0,global_oom,oom_memcg=podV,task_memcg=podV,mem"
+		 "s_allowed=0,oom_memcg=/oomlens-paste-24757,task_memcg=/oomlen"
+		 "s-paste-24757,task=a,task=b,pid=1,pid=24842,uid=0",
+		 "", "/oomlens-paste-24757", "/oomlens-paste-24757", 24842,
+		 false, FITS},
+		/* the issue's name, with paths: mkdir cannot make it, so no
+		 * kernel printed this line: refused */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=x"
+		 ",oom_memcg=/kubepods/podV,task_memcg=/kubepods/podV/ctr,mems_"
+		 "allowed=0,oom_memcg=/kubepods/podA,task_memcg=/kubepods/podA/"
+		 "c,task=app,pid=9,uid=0",
+		 "", "", "", 9, false, REFUSED},
+		/* a cpuset name that ends the line early: "global_oom" */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=0-1,3,cpuset=a,"
+		 "mems_allowed=0,global_oom,task_memcg=,mems_allowed=0-1,3,oom_"
+		 "memcg=/p,task_memcg=/p/c,task=app,pid=9,uid=0",
+		 "", "/p", "/p/c", 9, false, FITS},
+		/* a hostile comm: keys, a fake pid/uid tail */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/p,task_memcg=/p/c,task=,pid=1,uid="
+		 "2,pid=9,uid=0",
+		 "", "/p", "/p/c", 9, false, FITS},
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/p,task_memcg=/p/c,task=x,oom_memc"
+		 "g=/q,pid=9,uid=0",
+		 "", "/p", "/p/c", 9, false, FITS},
+		/* two splits fit and the comm is unknown: refused ... */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/x,task_memcg=/x/y,task=z,task=a,p"
+		 "id=1,uid=0",
+		 "", "", "", 1, false, AMBIGUOUS},
+		/* ... an oom_memcg name holding ",task_memcg=/…" twice ... */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/a,task_memcg=/a/b,task_memcg=/a,t"
+		 "ask_memcg=/a/b/c,task=t,pid=2,uid=0",
+		 "t", "", "", 2, false, AMBIGUOUS},
+		/* ... a cpuset name holding a whole memcg part (its paths
+		 * below the one that ooms) */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=a"
+		 ",mems_allowed=0,oom_memcg=,mems_allowed=0,oom_memcg=/p,task_m"
+		 "emcg=/p/c,task=t,pid=2,uid=0",
+		 "t", "/p", "/p/c", 2, false, FITS},
 	};
 	return cr_make_param_array(struct oom_kill_case, cases,
 				   ARRAY_SIZE(cases));
@@ -920,11 +970,12 @@ ParameterizedTest(struct oom_kill_case *c, kmsg, oom_kill_lines)
 	oom_report_init(&r);
 	cr_assert_eq(kmsg_parse_oom_kill(c->line, c->comm[0] ? c->comm : NULL,
 					 &r, &pid),
-		     0, "%s", c->line);
+		     c->split == REFUSED ? -EBADMSG : 0, "%s", c->line);
 	cr_assert_str_eq(r.oom_memcg, c->oom_memcg, "%s", c->line);
 	cr_assert_str_eq(r.task_memcg, c->task_memcg, "%s", c->line);
 	cr_assert_eq(pid, c->pid);
 	cr_assert_eq(r.global, c->global, "%s", c->line);
+	cr_assert_eq(r.memcg_ambiguous, c->split == AMBIGUOUS, "%s", c->line);
 	oom_report_release(&r);
 }
 
@@ -938,8 +989,10 @@ Test(kmsg, oom_kill_line_malformed)
 		kmsg_parse_oom_kill("oom-kill:nodemask=(null)", NULL, &r, &pid),
 		-EBADMSG);
 	/* Cut short: what is there is kept, the pid is unknown. */
-	cr_assert_eq(kmsg_parse_oom_kill("oom-kill:constraint=X,task_memcg=/a,"
-					 "task=a,pid=1,uid=",
+	cr_assert_eq(kmsg_parse_oom_kill("oom-kill:constraint=CONSTRAINT_MEMCG,"
+					 "nodemask=(null),cpuset=/,mems_allowe"
+					 "d=0,oom_memcg=/,task_memcg=/a,task=a"
+					 ",pid=1,uid=",
 					 NULL, &r, &pid),
 		     0);
 	cr_assert_str_eq(r.task_memcg, "/a");

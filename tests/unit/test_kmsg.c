@@ -1275,3 +1275,281 @@ Test(kmsg, reader_records_and_malformed, .fini = fifo_cleanup)
 	close(root);
 	cr_assert_eq(kmsg_reader_open(root, false, false, 0, &r), -EBADF);
 }
+
+/* --- pasted text: journalctl, syslog, dmesg -T, CRLF ---------------- */
+
+struct prefix_case {
+	char line[120];
+	unsigned flags;
+	char text[48]; /* what is left: the kernel's text */
+	uint64_t usec; /* UINT64_MAX: none */
+	bool foreign;
+};
+
+#define NO_TIME UINT64_MAX
+
+ParameterizedTestParameters(kmsg, text_prefix)
+{
+	static struct prefix_case cases[] = {
+		{"[  114.181234] x y", 0, "x y", 114181234, false},
+		{"<4>[  114.18] x", 0, "x", 114180000, false},
+		{"kern  :warn  : [  114.181234] x", 0, "x", 114181234, false},
+		{"[Tue Dec  1 08:55:47 2026] x", 0, "x", NO_TIME, false},
+		{"2026-12-01T08:55:47,123456+00:00 x", 0, "x", NO_TIME, false},
+		{"Dec 01 08:55:47 node-a kernel: envoy invoked", 0,
+		 "envoy invoked", NO_TIME, false},
+		{"Jan  5 02:12:02 node-a kernel: envoy", 0, "envoy", NO_TIME,
+		 false},
+		{"Dec 01 08:55:47.123456 node-a kernel: x", 0, "x", NO_TIME,
+		 false},
+		{"Dec 01 08:55:47 kernel: x", 0, "x", NO_TIME, false},
+		{"[  114.181234] node-a kernel: x", 0, "x", 114181234, false},
+		{"[  114.181234] node-a kernel: x", KMSG_TEXT_NO_MONO_HOST,
+		 "node-a kernel: x", 114181234, false},
+		{"[  114.181234] node-a systemd[1]: x", 0, "", 114181234, true},
+		/* a kernel line that starts with two words and a colon */
+		{"[  114.181234] Hardware name: QEMU", 0, "Hardware name: QEMU",
+		 114181234, false},
+		{"2026-12-01T08:55:47.123456+00:00 node-a kernel: x", 0, "x",
+		 NO_TIME, false},
+		{"2026-12-01T08:55:47+0000 node-a kernel: x", 0, "x", NO_TIME,
+		 false},
+		{"2026-12-01T08:55:47Z node-a kernel: x", 0, "x", NO_TIME,
+		 false},
+		{"Dec  1 08:55:47 node-a kernel: [  114.18] x", 0, "x",
+		 114180000, false},
+		{"Dec  1 08:55:47 node-a kernel: [  114.18] x",
+		 KMSG_TEXT_NO_INNER_STAMP, "[  114.18] x", NO_TIME, false},
+		{"Dec  1 08:55:47 node-a containerd[640]: x invoked "
+		 "oom-killer:",
+		 0, "", NO_TIME, true},
+		{"Dec  1 08:55:47 node-a last message repeated 2 times", 0, "",
+		 NO_TIME, true},
+		{"oom_reaper: reaped process 5", 0,
+		 "oom_reaper: reaped process 5", NO_TIME, false},
+		/* not stamps: kept as text */
+		{"Dec 1x 08:55:47 node-a kernel: x", 0,
+		 "Dec 1x 08:55:47 node-a kernel: x", NO_TIME, false},
+		{"[  10133]     0 10133 hog", 0, "[  10133]     0 10133 hog",
+		 NO_TIME, false},
+	};
+	return cr_make_param_array(struct prefix_case, cases,
+				   ARRAY_SIZE(cases));
+}
+
+ParameterizedTest(struct prefix_case *c, kmsg, text_prefix)
+{
+	struct strbuf sb;
+	struct kmsg_record rec = {0};
+	int r;
+
+	strbuf_init(&sb, 4096);
+	r = kmsg_parse_text_line(c->line, strlen(c->line), c->flags, &sb, &rec);
+	cr_assert_eq(r, c->foreign ? 0 : 1, "%s", c->line);
+	if (!c->foreign) {
+		cr_assert_eq(rec.text_len, strlen(c->text), "%s", c->line);
+		cr_assert_arr_eq(rec.text, c->text, rec.text_len, "%s",
+				 c->line);
+		cr_assert_eq(rec.usec, c->usec, "%s", c->line);
+		cr_assert_eq(rec.seq, UINT64_MAX);
+	}
+	strbuf_release(&sb);
+}
+
+#define PASTED FIX "pasted/"
+
+static const struct {
+	const char *file;
+	bool mono; /* carries the kernel's monotonic stamps */
+} pasted_forms[] = {
+	{"dmesg.txt", true},
+	{"dmesg-T.txt", false},
+	{"journal-short.txt", false},
+	{"journal-short-precise.txt", false},
+	{"journal-short-monotonic.txt", true},
+	{"journal-short-iso.txt", false},
+	{"journal-short-iso-precise.txt", false},
+	{"syslog-kern.log", true},
+	{"syslog-messages.txt", false},
+	{"rsyslog-iso.txt", false},
+	{"kubectl-dmesg-crlf.txt", true},
+};
+
+/* The report's JSON without the time fields (seq_first, seq_last, usec,
+ * victims[].seq, victims[].usec), which depend on the form. */
+static char *json_untimed(const struct oom_report *r)
+{
+	struct json_object *o = oom_report_to_json(r), *v;
+	char *s;
+
+	cr_assert_not_null(o);
+	json_object_object_del(o, "seq_first");
+	json_object_object_del(o, "seq_last");
+	json_object_object_del(o, "usec");
+	v = json_object_object_get(o, "victims");
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		json_object_object_del(json_object_array_get_idx(v, i), "seq");
+		json_object_object_del(json_object_array_get_idx(v, i), "usec");
+	}
+	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return s;
+}
+
+/* s with every line end made LF (eol "\n") or CRLF. */
+static void set_eol(struct strbuf *out, const char *s, size_t len,
+		    const char *eol)
+{
+	strbuf_reset(out);
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')
+			continue;
+		cr_assert_geq(s[i] == '\n' ? strbuf_adds(out, eol)
+					   : strbuf_addch(out, s[i]),
+			      0);
+	}
+}
+
+static void check_form(const char *kase, const char *form, const char *text,
+		       size_t len, const char *want, const struct oom_report *k,
+		       bool mono)
+{
+	struct collected c;
+	char *got;
+
+	cr_assert_eq(parse_str(text, len, &c), 1, "%s/%s", kase, form);
+	got = json_untimed(&c.r[0]);
+	cr_assert_str_eq(got, want, "%s/%s", kase, form);
+	cr_assert_eq(c.r[0].seq_first, UINT64_MAX);
+	cr_assert_eq(c.r[0].usec, mono ? k->usec : UINT64_MAX, "%s/%s", kase,
+		     form);
+	cr_assert_eq(c.r[0].victims[0].usec,
+		     mono ? k->victims[0].usec : UINT64_MAX);
+	free(got);
+	collected_release(&c);
+}
+
+/* Every form of the same real report gives the same JSON (time fields
+ * aside), with LF, with CRLF, and between unrelated lines. */
+Test(kmsg, pasted_forms_same_json)
+{
+	static const char *cases[] = {"v1-6.18-hog", "v1-6.18-hostile-cpuset"};
+	static const char noise[] =
+		"Creating debugging pod node-debugger-vm-x with container "
+		"debugger on node vm.\n"
+		"Dec  1 09:20:15 vm sshd[99]: Accepted publickey for root\n"
+		"2026-12-01T09:20:15.1+00:00 vm kubelet[812]: Killed process 1 "
+		"(init) total-vm:1kB\n";
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct strbuf sb, eol;
+		struct collected k;
+		char p[160], *want;
+
+		snprintf(p, sizeof(p), PASTED "%s/kmsg.txt", cases[i]);
+		cr_assert_eq(parse_file(p, &k), 1);
+		cr_assert(k.r[0].complete);
+		cr_assert_neq(k.r[0].usec, UINT64_MAX);
+		want = json_untimed(&k.r[0]);
+		strbuf_init(&sb, 1u << 20);
+		strbuf_init(&eol, 1u << 21);
+		for (size_t f = 0; f < ARRAY_SIZE(pasted_forms); f++) {
+			const char *form = pasted_forms[f].file;
+			bool mono = pasted_forms[f].mono;
+
+			snprintf(p, sizeof(p), PASTED "%s/%s", cases[i], form);
+			strbuf_reset(&sb);
+			cr_assert_geq(read_file_at(AT_FDCWD, p, 1u << 20, &sb),
+				      0, "%s", p);
+			set_eol(&eol, sb.buf, sb.len, "\n");
+			check_form(cases[i], form, eol.buf, eol.len, want,
+				   &k.r[0], mono);
+			set_eol(&eol, sb.buf, sb.len, "\r\n");
+			check_form(cases[i], form, eol.buf, eol.len, want,
+				   &k.r[0], mono);
+			strbuf_reset(&eol);
+			cr_assert_geq(strbuf_adds(&eol, noise), 0);
+			cr_assert_geq(strbuf_add(&eol, sb.buf, sb.len), 0);
+			cr_assert_geq(strbuf_adds(&eol, noise), 0);
+			check_form(cases[i], form, eol.buf, eol.len, want,
+				   &k.r[0], mono);
+		}
+		free(want);
+		strbuf_release(&sb);
+		strbuf_release(&eol);
+		collected_release(&k);
+	}
+}
+
+/* The real hostile cpuset (issue 13 finding 9) in every form: the victim
+ * memcg is the one the kernel named, not the one the name claims. */
+Test(kmsg, pasted_hostile_cpuset_values)
+{
+	struct collected c;
+
+	cr_assert_eq(parse_file(PASTED "v1-6.18-hostile-cpuset/"
+				       "syslog-messages.txt",
+				&c),
+		     1);
+	cr_assert_str_eq(c.r[0].oom_memcg, "/oomlens-paste-24757");
+	cr_assert_str_eq(c.r[0].task_memcg, "/oomlens-paste-24757");
+	cr_assert_not(c.r[0].memcg_ambiguous);
+	cr_assert_not(c.r[0].global);
+	cr_assert_str_eq(c.r[0].trigger.comm, "a,task=b,pid=1");
+	cr_assert_eq(c.r[0].victims[0].pid, 24842);
+	cr_assert_eq(c.n, 1, "the other programs' kill line is no kill");
+	collected_release(&c);
+}
+
+/* Replaces the first "from" in s by "to" (test data only). */
+static void replace_first(struct strbuf *sb, const char *from, const char *to)
+{
+	char *at = strstr(sb->buf, from);
+	struct strbuf out;
+
+	cr_assert_not_null(at, "'%s' in the fixture", from);
+	strbuf_init(&out, sb->max);
+	cr_assert_geq(strbuf_add(&out, sb->buf, (size_t)(at - sb->buf)), 0);
+	cr_assert_geq(strbuf_adds(&out, to), 0);
+	cr_assert_geq(strbuf_adds(&out, at + strlen(from)), 0);
+	strbuf_reset(sb);
+	cr_assert_geq(strbuf_add(sb, out.buf, out.len), 0);
+	strbuf_release(&out);
+}
+
+/* A comm that looks like a prefix ("a kernel: b", "[1.5] b") is kept
+ * whole: the paste's other lines tell which form it is. */
+Test(kmsg, pasted_comm_like_a_prefix)
+{
+	static const struct {
+		const char *file, *from, *to, *comm;
+	} cases[] = {
+		{"dmesg.txt", "] hog invoked", "] a kernel: b invoked",
+		 "a kernel: b"},
+		{"journal-short-monotonic.txt", "vm kernel: hog invoked",
+		 "vm kernel: a kernel: b invoked", "a kernel: b"},
+		{"syslog-messages.txt", "vm kernel: hog invoked",
+		 "vm kernel: [1.5] b invoked", "[1.5] b"},
+		{"syslog-kern.log", "] hog invoked", "] [1.5] b invoked",
+		 "[1.5] b"},
+		{"journal-short.txt", "vm kernel: hog invoked",
+		 "vm kernel: Jan  5 02:12:02 node-a kernel: b invoked",
+		 "Jan  5 02:12:02 node-a kernel: b"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct collected c;
+		struct strbuf sb;
+		char p[160];
+
+		snprintf(p, sizeof(p), PASTED "v1-6.18-hog/%s", cases[i].file);
+		strbuf_init(&sb, 1u << 20);
+		cr_assert_geq(read_file_at(AT_FDCWD, p, 1u << 20, &sb), 0);
+		replace_first(&sb, cases[i].from, cases[i].to);
+		cr_assert_eq(parse_str(sb.buf, sb.len, &c), 1, "%s", p);
+		cr_assert_str_eq(c.r[0].trigger.comm, cases[i].comm, "%s", p);
+		cr_assert_str_eq(c.r[0].victims[0].comm, "hog");
+		collected_release(&c);
+		strbuf_release(&sb);
+	}
+}

@@ -1549,6 +1549,14 @@ Test(kmsg, pasted_comm_like_a_prefix)
 		cr_assert_eq(parse_str(sb.buf, sb.len, &c), 1, "%s", p);
 		cr_assert_str_eq(c.r[0].trigger.comm, cases[i].comm, "%s", p);
 		cr_assert_str_eq(c.r[0].victims[0].comm, "hog");
+		/* kernel/oom.txt reads back the same */
+		strbuf_reset(&sb);
+		cr_assert_geq(strbuf_add(&sb, c.r[0].raw.buf, c.r[0].raw.len),
+			      0);
+		collected_release(&c);
+		cr_assert_eq(parse_str(sb.buf, sb.len, &c), 1, "%s", sb.buf);
+		cr_assert_str_eq(c.r[0].trigger.comm, cases[i].comm, "%s raw",
+				 p);
 		collected_release(&c);
 		strbuf_release(&sb);
 	}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kmsg: the kernel's OOM report, from /dev/kmsg records or dmesg text.
+/* kmsg: the kernel's OOM report, from /dev/kmsg records or pasted text
+ * (dmesg, journalctl, syslog).
  *
  * Three layers (STYLE.md "Parsers"):
- *  1. kmsg_parse_record() / kmsg_parse_dmesg_line(): one record, pure.
+ *  1. kmsg_parse_record() / kmsg_parse_text_line(): one record, pure.
  *  2. struct kmsg_assembler: fed records in order, assembles OOM reports;
  *     unrelated records interleaved with a report are ignored.
  *  3. kmsg_reader_*(): reads /dev/kmsg (through the host root) without

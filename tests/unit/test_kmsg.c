@@ -1439,7 +1439,8 @@ Test(kmsg, pasted_forms_same_json)
 		"debugger on node vm.\n"
 		"Dec  1 09:20:15 vm sshd[99]: Accepted publickey for root\n"
 		"2026-12-01T09:20:15.1+00:00 vm kubelet[812]: Killed process 1 "
-		"(init) total-vm:1kB\n";
+		"(init) total-vm:1kB\n"
+		"-- Boot 3d1219c7c4c5404aaa1f6d2a48adfda4 --\n";
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct strbuf sb, eol;
@@ -1559,5 +1560,77 @@ Test(kmsg, pasted_comm_like_a_prefix)
 				 p);
 		collected_release(&c);
 		strbuf_release(&sb);
+	}
+}
+
+/* journalctl prints a record holding newlines (6.1's one-record memcg
+ * stats, a comm with a newline) as lines indented to the text's column.
+ * Built from the raw records of the 6.1 captures, in the short and the
+ * short-monotonic forms: the same JSON as the records. */
+Test(kmsg, pasted_journal_multiline_records)
+{
+	static const char *cases[] = {"v2-6.1-single", "v2-6.1-hostile"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct strbuf sb, scratch, out;
+		struct collected k;
+		char p[160], *want;
+
+		snprintf(p, sizeof(p), FIX "%s/kmsg.txt", cases[i]);
+		cr_assert_eq(parse_file(p, &k), 1);
+		want = json_untimed(&k.r[0]);
+		strbuf_init(&sb, 1u << 20);
+		strbuf_init(&scratch, 1u << 20);
+		strbuf_init(&out, 1u << 21);
+		cr_assert_geq(read_file_at(AT_FDCWD, p, 1u << 20, &sb), 0);
+		for (int mono = 0; mono < 2; mono++) {
+			struct collected c;
+
+			strbuf_reset(&out);
+			for (const char *l = sb.buf; *l;) {
+				const char *nl = strchr(l, '\n');
+				size_t n = nl ? (size_t)(nl - l) : strlen(l);
+				struct kmsg_record rec;
+				size_t col = out.len;
+
+				cr_assert_eq(
+					kmsg_parse_record(l, n, &scratch, &rec),
+					0);
+				l += n + (nl != NULL);
+				if (rec.prio >= 8)
+					continue; /* not in journalctl -k */
+				if (mono)
+					strbuf_addf(&out,
+						    "[%5lu.%06lu] vm kernel: ",
+						    (unsigned long)(rec.usec /
+								    1000000),
+						    (unsigned long)(rec.usec %
+								    1000000));
+				else
+					strbuf_adds(&out, "Dec 01 09:20:15 vm "
+							  "kernel: ");
+				col = out.len - col;
+				for (size_t j = 0; j < rec.text_len; j++) {
+					strbuf_addch(&out, rec.text[j]);
+					for (size_t s = 0;
+					     rec.text[j] == '\n' && s < col;
+					     s++)
+						strbuf_addch(&out, ' ');
+				}
+				cr_assert_geq(strbuf_addch(&out, '\n'), 0);
+			}
+			check_form(cases[i], mono ? "short-monotonic" : "short",
+				   out.buf, out.len, want, &k.r[0], mono);
+			cr_assert_eq(parse_str(out.buf, out.len, &c), 1);
+			cr_assert_eq(c.r[0].n_stats, k.r[0].n_stats);
+			cr_assert_str_eq(c.r[0].victims[0].comm,
+					 k.r[0].victims[0].comm);
+			collected_release(&c);
+		}
+		free(want);
+		strbuf_release(&sb);
+		strbuf_release(&scratch);
+		strbuf_release(&out);
+		collected_release(&k);
 	}
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* oomlens-agent parse-kmsg [--host-root DIR] [FILE|-]: prints one JSON
- * object per OOM report found in FILE (raw /dev/kmsg records or dmesg
- * text), stdin, or the host's /dev/kmsg ring buffer read to its current
- * end. Exit 0, 1 on I/O error, 2 on usage. */
+ * object per OOM report found in FILE (raw /dev/kmsg records or pasted
+ * dmesg, journalctl or syslog text), stdin, or the host's /dev/kmsg ring
+ * buffer read to its current end. Exit 0, 1 on I/O error, 2 on usage. */
 #include <fcntl.h>
 #include <getopt.h>
 #include <json-c/json.h>
@@ -23,7 +23,9 @@ static void usage(FILE *f)
 		"usage: oomlens-agent parse-kmsg [--host-root DIR] [FILE|-]\n"
 		"\n"
 		"Prints one JSON object per kernel OOM report, one per line.\n"
-		"FILE holds raw /dev/kmsg records or dmesg text ('-': stdin);\n"
+		"FILE holds raw /dev/kmsg records or pasted log text: dmesg\n"
+		"[-T], journalctl -k [-o short-precise|short-monotonic|\n"
+		"short-iso], syslog kern.log/messages ('-': stdin);\n"
 		"without FILE the host's /dev/kmsg ring buffer is read to its\n"
 		"current end (needs CAP_SYSLOG).\n");
 }

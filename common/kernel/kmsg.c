@@ -379,6 +379,18 @@ static int handle(struct kmsg_assembler *a, enum kind k,
 	return 0;
 }
 
+/* Text without a time that starts like a pasted line's prefix would lose
+ * that start when re-read: it is written behind the one prefix that is
+ * taken off alone, a `dmesg --time-format iso` stamp (at the epoch: the
+ * time is not known). */
+static bool reads_as_prefix(const struct kmsg_record *rec)
+{
+	struct kmsg_text_prefix t;
+
+	(void)kmsg_parse_text_prefix(rec->text, rec->text_len, 0, &t);
+	return t.skip > 0 || t.foreign || t.stamped;
+}
+
 /* One record as a line of kernel/oom.txt, in the format it came in. */
 static void raw_append(struct oom_report *r, const struct kmsg_record *rec)
 {
@@ -397,6 +409,8 @@ static void raw_append(struct oom_report *r, const struct kmsg_record *rec)
 	else if (rec->usec != UINT64_MAX)
 		ret = strbuf_addf(sb, "[%5" PRIu64 ".%06" PRIu64 "] ",
 				  rec->usec / 1000000, rec->usec % 1000000);
+	else if (reads_as_prefix(rec))
+		ret = strbuf_adds(sb, "1970-01-01T00:00:00,000000+00:00 ");
 	for (size_t i = 0; ret == 0 && i < rec->text_len; i++) {
 		unsigned char c = (unsigned char)rec->text[i];
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kmsg: the kernel's OOM report, from /dev/kmsg records or dmesg text.
+/* kmsg: the kernel's OOM report, from /dev/kmsg records or pasted text
+ * (dmesg, journalctl, syslog).
  *
  * Three layers (STYLE.md "Parsers"):
- *  1. kmsg_parse_record() / kmsg_parse_dmesg_line(): one record, pure.
+ *  1. kmsg_parse_record() / kmsg_parse_text_line(): one record, pure.
  *  2. struct kmsg_assembler: fed records in order, assembles OOM reports;
  *     unrelated records interleaved with a report are ignored.
  *  3. kmsg_reader_*(): reads /dev/kmsg (through the host root) without
@@ -37,10 +38,46 @@ struct kmsg_record {
 int kmsg_parse_record(const char *buf, size_t len, struct strbuf *scratch,
 		      struct kmsg_record *ret);
 
-/* Parses one line of dmesg text, "[  114.184803] text" or plain "text",
- * also with `dmesg -x` ("kern  :info  : ") or `dmesg -r` ("<6>") before
- * it. seq = UINT64_MAX, usec from the timestamp when present, prio from
- * "<N>" else -1. */
+/* What comes before the kernel's text on one line of pasted log text. */
+struct kmsg_text_prefix {
+	size_t skip;	  /* bytes before the kernel's text */
+	uint64_t usec;	  /* kernel-monotonic µs ("[  114.184803]" of dmesg,
+			     short-monotonic or kern.log); UINT64_MAX when
+			     the form has only wall-clock time or none */
+	int prio;	  /* "<N>" of dmesg -r, else -1 */
+	bool stamped;	  /* had a timestamp of any form: indented lines
+			     after it continue its record */
+	bool syslog;	  /* a syslog/journal line ("HOST IDENT: ") */
+	bool foreign;	  /* ... of another program than the kernel */
+	bool mono_host;	  /* "[  114.18] HOST kernel: " (journalctl -o
+			     short-monotonic) — or dmesg text that starts
+			     with such words */
+	bool inner_stamp; /* "kernel: [  114.18] " (rsyslog kern.log) */
+};
+
+/* Hints for a whole paste, from kmsg_parse_buffer()'s first look: */
+#define KMSG_TEXT_NO_MONO_HOST 1u   /* "[ts] A kernel: " is dmesg text */
+#define KMSG_TEXT_NO_INNER_STAMP 2u /* "kernel: [ts] x" keeps "[ts] " */
+
+/* Recognises the prefix of one text line (without its newline): dmesg
+ * ("[  114.184803] ", "-r" "<6>", "-x" "kern  :info  : ", "-T" "[Tue Dec
+ *  1 08:55:47 2026] ", "--time-format iso"), journalctl -k in the short,
+ * short-precise, short-monotonic, short-iso and short-iso-precise forms,
+ * syslog files ("Dec  1 08:55:47 host kernel: [  114.18] ") and RFC 3339
+ * stamps ("2026-12-01T08:55:47.123456+00:00 host kernel: "). A line with
+ * none is kernel text as it is (dmesg -t). Pure; always returns 0. */
+int kmsg_parse_text_prefix(const char *buf, size_t len, unsigned flags,
+			   struct kmsg_text_prefix *ret);
+
+/* One line of pasted text as a record: seq = UINT64_MAX, usec and prio as
+ * kmsg_parse_text_prefix() found them, text without the prefix and
+ * without a trailing CR/LF (copied into scratch). Returns 1, 0 for another
+ * program's syslog line (*ret untouched), or -ENOMEM. */
+int kmsg_parse_text_line(const char *buf, size_t len, unsigned flags,
+			 struct strbuf *scratch, struct kmsg_record *ret);
+
+/* kmsg_parse_text_line() with no hints: 0, -ENOMSG for another program's
+ * line, -ENOMEM. */
 int kmsg_parse_dmesg_line(const char *buf, size_t len, struct strbuf *scratch,
 			  struct kmsg_record *ret);
 
@@ -84,6 +121,9 @@ struct oom_report {
 	char constraint[32]; /* "CONSTRAINT_MEMCG", "CONSTRAINT_NONE", … */
 	char oom_memcg[KMSG_PATH_MAX];	/* "" when not printed */
 	char task_memcg[KMSG_PATH_MAX]; /* "" when not printed */
+	bool memcg_ambiguous; /* the oom-kill line splits more than one way
+				 (cgroup names or the comm hold its keys):
+				 oom_memcg and task_memcg are left "" */
 	bool global; /* not a memcg OOM (CONSTRAINT_NONE, "Out of memory:") */
 	bool group_kill; /* "Tasks in X are going to be killed due to
 			    memory.oom.group set" */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* kmsg_parse_buffer(): a whole file of raw records or dmesg text. */
+/* kmsg_parse_buffer(): a whole file of raw records or pasted log text
+ * (dmesg, journalctl, syslog; see kmsg_text.c). */
 #include "kernel/kmsg.h"
 #include "base/util.h"
 
@@ -8,8 +9,9 @@ struct buffer_ctx {
 	int (*fn)(struct oom_report *r, void *userdata);
 	void *userdata;
 	int n_reports;
-	struct strbuf pending; /* a dmesg record, continuation lines joined */
+	struct strbuf pending; /* a text record, continuation lines joined */
 	bool pending_ts;       /* it had a timestamp */
+	unsigned text_flags;   /* KMSG_TEXT_* hints for the whole paste */
 	struct strbuf scratch;
 };
 
@@ -44,10 +46,11 @@ static int flush_pending(struct buffer_ctx *c)
 
 	if (c->pending.len == 0)
 		return 0;
-	ret = kmsg_parse_dmesg_line(c->pending.buf, c->pending.len, &c->scratch,
-				    &rec);
+	ret = kmsg_parse_text_line(c->pending.buf, c->pending.len,
+				   c->text_flags, &c->scratch, &rec);
 	strbuf_reset(&c->pending);
-	return ret < 0 ? ret : feed(c, &rec);
+	/* Another program's syslog line is not part of the kernel's log. */
+	return ret <= 0 ? ret : feed(c, &rec);
 }
 
 /* "prio,seq,usec," at the start: a raw /dev/kmsg record. */
@@ -67,32 +70,15 @@ static bool looks_raw(const char *s, size_t len)
 	return memchr(s, ';', len) != NULL;
 }
 
-/* "[  114.184803]" near the start (after "kern  :info  : " with -x); a
- * task row "[  10133]" is not one. */
-static bool has_timestamp(const char *s, size_t len)
-{
-	const char *open = memchr(s, '[', len < 32 ? len : 32);
-	bool dot = false;
-
-	if (!open)
-		return false;
-	for (const char *p = open + 1; p < s + len; p++) {
-		if (*p == ']')
-			return dot;
-		if (*p == '.')
-			dot = true;
-		else if (*p != ' ' && (*p < '0' || *p > '9'))
-			return false;
-	}
-	return false;
-}
-
 static int one_line(struct buffer_ctx *c, const char *s, size_t len,
 		    bool *in_raw)
 {
+	struct kmsg_text_prefix t;
 	struct kmsg_record rec;
 	int ret;
 
+	if (len && s[len - 1] == '\r')
+		len--; /* CRLF: pasted from Windows, or a tty (kubectl -it) */
 	if (len && (s[0] == ' ' || s[0] == '\t')) {
 		if (*in_raw)
 			return 0; /* " KEY=VALUE" dictionary of a record */
@@ -119,8 +105,39 @@ static int one_line(struct buffer_ctx *c, const char *s, size_t len,
 			return 0;
 		return feed(c, &rec);
 	}
-	c->pending_ts = has_timestamp(s, len);
+	c->pending_ts =
+		kmsg_parse_text_prefix(s, len, c->text_flags, &t) == 0 &&
+		t.stamped && !t.foreign;
 	return strbuf_add(&c->pending, s, len) < 0 ? -ENOMEM : 0;
+}
+
+/* The forms a paste's lines take decide two readings that one line alone
+ * cannot: "[ts] A kernel: x" is journalctl -o short-monotonic when most
+ * "[ts]" lines are, and "host kernel: [ts] x" carries a kern.log stamp
+ * when most kernel lines do; else "A kernel: x" and "[ts] x" are the
+ * kernel's text (a comm may read "a kernel: b" or "[1.5] b"). */
+static unsigned text_hints(const char *p, const char *end)
+{
+	size_t mono = 0, mono_host = 0, sys = 0, inner = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end;
+		struct kmsg_text_prefix t;
+
+		(void)kmsg_parse_text_prefix(p, (size_t)(e - p), 0, &t);
+		if (t.stamped && t.usec != UINT64_MAX && !t.inner_stamp) {
+			mono++;
+			mono_host += t.mono_host;
+		}
+		if (t.syslog && !t.foreign) {
+			sys++;
+			inner += t.inner_stamp;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return (mono_host * 2 <= mono ? KMSG_TEXT_NO_MONO_HOST : 0) |
+	       (inner * 2 <= sys ? KMSG_TEXT_NO_INNER_STAMP : 0);
 }
 
 int kmsg_parse_buffer(const char *buf, size_t len,
@@ -137,6 +154,7 @@ int kmsg_parse_buffer(const char *buf, size_t len,
 		return -ENOMEM;
 	strbuf_init(&c.pending, 1u << 20);
 	strbuf_init(&c.scratch, 1u << 20);
+	c.text_flags = text_hints(buf, end);
 	while (ret == 0 && p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *e = nl ? nl : end;

@@ -34,25 +34,6 @@ static int to_int(int64_t v, int *ret)
 	return 0;
 }
 
-/* Finds "key=" at the start of s or after a ',' and returns its value up to
- * the next ','. */
-static const char *kv_find(const char *s, const char *key, size_t *ret_len)
-{
-	size_t kl = strlen(key);
-
-	for (const char *p = s; (p = strstr(p, key)); p++) {
-		const char *v, *e;
-
-		if ((p != s && p[-1] != ',') || p[kl] != '=')
-			continue;
-		v = p + kl + 1;
-		e = strchr(v, ',');
-		*ret_len = e ? (size_t)(e - v) : strlen(v);
-		return v;
-	}
-	return NULL;
-}
-
 /* Reads "key=<int>" from a ", "-separated list such as the trigger line. */
 static int find_int(const char *s, const char *key, int *ret)
 {
@@ -163,90 +144,180 @@ static const char *pid_uid_tail(const char *p, int *ret_pid)
 	return t;
 }
 
-/* Where "task=COMM" starts in [s, tail): with the victim's comm known, the
- * one that names it exactly; else the leftmost whose comm fits in 15
- * bytes (a comm may hold ",task=" itself, and so may a cgroup name). */
-static const char *task_start(const char *s, const char *tail, const char *comm)
+/* The oom-kill line, "oom-kill:constraint=C,nodemask=N[,cpuset=NAME,
+ * mems_allowed=M][,oom_memcg=X|,global_oom][,task_memcg=Y],task=COMM,
+ * pid=N,uid=N" (mm/oom_kill.c dump_oom_victim; the bracketed parts exist
+ * with CONFIG_CPUSETS / CONFIG_MEMCG), has its fields in a fixed order.
+ * A container controls NAME (its cpuset cgroup's name: no '/'), X and Y
+ * (cgroup paths: start with '/') and COMM (at most 15 bytes, any byte),
+ * and each may hold the keys that follow it. So the line is read as that
+ * grammar, every way it can be split, and believed only when exactly one
+ * split fits: otherwise the memcgs stay "" and memcg_ambiguous is set. */
+
+#define COMM_LEN 15 /* TASK_COMM_LEN - 1 */
+
+struct oom_kill_split {
+	const char *x, *y; /* oom_memcg, task_memcg; NULL when absent */
+	size_t xl, yl;
+	bool global;
+	unsigned n; /* splits that fit */
+};
+
+/* A node list as %*pbl prints it ("0", "0-3,8", "") or "(null)": digits,
+ * '-', and ',' before a digit; the key after it starts with a letter. */
+static const char *skip_nodelist(const char *p, const char *end)
 {
-	const char *best = NULL;
-
-	for (const char *q = s; (q = strstr(q, ",task=")) && q < tail; q++) {
-		const char *c = q + strlen(",task=");
-		size_t n = (size_t)(tail - c);
-
-		if (comm && !comm[0])
-			return q; /* "": no tail to measure from, take the first
-				   */
-		if (comm && strlen(comm) == n && strncmp(c, comm, n) == 0)
-			return q;
-		if (!best && n <= 15)
-			best = q;
-	}
-	return best;
+	if (end - p >= 6 && strncmp(p, "(null)", 6) == 0)
+		return p + 6;
+	while (p < end &&
+	       ((*p >= '0' && *p <= '9') || *p == '-' ||
+		(*p == ',' && p + 1 < end && p[1] >= '0' && p[1] <= '9')))
+		p++;
+	return p;
 }
 
-/* oom_memcg is an ancestor of (or equal to) task_memcg: of the
- * ",task_memcg=" candidates, the first whose value starts with the
- * oom_memcg before it splits them (cgroup names may hold that key). */
-static const char *split_memcgs(const char *om, const char *end)
+/* [p, end) starts with the key "k" (",key=" or ",global_oom"). */
+static const char *after_n(const char *p, const char *end, const char *k)
 {
-	const char *first = NULL;
+	size_t n = strlen(k);
 
-	for (const char *q = om; (q = strstr(q, ",task_memcg=")) && q < end;
+	return (size_t)(end - p) >= n && strncmp(p, k, n) == 0 ? p + n : NULL;
+}
+
+static void split_add(struct oom_kill_split *sp, const char *x, size_t xl,
+		      const char *y, size_t yl, bool global)
+{
+	if (sp->n++ == 0) {
+		sp->x = x;
+		sp->xl = xl;
+		sp->y = y;
+		sp->yl = yl;
+		sp->global = global;
+	}
+}
+
+/* y is x or below it: "/a" holds "/a" and "/a/b", not "/ab". */
+static bool path_within(const char *x, size_t xl, const char *y, size_t yl)
+{
+	if (yl < xl || memcmp(x, y, xl) != 0)
+		return false;
+	return yl == xl || (xl == 1 && x[0] == '/') || y[xl] == '/';
+}
+
+/* The memcg part, [p, end): "", ",global_oom[,task_memcg=Y]" or
+ * ",oom_memcg=X[,task_memcg=Y]" with Y within X. */
+static void split_memcgs(const char *p, const char *end,
+			 struct oom_kill_split *sp)
+{
+	const char *v, *y;
+
+	if (p == end) {
+		split_add(sp, NULL, 0, NULL, 0, false);
+		return;
+	}
+	if ((v = after_n(p, end, ",global_oom"))) {
+		if (v == end)
+			split_add(sp, NULL, 0, NULL, 0, true);
+		else if ((y = after_n(v, end, ",task_memcg=")) && *y == '/')
+			split_add(sp, NULL, 0, y, (size_t)(end - y), true);
+		return;
+	}
+	if (!(v = after_n(p, end, ",oom_memcg=")) || *v != '/')
+		return;
+	if (!memmem(v, (size_t)(end - v), ",task_memcg=", 12))
+		split_add(sp, v, (size_t)(end - v), NULL, 0, false);
+	for (const char *q = v;
+	     (q = memmem(q, (size_t)(end - q), ",task_memcg=", 12)); q++) {
+		y = q + 12;
+		if (path_within(v, (size_t)(q - v), y, (size_t)(end - y)))
+			split_add(sp, v, (size_t)(q - v), y, (size_t)(end - y),
+				  false);
+	}
+}
+
+/* [p, end) after the nodemask: the optional cpuset part, then the memcgs.
+ * NAME is "/" (the root cpuset) or a name without '/'. */
+static void split_middle(const char *p, const char *end,
+			 struct oom_kill_split *sp)
+{
+	const char *name = after_n(p, end, ",cpuset="), *q;
+
+	split_memcgs(p, end, sp); /* no cpuset part (!CONFIG_CPUSETS) */
+	if (!name)
+		return;
+	for (q = name; (q = memmem(q, (size_t)(end - q), ",mems_allowed=", 14));
 	     q++) {
-		const char *y = q + strlen(",task_memcg=");
-		size_t xl = (size_t)(q - om);
+		size_t nl = (size_t)(q - name);
 
-		if (!first)
-			first = q;
-		if ((size_t)(end - y) >= xl && strncmp(y, om, xl) == 0 &&
-		    (xl == 1 || y[xl] == '/' || y + xl == end ||
-		     strncmp(y + xl, ",task=", 6) == 0))
-			return q;
+		if (nl == 0)
+			continue;
+		if (memchr(name, '/', nl) && !(nl == 1 && name[0] == '/'))
+			break; /* every later split holds this '/' too */
+		split_memcgs(skip_nodelist(q + 14, end), end, sp);
 	}
-	return first;
 }
 
-/* "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,
- * mems_allowed=0,[global_oom,|oom_memcg=/x,]task_memcg=/x/y,task=COMM,
- * pid=N,uid=N". victim_comm (may be NULL) resolves a comm or cgroup name
- * holding ",task=". ret_pid gets the pid at the end. */
+/* ",task=COMM" before tail: COMM is victim_comm when known, else at most
+ * COMM_LEN bytes (four times that when the text escaped it as \xNN). */
+static void split_line(const char *mid, const char *tail,
+		       const char *victim_comm, struct oom_kill_split *sp)
+{
+	size_t len = (size_t)(tail - mid);
+
+	if (victim_comm) {
+		size_t n = strlen(victim_comm);
+		const char *q = tail - n - 6;
+
+		if (len >= n + 6 && strncmp(q, ",task=", 6) == 0 &&
+		    memcmp(q + 6, victim_comm, n) == 0)
+			split_middle(mid, q, sp);
+		return;
+	}
+	for (size_t max = COMM_LEN; sp->n == 0 && max <= 4 * COMM_LEN; max *= 4)
+		for (size_t n = 0; n <= max && n + 6 <= len; n++)
+			if (strncmp(tail - n - 6, ",task=", 6) == 0)
+				split_middle(mid, tail - n - 6, sp);
+}
+
+/* victim_comm (may be NULL) resolves a comm or cgroup name holding
+ * ",task=". ret_pid gets the pid at the end (0 when the line was cut). */
 int kmsg_parse_oom_kill(const char *line, const char *victim_comm,
 			struct oom_report *r, int *ret_pid)
 {
-	const char *p = kmsg_after(line, "oom-kill:"), *v, *tail, *task, *tm;
-	size_t len;
+	const char *p = kmsg_after(line, "oom-kill:constraint="), *c, *tail;
+	struct oom_kill_split sp = {0};
+	const char *mid;
 
-	if (!p || !(v = kv_find(p, "constraint", &len)))
+	if (!p)
 		return -EBADMSG;
-	copy_n(r->constraint, sizeof(r->constraint), v, len);
-	tail = pid_uid_tail(p, ret_pid);
+	for (c = p; (*c >= 'A' && *c <= 'Z') || *c == '_'; c++)
+		;
+	if (c == p || (*c && *c != ','))
+		return -EBADMSG;
+	copy_n(r->constraint, sizeof(r->constraint), p, (size_t)(c - p));
+	tail = pid_uid_tail(c, ret_pid);
 	if (!tail) {
-		/* Cut short (dmesg -t and a newline in the comm): the first
-		 * task= after task_memcg= is the best guess. */
+		/* Cut short (dmesg -t and a newline in the comm): the comm's
+		 * first line ends it. */
 		*ret_pid = 0;
-		tail = p + strlen(p);
-		victim_comm = "";
+		tail = c + strlen(c);
+		victim_comm = NULL;
 	}
-	tm = strstr(p, ",task_memcg=");
-	task = task_start(tm ? tm : p, tail, victim_comm);
-	if (!task)
-		return -EBADMSG;
-	v = strstr(p, ",oom_memcg=");
-	if (v && v < task) {
-		v += strlen(",oom_memcg=");
-		tm = split_memcgs(v, task);
-		if (tm)
-			copy_n(r->oom_memcg, sizeof(r->oom_memcg), v,
-			       (size_t)(tm - v));
-	}
-	if (tm && tm < task) {
-		v = tm + strlen(",task_memcg=");
-		copy_n(r->task_memcg, sizeof(r->task_memcg), v,
-		       (size_t)(task - v));
-	}
-	v = strstr(p, ",global_oom,");
-	if (streq(r->constraint, "CONSTRAINT_NONE") || (v && v < task))
+	mid = c;
+	if (after_n(c, tail, ",nodemask="))
+		mid = skip_nodelist(c + 10, tail);
+	split_line(mid, tail, victim_comm, &sp);
+	if (victim_comm && sp.n == 0) /* the comm is not there as given */
+		split_line(mid, tail, NULL, &sp);
+	r->oom_memcg[0] = r->task_memcg[0] = '\0';
+	r->memcg_ambiguous = sp.n > 1;
+	if (sp.n != 1)
+		return sp.n ? 0 : -EBADMSG;
+	if (sp.x)
+		copy_n(r->oom_memcg, sizeof(r->oom_memcg), sp.x, sp.xl);
+	if (sp.y)
+		copy_n(r->task_memcg, sizeof(r->task_memcg), sp.y, sp.yl);
+	if (sp.global || streq(r->constraint, "CONSTRAINT_NONE"))
 		r->global = true;
 	return 0;
 }

@@ -870,11 +870,14 @@ Test(kmsg, killed_line_comm_tricks)
 }
 
 struct oom_kill_case {
-	char line[200];
+	char line[300];
 	char comm[16]; /* the victim's, "" when unknown */
 	char oom_memcg[40], task_memcg[40];
 	int pid;
 	bool global;
+	/* FITS: one split; AMBIGUOUS: several (memcg_ambiguous, both
+	 * memcgs ""); REFUSED: none (-EBADMSG) */
+	enum { FITS, AMBIGUOUS, REFUSED } split;
 };
 
 ParameterizedTestParameters(kmsg, oom_kill_lines)
@@ -883,30 +886,77 @@ ParameterizedTestParameters(kmsg, oom_kill_lines)
 		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
 		 ",mems_allowed=0,oom_memcg=/a,task_memcg=/a/b,task=,global_oo"
 		 "m,x,pid=3,uid=0",
-		 "", "/a", "/a/b", 3, false},
+		 "", "/a", "/a/b", 3, false, FITS},
 		/* cgroup name with ",task=" (real: v2-6.1-hostile) */
 		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
 		 ",mems_allowed=0,oom_memcg=/demo,task_memcg=/demo/a b,task=x,"
 		 "task=evil) (x\nUID:9,pid=155,uid=0",
-		 "", "/demo", "/demo/a b,task=x", 155, false},
+		 "", "/demo", "/demo/a b,task=x", 155, false, FITS},
 		/* both hold ",task=": only the victim's comm tells */
 		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
 		 ",mems_allowed=0,oom_memcg=/x,task_memcg=/x/y,task=z,task=a,p"
 		 "id=1,uid=0",
-		 "a", "/x", "/x/y,task=z", 1, false},
+		 "a", "/x", "/x/y,task=z", 1, false, FITS},
 		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
 		 ",mems_allowed=0,oom_memcg=/x,task_memcg=/x/y,task=z,task=a,p"
 		 "id=1,uid=0",
-		 "z,task=a", "/x", "/x/y", 1, false},
+		 "z,task=a", "/x", "/x/y", 1, false, FITS},
 		/* an oom_memcg holding ",task_memcg=" */
 		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
 		 ",mems_allowed=0,oom_memcg=/p,task_memcg=/q,task_memcg=/p,tas"
 		 "k_memcg=/q/r,task=c,pid=7,uid=0",
-		 "c", "/p,task_memcg=/q", "/p,task_memcg=/q/r", 7, false},
+		 "c", "/p,task_memcg=/q", "/p,task_memcg=/q/r", 7, false, FITS},
 		{"oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,"
 		 "mems_allowed=0,global_oom,task_memcg=/,task=hog,pid=109,uid="
 		 "0",
-		 "", "", "/", 109, true},
+		 "", "", "/", 109, true, FITS},
+		/* Issue 13 finding 9: a delegated cpuset's name repeats the
+		 * keys after it (real: pasted/v1-6.18-hostile-cpuset). A
+		 * cgroup name holds no '/', so no split can take a path from
+		 * it. */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=x"
+		 ",mems_allowed=0,global_oom,oom_memcg=podV,task_memcg=podV,mem"
+		 "s_allowed=0,oom_memcg=/oomlens-paste-24757,task_memcg=/oomlen"
+		 "s-paste-24757,task=a,task=b,pid=1,pid=24842,uid=0",
+		 "", "/oomlens-paste-24757", "/oomlens-paste-24757", 24842,
+		 false, FITS},
+		/* the issue's name, with paths: mkdir cannot make it, so no
+		 * kernel printed this line: refused */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=x"
+		 ",oom_memcg=/kubepods/podV,task_memcg=/kubepods/podV/ctr,mems_"
+		 "allowed=0,oom_memcg=/kubepods/podA,task_memcg=/kubepods/podA/"
+		 "c,task=app,pid=9,uid=0",
+		 "", "", "", 9, false, REFUSED},
+		/* a cpuset name that ends the line early: "global_oom" */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=0-1,3,cpuset=a,"
+		 "mems_allowed=0,global_oom,task_memcg=,mems_allowed=0-1,3,oom_"
+		 "memcg=/p,task_memcg=/p/c,task=app,pid=9,uid=0",
+		 "", "/p", "/p/c", 9, false, FITS},
+		/* a hostile comm: keys, a fake pid/uid tail */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/p,task_memcg=/p/c,task=,pid=1,uid="
+		 "2,pid=9,uid=0",
+		 "", "/p", "/p/c", 9, false, FITS},
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/p,task_memcg=/p/c,task=x,oom_memc"
+		 "g=/q,pid=9,uid=0",
+		 "", "/p", "/p/c", 9, false, FITS},
+		/* two splits fit and the comm is unknown: refused ... */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/x,task_memcg=/x/y,task=z,task=a,p"
+		 "id=1,uid=0",
+		 "", "", "", 1, false, AMBIGUOUS},
+		/* ... an oom_memcg name holding ",task_memcg=/…" twice ... */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/"
+		 ",mems_allowed=0,oom_memcg=/a,task_memcg=/a/b,task_memcg=/a,t"
+		 "ask_memcg=/a/b/c,task=t,pid=2,uid=0",
+		 "t", "", "", 2, false, AMBIGUOUS},
+		/* ... a cpuset name holding a whole memcg part (its paths
+		 * below the one that ooms) */
+		{"oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=a"
+		 ",mems_allowed=0,oom_memcg=,mems_allowed=0,oom_memcg=/p,task_m"
+		 "emcg=/p/c,task=t,pid=2,uid=0",
+		 "t", "/p", "/p/c", 2, false, FITS},
 	};
 	return cr_make_param_array(struct oom_kill_case, cases,
 				   ARRAY_SIZE(cases));
@@ -920,11 +970,12 @@ ParameterizedTest(struct oom_kill_case *c, kmsg, oom_kill_lines)
 	oom_report_init(&r);
 	cr_assert_eq(kmsg_parse_oom_kill(c->line, c->comm[0] ? c->comm : NULL,
 					 &r, &pid),
-		     0, "%s", c->line);
+		     c->split == REFUSED ? -EBADMSG : 0, "%s", c->line);
 	cr_assert_str_eq(r.oom_memcg, c->oom_memcg, "%s", c->line);
 	cr_assert_str_eq(r.task_memcg, c->task_memcg, "%s", c->line);
 	cr_assert_eq(pid, c->pid);
 	cr_assert_eq(r.global, c->global, "%s", c->line);
+	cr_assert_eq(r.memcg_ambiguous, c->split == AMBIGUOUS, "%s", c->line);
 	oom_report_release(&r);
 }
 
@@ -938,8 +989,10 @@ Test(kmsg, oom_kill_line_malformed)
 		kmsg_parse_oom_kill("oom-kill:nodemask=(null)", NULL, &r, &pid),
 		-EBADMSG);
 	/* Cut short: what is there is kept, the pid is unknown. */
-	cr_assert_eq(kmsg_parse_oom_kill("oom-kill:constraint=X,task_memcg=/a,"
-					 "task=a,pid=1,uid=",
+	cr_assert_eq(kmsg_parse_oom_kill("oom-kill:constraint=CONSTRAINT_MEMCG,"
+					 "nodemask=(null),cpuset=/,mems_allowe"
+					 "d=0,oom_memcg=/,task_memcg=/a,task=a"
+					 ",pid=1,uid=",
 					 NULL, &r, &pid),
 		     0);
 	cr_assert_str_eq(r.task_memcg, "/a");
@@ -1221,4 +1274,363 @@ Test(kmsg, reader_records_and_malformed, .fini = fifo_cleanup)
 	kmsg_reader_free(NULL);
 	close(root);
 	cr_assert_eq(kmsg_reader_open(root, false, false, 0, &r), -EBADF);
+}
+
+/* --- pasted text: journalctl, syslog, dmesg -T, CRLF ---------------- */
+
+struct prefix_case {
+	char line[120];
+	unsigned flags;
+	char text[48]; /* what is left: the kernel's text */
+	uint64_t usec; /* UINT64_MAX: none */
+	bool foreign;
+};
+
+#define NO_TIME UINT64_MAX
+
+ParameterizedTestParameters(kmsg, text_prefix)
+{
+	static struct prefix_case cases[] = {
+		{"[  114.181234] x y", 0, "x y", 114181234, false},
+		{"<4>[  114.18] x", 0, "x", 114180000, false},
+		{"kern  :warn  : [  114.181234] x", 0, "x", 114181234, false},
+		{"[Tue Dec  1 08:55:47 2026] x", 0, "x", NO_TIME, false},
+		{"2026-12-01T08:55:47,123456+00:00 x", 0, "x", NO_TIME, false},
+		{"Dec 01 08:55:47 node-a kernel: envoy invoked", 0,
+		 "envoy invoked", NO_TIME, false},
+		{"Jan  5 02:12:02 node-a kernel: envoy", 0, "envoy", NO_TIME,
+		 false},
+		{"Dec 01 08:55:47.123456 node-a kernel: x", 0, "x", NO_TIME,
+		 false},
+		{"Dec 01 08:55:47 kernel: x", 0, "x", NO_TIME, false},
+		{"[  114.181234] node-a kernel: x", 0, "x", 114181234, false},
+		{"[  114.181234] node-a kernel: x", KMSG_TEXT_NO_MONO_HOST,
+		 "node-a kernel: x", 114181234, false},
+		{"[  114.181234] node-a systemd[1]: x", 0, "", 114181234, true},
+		/* a kernel line that starts with two words and a colon */
+		{"[  114.181234] Hardware name: QEMU", 0, "Hardware name: QEMU",
+		 114181234, false},
+		{"2026-12-01T08:55:47.123456+00:00 node-a kernel: x", 0, "x",
+		 NO_TIME, false},
+		{"2026-12-01T08:55:47+0000 node-a kernel: x", 0, "x", NO_TIME,
+		 false},
+		{"2026-12-01T08:55:47Z node-a kernel: x", 0, "x", NO_TIME,
+		 false},
+		{"Dec  1 08:55:47 node-a kernel: [  114.18] x", 0, "x",
+		 114180000, false},
+		{"Dec  1 08:55:47 node-a kernel: [  114.18] x",
+		 KMSG_TEXT_NO_INNER_STAMP, "[  114.18] x", NO_TIME, false},
+		{"Dec  1 08:55:47 node-a containerd[640]: x invoked "
+		 "oom-killer:",
+		 0, "", NO_TIME, true},
+		{"Dec  1 08:55:47 node-a last message repeated 2 times", 0, "",
+		 NO_TIME, true},
+		{"oom_reaper: reaped process 5", 0,
+		 "oom_reaper: reaped process 5", NO_TIME, false},
+		/* not stamps: kept as text */
+		{"Dec 1x 08:55:47 node-a kernel: x", 0,
+		 "Dec 1x 08:55:47 node-a kernel: x", NO_TIME, false},
+		{"[  10133]     0 10133 hog", 0, "[  10133]     0 10133 hog",
+		 NO_TIME, false},
+	};
+	return cr_make_param_array(struct prefix_case, cases,
+				   ARRAY_SIZE(cases));
+}
+
+ParameterizedTest(struct prefix_case *c, kmsg, text_prefix)
+{
+	struct strbuf sb;
+	struct kmsg_record rec = {0};
+	int r;
+
+	strbuf_init(&sb, 4096);
+	r = kmsg_parse_text_line(c->line, strlen(c->line), c->flags, &sb, &rec);
+	cr_assert_eq(r, c->foreign ? 0 : 1, "%s", c->line);
+	if (!c->foreign) {
+		cr_assert_eq(rec.text_len, strlen(c->text), "%s", c->line);
+		cr_assert_arr_eq(rec.text, c->text, rec.text_len, "%s",
+				 c->line);
+		cr_assert_eq(rec.usec, c->usec, "%s", c->line);
+		cr_assert_eq(rec.seq, UINT64_MAX);
+	}
+	strbuf_release(&sb);
+}
+
+#define PASTED FIX "pasted/"
+
+static const struct {
+	const char *file;
+	bool mono; /* carries the kernel's monotonic stamps */
+} pasted_forms[] = {
+	{"dmesg.txt", true},
+	{"dmesg-T.txt", false},
+	{"journal-short.txt", false},
+	{"journal-short-precise.txt", false},
+	{"journal-short-monotonic.txt", true},
+	{"journal-short-iso.txt", false},
+	{"journal-short-iso-precise.txt", false},
+	{"syslog-kern.log", true},
+	{"syslog-messages.txt", false},
+	{"rsyslog-iso.txt", false},
+	{"kubectl-dmesg-crlf.txt", true},
+};
+
+/* The report's JSON without the time fields (seq_first, seq_last, usec,
+ * victims[].seq, victims[].usec), which depend on the form. */
+static char *json_untimed(const struct oom_report *r)
+{
+	struct json_object *o = oom_report_to_json(r), *v;
+	char *s;
+
+	cr_assert_not_null(o);
+	json_object_object_del(o, "seq_first");
+	json_object_object_del(o, "seq_last");
+	json_object_object_del(o, "usec");
+	v = json_object_object_get(o, "victims");
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		json_object_object_del(json_object_array_get_idx(v, i), "seq");
+		json_object_object_del(json_object_array_get_idx(v, i), "usec");
+	}
+	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return s;
+}
+
+/* s with every line end made LF (eol "\n") or CRLF. */
+static void set_eol(struct strbuf *out, const char *s, size_t len,
+		    const char *eol)
+{
+	strbuf_reset(out);
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')
+			continue;
+		cr_assert_geq(s[i] == '\n' ? strbuf_adds(out, eol)
+					   : strbuf_addch(out, s[i]),
+			      0);
+	}
+}
+
+static void check_form(const char *kase, const char *form, const char *text,
+		       size_t len, const char *want, const struct oom_report *k,
+		       bool mono)
+{
+	struct collected c;
+	char *got;
+
+	cr_assert_eq(parse_str(text, len, &c), 1, "%s/%s", kase, form);
+	got = json_untimed(&c.r[0]);
+	cr_assert_str_eq(got, want, "%s/%s", kase, form);
+	cr_assert_eq(c.r[0].seq_first, UINT64_MAX);
+	cr_assert_eq(c.r[0].usec, mono ? k->usec : UINT64_MAX, "%s/%s", kase,
+		     form);
+	cr_assert_eq(c.r[0].victims[0].usec,
+		     mono ? k->victims[0].usec : UINT64_MAX);
+	free(got);
+	collected_release(&c);
+}
+
+/* Every form of the same real report gives the same JSON (time fields
+ * aside), with LF, with CRLF, and between unrelated lines. */
+Test(kmsg, pasted_forms_same_json)
+{
+	static const char *cases[] = {"v1-6.18-hog", "v1-6.18-hostile-cpuset"};
+	static const char noise[] =
+		"Creating debugging pod node-debugger-vm-x with container "
+		"debugger on node vm.\n"
+		"Dec  1 09:20:15 vm sshd[99]: Accepted publickey for root\n"
+		"2026-12-01T09:20:15.1+00:00 vm kubelet[812]: Killed process 1 "
+		"(init) total-vm:1kB\n"
+		"-- Boot 3d1219c7c4c5404aaa1f6d2a48adfda4 --\n";
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct strbuf sb, eol;
+		struct collected k;
+		char p[160], *want;
+
+		snprintf(p, sizeof(p), PASTED "%s/kmsg.txt", cases[i]);
+		cr_assert_eq(parse_file(p, &k), 1);
+		cr_assert(k.r[0].complete);
+		cr_assert_neq(k.r[0].usec, UINT64_MAX);
+		want = json_untimed(&k.r[0]);
+		strbuf_init(&sb, 1u << 20);
+		strbuf_init(&eol, 1u << 21);
+		for (size_t f = 0; f < ARRAY_SIZE(pasted_forms); f++) {
+			const char *form = pasted_forms[f].file;
+			bool mono = pasted_forms[f].mono;
+
+			snprintf(p, sizeof(p), PASTED "%s/%s", cases[i], form);
+			strbuf_reset(&sb);
+			cr_assert_geq(read_file_at(AT_FDCWD, p, 1u << 20, &sb),
+				      0, "%s", p);
+			set_eol(&eol, sb.buf, sb.len, "\n");
+			check_form(cases[i], form, eol.buf, eol.len, want,
+				   &k.r[0], mono);
+			set_eol(&eol, sb.buf, sb.len, "\r\n");
+			check_form(cases[i], form, eol.buf, eol.len, want,
+				   &k.r[0], mono);
+			strbuf_reset(&eol);
+			cr_assert_geq(strbuf_adds(&eol, noise), 0);
+			cr_assert_geq(strbuf_add(&eol, sb.buf, sb.len), 0);
+			cr_assert_geq(strbuf_adds(&eol, noise), 0);
+			check_form(cases[i], form, eol.buf, eol.len, want,
+				   &k.r[0], mono);
+		}
+		free(want);
+		strbuf_release(&sb);
+		strbuf_release(&eol);
+		collected_release(&k);
+	}
+}
+
+/* The real hostile cpuset (issue 13 finding 9) in every form: the victim
+ * memcg is the one the kernel named, not the one the name claims. */
+Test(kmsg, pasted_hostile_cpuset_values)
+{
+	struct collected c;
+
+	cr_assert_eq(parse_file(PASTED "v1-6.18-hostile-cpuset/"
+				       "syslog-messages.txt",
+				&c),
+		     1);
+	cr_assert_str_eq(c.r[0].oom_memcg, "/oomlens-paste-24757");
+	cr_assert_str_eq(c.r[0].task_memcg, "/oomlens-paste-24757");
+	cr_assert_not(c.r[0].memcg_ambiguous);
+	cr_assert_not(c.r[0].global);
+	cr_assert_str_eq(c.r[0].trigger.comm, "a,task=b,pid=1");
+	cr_assert_eq(c.r[0].victims[0].pid, 24842);
+	cr_assert_eq(c.n, 1, "the other programs' kill line is no kill");
+	collected_release(&c);
+}
+
+/* Replaces the first "from" in s by "to" (test data only). */
+static void replace_first(struct strbuf *sb, const char *from, const char *to)
+{
+	char *at = strstr(sb->buf, from);
+	struct strbuf out;
+
+	cr_assert_not_null(at, "'%s' in the fixture", from);
+	strbuf_init(&out, sb->max);
+	cr_assert_geq(strbuf_add(&out, sb->buf, (size_t)(at - sb->buf)), 0);
+	cr_assert_geq(strbuf_adds(&out, to), 0);
+	cr_assert_geq(strbuf_adds(&out, at + strlen(from)), 0);
+	strbuf_reset(sb);
+	cr_assert_geq(strbuf_add(sb, out.buf, out.len), 0);
+	strbuf_release(&out);
+}
+
+/* A comm that looks like a prefix ("a kernel: b", "[1.5] b") is kept
+ * whole: the paste's other lines tell which form it is. */
+Test(kmsg, pasted_comm_like_a_prefix)
+{
+	static const struct {
+		const char *file, *from, *to, *comm;
+	} cases[] = {
+		{"dmesg.txt", "] hog invoked", "] a kernel: b invoked",
+		 "a kernel: b"},
+		{"journal-short-monotonic.txt", "vm kernel: hog invoked",
+		 "vm kernel: a kernel: b invoked", "a kernel: b"},
+		{"syslog-messages.txt", "vm kernel: hog invoked",
+		 "vm kernel: [1.5] b invoked", "[1.5] b"},
+		{"syslog-kern.log", "] hog invoked", "] [1.5] b invoked",
+		 "[1.5] b"},
+		{"journal-short.txt", "vm kernel: hog invoked",
+		 "vm kernel: Jan  5 02:12:02 node-a kernel: b invoked",
+		 "Jan  5 02:12:02 node-a kernel: b"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct collected c;
+		struct strbuf sb;
+		char p[160];
+
+		snprintf(p, sizeof(p), PASTED "v1-6.18-hog/%s", cases[i].file);
+		strbuf_init(&sb, 1u << 20);
+		cr_assert_geq(read_file_at(AT_FDCWD, p, 1u << 20, &sb), 0);
+		replace_first(&sb, cases[i].from, cases[i].to);
+		cr_assert_eq(parse_str(sb.buf, sb.len, &c), 1, "%s", p);
+		cr_assert_str_eq(c.r[0].trigger.comm, cases[i].comm, "%s", p);
+		cr_assert_str_eq(c.r[0].victims[0].comm, "hog");
+		/* kernel/oom.txt reads back the same */
+		strbuf_reset(&sb);
+		cr_assert_geq(strbuf_add(&sb, c.r[0].raw.buf, c.r[0].raw.len),
+			      0);
+		collected_release(&c);
+		cr_assert_eq(parse_str(sb.buf, sb.len, &c), 1, "%s", sb.buf);
+		cr_assert_str_eq(c.r[0].trigger.comm, cases[i].comm, "%s raw",
+				 p);
+		collected_release(&c);
+		strbuf_release(&sb);
+	}
+}
+
+/* journalctl prints a record holding newlines (6.1's one-record memcg
+ * stats, a comm with a newline) as lines indented to the text's column.
+ * Built from the raw records of the 6.1 captures, in the short and the
+ * short-monotonic forms: the same JSON as the records. */
+Test(kmsg, pasted_journal_multiline_records)
+{
+	static const char *cases[] = {"v2-6.1-single", "v2-6.1-hostile"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct strbuf sb, scratch, out;
+		struct collected k;
+		char p[160], *want;
+
+		snprintf(p, sizeof(p), FIX "%s/kmsg.txt", cases[i]);
+		cr_assert_eq(parse_file(p, &k), 1);
+		want = json_untimed(&k.r[0]);
+		strbuf_init(&sb, 1u << 20);
+		strbuf_init(&scratch, 1u << 20);
+		strbuf_init(&out, 1u << 21);
+		cr_assert_geq(read_file_at(AT_FDCWD, p, 1u << 20, &sb), 0);
+		for (int mono = 0; mono < 2; mono++) {
+			struct collected c;
+
+			strbuf_reset(&out);
+			for (const char *l = sb.buf; *l;) {
+				const char *nl = strchr(l, '\n');
+				size_t n = nl ? (size_t)(nl - l) : strlen(l);
+				struct kmsg_record rec;
+				size_t col = out.len;
+
+				cr_assert_eq(
+					kmsg_parse_record(l, n, &scratch, &rec),
+					0);
+				l += n + (nl != NULL);
+				if (rec.prio >= 8)
+					continue; /* not in journalctl -k */
+				if (mono)
+					strbuf_addf(&out,
+						    "[%5lu.%06lu] vm kernel: ",
+						    (unsigned long)(rec.usec /
+								    1000000),
+						    (unsigned long)(rec.usec %
+								    1000000));
+				else
+					strbuf_adds(&out, "Dec 01 09:20:15 vm "
+							  "kernel: ");
+				col = out.len - col;
+				for (size_t j = 0; j < rec.text_len; j++) {
+					strbuf_addch(&out, rec.text[j]);
+					for (size_t s = 0;
+					     rec.text[j] == '\n' && s < col;
+					     s++)
+						strbuf_addch(&out, ' ');
+				}
+				cr_assert_geq(strbuf_addch(&out, '\n'), 0);
+			}
+			check_form(cases[i], mono ? "short-monotonic" : "short",
+				   out.buf, out.len, want, &k.r[0], mono);
+			cr_assert_eq(parse_str(out.buf, out.len, &c), 1);
+			cr_assert_eq(c.r[0].n_stats, k.r[0].n_stats);
+			cr_assert_str_eq(c.r[0].victims[0].comm,
+					 k.r[0].victims[0].comm);
+			collected_release(&c);
+		}
+		free(want);
+		strbuf_release(&sb);
+		strbuf_release(&scratch);
+		strbuf_release(&out);
+		collected_release(&k);
+	}
 }

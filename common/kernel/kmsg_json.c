@@ -180,6 +180,7 @@ struct json_object *oom_report_to_json(const struct oom_report *r)
 	ADD(o, "constraint", r->constraint[0] ? jstr(r->constraint) : NULL);
 	ADD(o, "oom_memcg", jstr(r->oom_memcg));
 	ADD(o, "task_memcg", jstr(r->task_memcg));
+	ADD(o, "memcg_ambiguous", json_object_new_boolean(r->memcg_ambiguous));
 	ADD(o, "victim_memcg", jstr(oom_report_victim_memcg(r)));
 	ADD(o, "group_kill", json_object_new_boolean(r->group_kill));
 	ADD(o, "group_memcg", r->group_kill ? jstr(r->group_memcg) : NULL);

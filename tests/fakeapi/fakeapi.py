@@ -9,7 +9,8 @@ watch with bookmarks, continue tokens, compaction (410), size limits (413 /
 etcd 500s), TokenReview / SubjectAccessReview, discovery and Table output for
 kubectl, and fault injection through a control port.
 
-The protocol facts it reproduces are in ../shared/reference/README.md; see
+The real server's answers it reproduces are in tests/fixtures/kube/apiserver-1.20/
+(README.md there says how they were captured); see
 tests/fakeapi/README.md for the CLI, the Python API and the control calls.
 """
 

@@ -18,8 +18,21 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "fakeapi"))
 import fakeapi  # noqa: E402
 from rawhttp import RawClient  # noqa: E402
 
-KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+
+def find_kubectl():
+    """OOMLENS_KUBECTL, else the one `make deps` puts under the build tree
+    (Debian 12 packages no kubectl), else one on PATH."""
+    build = os.environ.get("OOMLENS_BUILD") or os.path.join(ROOT, "build")
+    for path in (os.environ.get("OOMLENS_KUBECTL"),
+                 os.path.join(build, "tools", "bin", "kubectl")):
+        if path and os.access(path, os.X_OK):
+            return path
+    return shutil.which("kubectl")
+
+
+KUBECTL = find_kubectl()
+pytestmark = pytest.mark.skipif(
+    KUBECTL is None, reason="no kubectl: `make deps DEPS=test` puts one in build/tools/bin")
 AGENT = "agent-token-0123456789"
 ADMIN = "admin-token-0123456789"
 

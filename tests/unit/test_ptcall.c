@@ -144,8 +144,7 @@ Test(ptcall_maps, real_process)
 	cr_expect_eq(m.v[0].end, 0x55c007145000ull);
 	cr_expect_str_eq(m.v[0].perms, "r--p");
 	cr_expect_eq(m.v[0].inode, 5334809);
-	cr_expect_str_eq(m.v[0].path,
-			 "/work/main/build-ptcall/victims/ptcall_reader");
+	cr_expect_str_eq(m.v[0].path, "/opt/oomlens/victims/ptcall_reader");
 	v = ptmaps_find(&m, 0x7f89303d7000ull + 0x1234);
 	cr_assert_not_null(v);
 	cr_expect_str_eq(v->perms, "r-xp");

@@ -15,11 +15,11 @@
 const char *const privs_base_syscalls[] = {
 	/* files */
 	"read", "write", "readv", "writev", "pread64", "pwrite64", "lseek",
-	"close", "openat", "newfstatat", "fstat", "statx", "getdents64",
-	"readlinkat", "mkdirat", "unlinkat", "renameat", "renameat2", "fchmod",
-	"fchmodat", "ftruncate", "fsync", "fdatasync", "faccessat",
-	"faccessat2", "fcntl", "dup", "dup3", "pipe2", "ioctl", "statfs",
-	"fstatfs", "umask", "getcwd", "flock",
+	"close", "openat", "openat2", "newfstatat", "fstat", "statx",
+	"getdents64", "readlinkat", "mkdirat", "unlinkat", "renameat",
+	"renameat2", "fchmod", "fchmodat", "ftruncate", "fsync", "fdatasync",
+	"faccessat", "faccessat2", "fcntl", "dup", "dup3", "pipe2", "ioctl",
+	"statfs", "fstatfs", "umask", "getcwd", "flock",
 	/* memory */
 	"mmap", "munmap", "mremap", "mprotect", "madvise", "brk",
 	/* waiting */

@@ -98,11 +98,13 @@ if [ ! -f pkg/generated/openapi/zz_generated.openapi.go ]; then
 	dirs=$(find -L . \( -path ./_output -o -path ./.git -o -path ./staging \
 		-o -path ./third_party -o -path '*/testdata' \) -prune -o \
 		-name '*.go' -print |
-		xargs grep --color=never -l '^// *+k8s:openapi-gen=' |
+		{ xargs grep --color=never -l '^// *+k8s:openapi-gen=' || true; } |
 		grep -v -e '^./vendor/k8s.io/code-generator/' \
 			-e '^./vendor/k8s.io/sample-apiserver/' |
 		xargs -n1 dirname | sed 's#^\./#k8s.io/kubernetes/#' |
 		LC_ALL=C sort -u | paste -sd, -)
+	# (grep exits 1 on a batch without a tag: xargs then says 123)
+	[ -n "$dirs" ] || { log "no +k8s:openapi-gen packages found"; exit 1; }
 	"$WORK/openapi-gen" --logtostderr -i "$dirs" \
 		-p k8s.io/kubernetes/pkg/generated/openapi -O zz_generated.openapi \
 		-h vendor/k8s.io/code-generator/hack/boilerplate.go.txt \

@@ -23,7 +23,7 @@ if pid_alive containerd; then
 import json, sys
 spec = json.load(sys.stdin).get("Spec") or {}
 for n in spec.get("linux", {}).get("namespaces", []):
-    if n.get("type") == "network" and n.get("path", "").startswith("/var/run/netns/"):
+    if n.get("type") == "network" and "/netns/" in n.get("path", ""):
         print(n["path"])' 2>/dev/null)
 		[ -n "$ns" ] && netns+=("$ns")
 		"${CTR[@]}" tasks kill -s SIGKILL "$id" >/dev/null 2>&1

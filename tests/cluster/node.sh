@@ -46,6 +46,7 @@ state = "$RUN/containerd/state"
   restrict_oom_score_adj = true
   disable_apparmor = true
   enable_selinux = false
+  netns_mounts_under_state_dir = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -76,7 +77,7 @@ for a in "$B"/images/*.tar; do
 	[ -f "$a" ] || continue
 	st=$RUN/imported/$(basename "$a")
 	[ -f "$st" ] && [ "$st" -nt "$a" ] && continue
-	"${CTR[@]}" images import --no-unpack=false "$a" >/dev/null
+	"${CTR[@]}" images import "$a" >/dev/null
 	touch "$st"
 	log "imported $(basename "$a")"
 done

@@ -14,7 +14,8 @@ MODE=node
 IP=$(node_ip)
 [ -n "$IP" ] || { log "no non-loopback IPv4 address for the node"; exit 1; }
 
-KBIN=$("$CL_HERE/build-node.sh")
+# OOMLENS_KUBE_BIN: a directory of already built node programs
+KBIN=${OOMLENS_KUBE_BIN:-$("$CL_HERE/build-node.sh")}
 mkdir -p "$RUN"/{pids,logs,pki,run,etcd,manifests,kubelet,cni/net.d,cni/ipam}
 
 # Host paths the node's programs create on their own (kubelet 1.20 writes

@@ -6,7 +6,9 @@ PKGS="gcc make libcurl4-openssl-dev libjson-c-dev libwebsockets-dev
 libcriterion-dev zlib1g-dev libyaml-dev python3 python3-pytest python3-yaml procps
 cppcheck clang-format qemu-system-x86 busybox-static openssl
 openjdk-17-jdk-headless kmod cpio chromium
-musl-tools libjemalloc2 gdb strace time"
+musl-tools libjemalloc2 gdb strace time
+containerd runc containernetworking-plugins buildah mmdebstrap catatonit
+golang-1.19-go golang-github-modern-go-reflect2-dev iproute2 curl"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

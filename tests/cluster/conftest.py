@@ -35,7 +35,8 @@ def run_script(name, *args, timeout=3600):
     if p.returncode != 0:
         raise AssertionError(f"{name} {' '.join(args)} exited "
                              f"{p.returncode}:\n{p.stderr[-3000:]}")
-    return p.stdout.strip().splitlines()[-1]
+    lines = p.stdout.strip().splitlines()
+    return lines[-1] if lines else ""
 
 
 @pytest.fixture(scope="session")

@@ -117,7 +117,7 @@ ready() {
 		"https://127.0.0.1:$API_PORT/api/v1/nodes/$NODE" 2>/dev/null |
 		python3 -c 'import json,sys
 c = json.load(sys.stdin)["status"].get("conditions", [])
-sys.exit(0 if any(x["type"] == "Ready" and x["status"] == "True" for x in c) else 1)'
+sys.exit(0 if any(x["type"] == "Ready" and x["status"] == "True" for x in c) else 1)' 2>/dev/null
 }
 for i in $(seq 120); do
 	ready && { log "node $NODE Ready"; exit 0; }

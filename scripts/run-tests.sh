@@ -96,8 +96,10 @@ for s in "${suites[@]}"; do
 		run_pytest tests/integration ;;
 	vm) run_pytest tests/vm ;;
 	cluster) if [ "$(id -u)" -eq 0 ]; then
-			B=$B tests/cluster/images.sh >/dev/null ||
-				{ echo "cluster: images.sh failed"; add_counts 0 1 0; }
+			B=$B tests/cluster/images.sh >/tmp/oomlens-images.$$ 2>&1 ||
+				{ cat /tmp/oomlens-images.$$; add_counts 0 1 0; }
+			grep '^images: .*goal' /tmp/oomlens-images.$$
+			rm -f /tmp/oomlens-images.$$
 		fi
 		run_pytest tests/cluster ;;
 	*) echo "run-tests: unknown suite '$s'" >&2; exit 2 ;;

@@ -54,17 +54,30 @@ build() {
 
 stage() { rm -rf "$CTX/$1"; mkdir -p "$CTX/$1/rootfs"; }
 
+# fresh ARCHIVE INPUT...: the archive exists and is newer than every input
+# (the Containerfile and this script included by the callers).
+fresh() {
+	local a=$1 f
+	shift
+	[ -f "$a" ] || return 1
+	for f in "$0" "$@"; do [ "$f" -nt "$a" ] && return 1; done
+	return 0
+}
+
 # The agent's and sidecar's archives, with their size against the goal.
 own_image() { # name goal-MiB
 	local name=$1 goal=$2 r size
 	[ -x "$B/bin/$name" ] || { log "$B/bin/$name missing: make all"; exit 1; }
-	stage "$name"
-	r=$CTX/$name/rootfs
-	copy_elf "$r" "$B/bin/$name" "/usr/bin/$name"
-	install -D -m 0644 /etc/ssl/certs/ca-certificates.crt \
-		"$r/etc/ssl/certs/ca-certificates.crt"
-	install -d -m 1777 "$r/tmp"
-	build "$name" "localhost/$name:dev" "$OUT/$name.tar"
+	if ! fresh "$OUT/$name.tar" "$B/bin/$name" \
+		"$TOP/images/${name#oomlens-}.Containerfile"; then
+		stage "$name"
+		r=$CTX/$name/rootfs
+		copy_elf "$r" "$B/bin/$name" "/usr/bin/$name"
+		install -D -m 0644 /etc/ssl/certs/ca-certificates.crt \
+			"$r/etc/ssl/certs/ca-certificates.crt"
+		install -d -m 1777 "$r/tmp"
+		build "$name" "localhost/$name:dev" "$OUT/$name.tar"
+	fi
 	size=$(stat -c %s "$OUT/$name.tar")
 	echo "images: $name.tar $((size * 10 / MiB / 10)).$((size * 10 / MiB % 10)) MiB (goal <= $goal MiB)"
 	if [ "$size" -gt $((goal * MiB)) ]; then
@@ -74,6 +87,8 @@ own_image() { # name goal-MiB
 }
 
 pause_image() {
+	fresh "$OUT/pause.tar" /usr/bin/catatonit "$TOP/images/pause.Containerfile" &&
+		return 0
 	stage pause
 	install -D -m 0755 /usr/bin/catatonit "$CTX/pause/rootfs/catatonit"
 	build pause localhost/oomlens-pause:1 "$OUT/pause.tar"
@@ -81,6 +96,8 @@ pause_image() {
 
 busybox_image() {
 	local r=$CTX/busybox/rootfs a v
+	fresh "$OUT/busybox.tar" /bin/busybox "$TOP/images/busybox.Containerfile" \
+		"$B"/victims/* && return 0
 	stage busybox
 	install -D -m 0755 /bin/busybox "$r/bin/busybox"
 	for a in $(/bin/busybox --list-full); do
@@ -130,4 +147,4 @@ for n in "${names[@]}"; do
 	*) log "unknown image '$n'"; exit 2 ;;
 	esac
 done
-ls -l "$OUT"/*.tar >&2
+ls -l "$OUT"/*.tar

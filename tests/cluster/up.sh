@@ -104,6 +104,7 @@ if [ $MODE = node ]; then
 		--use-service-account-credentials \
 		--service-account-private-key-file "$P/sa.key" \
 		--root-ca-file "$P/ca.crt" --leader-elect=false \
+		--flex-volume-plugin-dir "$RUN/kcm-volume-plugins" \
 		--port 0 --secure-port 0
 	start kube-scheduler "$KBIN/kube-scheduler" \
 		--kubeconfig "$RUN/scheduler.kubeconfig" --leader-elect=false \

@@ -27,7 +27,7 @@ for n in spec.get("linux", {}).get("namespaces", []):
         print(n["path"])' 2>/dev/null)
 		[ -n "$ns" ] && netns+=("$ns")
 		"${CTR[@]}" tasks kill -s SIGKILL "$id" >/dev/null 2>&1
-		for i in $(seq 50); do
+		for _ in $(seq 50); do
 			"${CTR[@]}" tasks delete "$id" >/dev/null 2>&1 && break
 			"${CTR[@]}" tasks list -q 2>/dev/null | grep -qx "$id" || break
 			sleep 0.1
@@ -50,7 +50,7 @@ prefixes=("$RUN/")
 if [ -f "$RUN/host-paths" ]; then
 	while read -r p; do [ -n "$p" ] && prefixes+=("$p/"); done <"$RUN/host-paths"
 fi
-for pass in 1 2 3; do
+for _ in 1 2 3; do
 	left=0
 	while read -r m; do
 		for pre in "${prefixes[@]}"; do

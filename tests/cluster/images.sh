@@ -1,0 +1,150 @@
+#!/bin/bash
+# Builds the container images the cluster tests run, without a registry:
+# docker archives in $B/images/ that tests/cluster/up.sh imports into the
+# node's containerd (`ctr -n k8s.io images import`); pods use them with
+# imagePullPolicy: Never.
+#   oomlens-agent.tar    localhost/oomlens-agent:dev    (goal <= 15 MiB)
+#   oomlens-sidecar.tar  localhost/oomlens-sidecar:dev  (goal <= 10 MiB)
+#   pause.tar            localhost/oomlens-pause:1      (catatonit -P)
+#   busybox.tar          localhost/oomlens-busybox:1    (+ build/victims/*)
+#   jre17.tar            localhost/oomlens-jre17:1      (mmdebstrap, cached)
+# Agent and sidecar are scratch + the binary + exactly the shared libraries
+# ldd lists + the CA bundle. buildah keeps its storage under $B/buildah
+# (vfs: no mounts left behind); the JRE archive (about 2 minutes, 365 MiB)
+# is cached outside $B in ${OOMLENS_IMAGE_CACHE:-/var/cache/oomlens/images},
+# keyed by a hash of its recipe. Usage: images.sh [name...]
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+B=${B:-build}
+case $B in /*) ;; *) B=$TOP/$B ;; esac
+OUT=$B/images
+CTX=$B/images/ctx
+CACHE=${OOMLENS_IMAGE_CACHE:-/var/cache/oomlens/images}
+BUILDAH=(buildah --root "$B/buildah/root" --runroot "$B/buildah/run"
+	--storage-driver vfs)
+log() { echo "images: $*" >&2; }
+MiB=$((1024 * 1024))
+
+# copy_elf ROOT FILE DEST: FILE at ROOT/DEST plus every library ldd lists,
+# at the path ldd gives (the dynamic loader included).
+copy_elf() {
+	local root=$1 file=$2 dest=$3 lib
+	install -D -m 0755 "$file" "$root$dest"
+	strip --strip-debug "$root$dest" 2>/dev/null || true
+	ldd "$file" 2>/dev/null | awk '/=> \//{print $3} /^\t\//{print $1}' |
+		while read -r lib; do
+			[ -e "$root$lib" ] && continue
+			install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
+		done
+}
+
+# build NAME REF: the Containerfile images/NAME.Containerfile over the
+# staged context $CTX/NAME, pushed as a docker archive $OUT/NAME.tar.
+build() {
+	local name=$1 ref=$2 file=$3
+	"${BUILDAH[@]}" bud --quiet --layers=false \
+		-f "$TOP/images/${name#oomlens-}.Containerfile" \
+		-t "$ref" "$CTX/$name" >/dev/null
+	rm -f "$file.tmp"
+	"${BUILDAH[@]}" push --quiet "$ref" "docker-archive:$file.tmp:$ref" >/dev/null
+	mv "$file.tmp" "$file"
+	"${BUILDAH[@]}" rmi -f "$ref" >/dev/null 2>&1 || true
+}
+
+stage() { rm -rf "${CTX:?}/$1"; mkdir -p "$CTX/$1/rootfs"; }
+
+# fresh ARCHIVE INPUT...: the archive exists and is newer than every input
+# (the Containerfile and this script included by the callers).
+fresh() {
+	local a=$1 f
+	shift
+	[ -f "$a" ] || return 1
+	for f in "$0" "$@"; do [ "$f" -nt "$a" ] && return 1; done
+	return 0
+}
+
+# The agent's and sidecar's archives, with their size against the goal.
+own_image() { # name goal-MiB
+	local name=$1 goal=$2 r size
+	[ -x "$B/bin/$name" ] || { log "$B/bin/$name missing: make all"; exit 1; }
+	if ! fresh "$OUT/$name.tar" "$B/bin/$name" \
+		"$TOP/images/${name#oomlens-}.Containerfile"; then
+		stage "$name"
+		r=$CTX/$name/rootfs
+		copy_elf "$r" "$B/bin/$name" "/usr/bin/$name"
+		install -D -m 0644 /etc/ssl/certs/ca-certificates.crt \
+			"$r/etc/ssl/certs/ca-certificates.crt"
+		install -d -m 1777 "$r/tmp"
+		build "$name" "localhost/$name:dev" "$OUT/$name.tar"
+	fi
+	size=$(stat -c %s "$OUT/$name.tar")
+	echo "images: $name.tar $((size * 10 / MiB / 10)).$((size * 10 / MiB % 10)) MiB (goal <= $goal MiB)"
+	if [ "$size" -gt $((goal * MiB)) ]; then
+		log "$name.tar is over its goal of $goal MiB"
+		exit 1
+	fi
+}
+
+pause_image() {
+	fresh "$OUT/pause.tar" /usr/bin/catatonit "$TOP/images/pause.Containerfile" &&
+		return 0
+	stage pause
+	install -D -m 0755 /usr/bin/catatonit "$CTX/pause/rootfs/catatonit"
+	build pause localhost/oomlens-pause:1 "$OUT/pause.tar"
+}
+
+busybox_image() {
+	local r=$CTX/busybox/rootfs a v
+	fresh "$OUT/busybox.tar" /bin/busybox "$TOP/images/busybox.Containerfile" \
+		"$B"/victims/* && return 0
+	stage busybox
+	install -D -m 0755 /bin/busybox "$r/bin/busybox"
+	for a in $(/bin/busybox --list-full); do
+		[ -e "$r/$a" ] || { mkdir -p "$r/$(dirname "$a")"; ln -s /bin/busybox "$r/$a"; }
+	done
+	install -d -m 1777 "$r/tmp"
+	for v in "$B"/victims/*; do
+		[ -x "$v" ] && copy_elf "$r" "$v" "/usr/local/bin/$(basename "$v")"
+	done
+	build busybox localhost/oomlens-busybox:1 "$OUT/busybox.tar"
+}
+
+# mmdebstrap with the machine's own apt sources; man pages and docs left
+# out (the JRE's postinst still needs usr/share/man/man1: the setup hook).
+jre_image() {
+	local key cached
+	key=$( (cat "$TOP/images/jre17.Containerfile"; declare -f jre_image) |
+		sha256sum | cut -c1-12)
+	cached=$CACHE/jre17-$key.tar
+	if [ ! -f "$cached" ]; then
+		log "building the JRE 17 image (about 2 minutes, cached in $cached)"
+		mkdir -p "$CACHE"
+		stage jre17
+		mmdebstrap --quiet --variant=minbase --include=openjdk-17-jre-headless \
+			--dpkgopt='path-exclude=/usr/share/man/*' \
+			--dpkgopt='path-exclude=/usr/share/doc/*' \
+			--dpkgopt='path-exclude=/usr/share/locale/*' \
+			--setup-hook='mkdir -p "$1/usr/share/man/man1"' \
+			bookworm "$CTX/jre17/rootfs.tar" >&2
+		build jre17 localhost/oomlens-jre17:1 "$cached.tmp"
+		mv "$cached.tmp" "$cached"
+		rm -rf "$CTX/jre17"
+	fi
+	ln -f "$cached" "$OUT/jre17.tar" 2>/dev/null || cp "$cached" "$OUT/jre17.tar"
+}
+
+mkdir -p "$OUT" "$CTX"
+names=("$@")
+[ ${#names[@]} -eq 0 ] && names=(oomlens-agent oomlens-sidecar pause busybox jre17)
+for n in "${names[@]}"; do
+	case $n in
+	oomlens-agent) own_image oomlens-agent 15 ;;
+	oomlens-sidecar) own_image oomlens-sidecar 10 ;;
+	pause) pause_image ;;
+	busybox) busybox_image ;;
+	jre17) jre_image ;;
+	*) log "unknown image '$n'"; exit 2 ;;
+	esac
+done
+ls -l "$OUT"/*.tar

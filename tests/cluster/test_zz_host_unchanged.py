@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Runs last (file order): a full up/down leaves the host as it was."""
+import os
+
+import hoststate
+from conftest import run_script
+
+
+def test_down_leaves_host_as_before_up(node, host_before):
+    run_script("down.sh", timeout=300)
+    after = hoststate.snapshot()
+    assert hoststate.diff(host_before, after) == []
+    # the node's own processes are gone: no pid file names a live one
+    pids = "/var/lib/oomlens-cluster/pids"
+    assert not os.path.isdir(pids) or os.listdir(pids) == []
+    # and down is idempotent
+    run_script("down.sh", timeout=300)
+    assert hoststate.diff(host_before, hoststate.snapshot()) == []

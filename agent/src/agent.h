@@ -5,11 +5,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <json-c/json.h>
+
 #include "kernel/cgroup.h"
 #include "kernel/cgroup_mount.h"
 #include "base/host.h"
 #include "kernel/kmsg.h"
 #include "correlate.h"
+#include "cluster.h"
 
 #define AGENT_MAX_WATCH 32
 #define AGENT_MAX_SPOOL 32
@@ -23,6 +26,7 @@ struct agent_opts {
 	int n_spool;
 	bool standalone;
 	bool from_start; /* first start: report what the ring buffer holds */
+	struct cluster_opts cluster; /* without --standalone */
 };
 
 #define AGENT_MAX_OUTSIDE 16
@@ -55,6 +59,10 @@ struct agent {
 	unsigned probes;      /* written so far */
 	uint64_t reports_written, reports_ignored;
 	volatile int stop; /* set from the signal path */
+	/* cluster mode: NULL in standalone */
+	struct cluster *cluster;
+	struct cluster_pods *pods; /* the detector's pod map */
+	struct agent_counters counters;
 };
 
 /* state.c */
@@ -78,3 +86,26 @@ bool agent_map_report(struct agent *a, struct oom_report *r);
 /* The kernel's path of our path into buf; false when it cannot be known. */
 bool agent_kernel_path(const struct agent *a, const char *path, char *buf,
 		       size_t size);
+
+/* cluster_capture.c: the pod side of a capture in cluster mode. */
+struct agent_kill_pod {
+	struct cluster_match m;
+	bool have; /* the victim's cgroup is a pod's */
+};
+/* Maps the kill to its pod; false when the kill is not to be reported
+ * (opted out, filtered namespace; logged). */
+bool agent_cluster_want(struct agent *a, const struct corr_kill *k,
+			struct agent_kill_pod *ret);
+/* Adds "pod" and "container" to the manifest. */
+void agent_cluster_manifest(const struct agent_kill_pod *p,
+			    struct json_object *man);
+/* The sidecar's spool of the pod (by the UID in the host path), or NULL
+ * when there is none. Writes the path into buf. */
+const char *agent_cluster_spool(const struct agent *a,
+				const struct agent_kill_pod *p, char *buf,
+				size_t size);
+/* Hands the saved bundle to the publisher. */
+void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
+			   const struct agent_kill_pod *p, const char *id,
+			   const char *verdict, const char *summary,
+			   uint64_t kill_ms);

@@ -278,18 +278,18 @@ static void add_diagnosis(struct bundle *b, const struct oom_report *r,
 }
 
 /* The sidecar's flight recorder and newest pre-kill snapshot. */
-static void add_spool(struct agent *a, struct bundle *b, const char *cgroup,
-		      struct json_object *man, uint64_t kill_ms)
+static void add_spool(struct bundle *b, const char *const *dirs, size_t n,
+		      const char *cgroup, struct json_object *man,
+		      uint64_t kill_ms)
 {
 	struct spool_info info;
 	struct spool_ignored ignored;
 	struct json_object *o;
 	int q;
 
-	if (!a->opts.n_spool)
+	if (!n)
 		return;
-	q = spool_attach(b, a->opts.spool, (size_t)a->opts.n_spool, cgroup,
-			 kill_ms, &ignored, &info);
+	q = spool_attach(b, dirs, n, cgroup, kill_ms, &ignored, &info);
 	/* A spool is attributed by where it sits, not by what it says: a
 	 * disagreeing claim is a pod pointing at someone else's kills. */
 	for (size_t i = 0; i < ignored.n && i < ARRAY_SIZE(ignored.dir); i++)
@@ -320,6 +320,22 @@ static void add_spool(struct agent *a, struct bundle *b, const char *cgroup,
 			json_object_new_double(
 				(double)(kill_ms - info.snapshot_ms) / 1000.0));
 	json_object_object_add(man, "sidecar", o);
+}
+
+/* Cluster mode: the spool of the victim's pod, found by the UID in its
+ * cgroup path; whatever cgroup the spool names for itself (the sidecar
+ * sees its pod from inside, maybe through a cgroup namespace), its
+ * location makes it this pod's (spool.c, located_score). */
+static void add_pod_spool(struct agent *a, struct bundle *b,
+			  const struct agent_kill_pod *kp, const char *cgroup,
+			  struct json_object *man, uint64_t kill_ms)
+{
+	char dir[4096];
+	const char *dirs[1];
+
+	dirs[0] = agent_cluster_spool(a, kp, dir, sizeof(dir));
+	if (dirs[0])
+		add_spool(b, dirs, 1, cgroup, man, kill_ms);
 }
 
 /* report.html inside the bundle, and beside it on disk for a browser. */
@@ -391,9 +407,13 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	struct bundle *b;
 	struct json_object *man, *kj;
 	struct line_verdict verdict = {0};
+	struct agent_kill_pod kp = {0};
 	uint64_t kill_ms;
 	long size;
 	int q;
+
+	if (a->cluster && !agent_cluster_want(a, k, &kp))
+		return 0;
 
 	if (r->seq_first != UINT64_MAX)
 		snprintf(id, sizeof(id), "oom-%.8s-%llu", a->boot_id,
@@ -406,6 +426,8 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 		return q;
 	man = bundle_manifest(b);
 	fill_manifest(a, k, man, wall);
+	if (a->cluster)
+		agent_cluster_manifest(&kp, man);
 	bundle_add(b, "kernel/oom.txt", r->raw.buf, r->raw.len,
 		   BUNDLE_ESSENTIAL);
 	kj = kernel_json(r);
@@ -418,7 +440,11 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	kill_ms = (wall - (latency > 0 ? (uint64_t)latency : 0)) / 1000;
 	json_object_object_add(man, "killed_at_ms",
 			       json_object_new_uint64(kill_ms));
-	add_spool(a, b, k->cgroup, man, kill_ms);
+	if (a->cluster)
+		add_pod_spool(a, b, &kp, k->cgroup, man, kill_ms);
+	else
+		add_spool(b, a->opts.spool, (size_t)a->opts.n_spool, k->cgroup,
+			  man, kill_ms);
 	add_diagnosis(b, r, man, kill_ms, &verdict);
 	add_report(a, b, id);
 	snprintf(name, sizeof(name), "%s.tar.gz", id);
@@ -429,5 +455,9 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	snprintf(path, sizeof(path), "%s/reports/%s", a->opts.state_dir, name);
 	print_line(id, path, k, latency, size, &verdict);
 	a->reports_written++;
+	/* saved on the node first; the API gets it from the publisher */
+	if (a->cluster)
+		agent_cluster_publish(a, k, &kp, id, verdict.verdict,
+				      verdict.summary, kill_ms);
 	return 0;
 }

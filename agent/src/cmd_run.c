@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "base/fileio.h"
 #include "base/log.h"
+#include "base/parse.h"
 #include "base/strbuf.h"
 #include "kernel/procfs.h"
 
@@ -36,31 +37,175 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: oomlens-agent run --standalone --watch SUBTREE "
+		"usage: oomlens-agent run --state-dir DIR [--kubeconfig FILE]\n"
+		"          [--kubelet-root /var/lib/kubelet] [--namespaces "
+		"NS,...]\n"
+		"          [--exclude-namespaces NS,...] "
+		"[--keep-per-namespace 50]\n"
+		"          [--max-age 30d] [--host-root /host]   (cluster "
+		"mode; "
+		"env NODE_NAME)\n"
+		"       oomlens-agent run --standalone --watch SUBTREE "
 		"[--watch ...]\n"
-		"                         --state-dir DIR [--host-root /]\n"
-		"                         [--spool-dir DIR ...] "
+		"          --state-dir DIR [--host-root /] [--spool-dir DIR "
+		"...] "
 		"[--from-start]\n"
-		"                         [--log-level info] [--log-json]\n"
 		"\n"
-		"Watches every memory cgroup under each SUBTREE (a path inside "
-		"the\n"
-		"memory hierarchy, e.g. /demo) and writes one bundle per OOM "
-		"kill to\n"
-		"DIR/reports/<id>.tar.gz, printing one JSON line per kill.\n");
+		"Cluster mode watches every pod's memory cgroup on the node, "
+		"writes one\n"
+		"bundle per OOM kill to DIR/reports/ and publishes it as an "
+		"OOMReport,\n"
+		"an OOMBundle and a Warning Event on the pod. --standalone "
+		"watches each\n"
+		"SUBTREE of the memory hierarchy and only writes bundles.\n");
+}
+
+/* "a,b,c" into list (pointers into a copy that lives as long as the
+ * process: options are parsed once). */
+static int split_list(const char *arg, const char **list, int *n)
+{
+	char *copy = strdup(arg), *p = copy;
+
+	if (!copy)
+		return -ENOMEM;
+	while (p && *p) {
+		char *comma = strchr(p, ',');
+
+		if (comma)
+			*comma = '\0';
+		if (*p && *n == CLUSTER_MAX_NS)
+			return -E2BIG;
+		if (*p)
+			list[(*n)++] = p;
+		p = comma ? comma + 1 : NULL;
+	}
+	return 0;
+}
+
+/* "30d", "12h", "90m", "3600s", "3600". */
+static int parse_age(const char *s, uint64_t *ret)
+{
+	size_t n = strlen(s);
+	uint64_t v, mul = 1;
+
+	if (n && strchr("dhms", s[n - 1])) {
+		mul = s[n - 1] == 'd'	? 86400
+		      : s[n - 1] == 'h' ? 3600
+		      : s[n - 1] == 'm' ? 60
+					: 1;
+		n--;
+	}
+	if (parse_u64_n(s, n, &v) < 0 || v == 0)
+		return -EINVAL;
+	*ret = v * mul;
+	return 0;
+}
+
+static int opt_error(const char *opt, const char *arg, const char *want)
+{
+	fprintf(stderr, "run: %s \"%s\": %s\n", opt, arg, want);
+	return -EINVAL;
+}
+
+static int parse_cluster_opt(int c, const char *arg, struct agent_opts *o)
+{
+	struct cluster_opts *k = &o->cluster;
+	unsigned u;
+
+	switch (c) {
+	case 'K':
+		k->kubeconfig = arg;
+		return 0;
+	case 'L':
+		k->kubelet_root = arg;
+		return 0;
+	case 'N':
+		return split_list(arg, k->namespaces, &k->n_namespaces) < 0
+			       ? opt_error("--namespaces", arg,
+					   "at most 32 names")
+			       : 0;
+	case 'X':
+		return split_list(arg, k->exclude, &k->n_exclude) < 0
+			       ? opt_error("--exclude-namespaces", arg,
+					   "at most 32 names")
+			       : 0;
+	case 'P':
+		if (parse_uint(arg, &u) < 0 || u == 0)
+			return opt_error("--keep-per-namespace", arg,
+					 "a number >= 1");
+		k->keep_per_namespace = u;
+		return 0;
+	case 'A':
+		return parse_age(arg, &k->max_age_s) < 0
+			       ? opt_error("--max-age", arg,
+					   "e.g. 30d, 12h, 90m")
+			       : 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+static const struct option longopts[] = {
+	{"standalone", no_argument, NULL, 'S'},
+	{"watch", required_argument, NULL, 'w'},
+	{"state-dir", required_argument, NULL, 'd'},
+	{"spool-dir", required_argument, NULL, 's'},
+	{"from-start", no_argument, NULL, 'F'},
+	{"kubeconfig", required_argument, NULL, 'K'},
+	{"kubelet-root", required_argument, NULL, 'L'},
+	{"namespaces", required_argument, NULL, 'N'},
+	{"exclude-namespaces", required_argument, NULL, 'X'},
+	{"keep-per-namespace", required_argument, NULL, 'P'},
+	{"max-age", required_argument, NULL, 'A'},
+	{"help", no_argument, NULL, 'h'},
+	{0}};
+
+/* Checks what each mode needs, with a message per missing piece. */
+static int check_mode(struct agent_opts *o)
+{
+	if (!o->state_dir) {
+		fprintf(stderr, "run: --state-dir is required (a hostPath "
+				"in a DaemonSet: bundles and the publish "
+				"queue live there)\n");
+		return -EINVAL;
+	}
+	if (o->standalone) {
+		if (!o->n_watch) {
+			fprintf(stderr, "run: --standalone needs at least one "
+					"--watch SUBTREE\n");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (o->n_watch || o->n_spool) {
+		fprintf(stderr, "run: --watch and --spool-dir are for "
+				"--standalone; cluster mode watches the pods' "
+				"cgroups and finds spools by pod\n");
+		return -EINVAL;
+	}
+	o->cluster.node = getenv("NODE_NAME");
+	if (!o->cluster.node || !*o->cluster.node) {
+		fprintf(stderr,
+			"run: NODE_NAME is not set. Cluster mode needs the "
+			"node's name from the Downward API:\n"
+			"  env: [{name: NODE_NAME, valueFrom: {fieldRef: "
+			"{fieldPath: spec.nodeName}}}]\n"
+			"(or pass --standalone on a host without "
+			"Kubernetes)\n");
+		return -EINVAL;
+	}
+	if (!o->cluster.kubelet_root)
+		o->cluster.kubelet_root = "/var/lib/kubelet";
+	if (!o->cluster.keep_per_namespace)
+		o->cluster.keep_per_namespace = 50;
+	if (!o->cluster.max_age_s)
+		o->cluster.max_age_s = 30ull * 86400;
+	return 0;
 }
 
 static int parse_opts(int argc, char **argv, const struct cli_globals *g,
 		      struct agent_opts *o)
 {
-	static const struct option longopts[] = {
-		{"standalone", no_argument, NULL, 'S'},
-		{"watch", required_argument, NULL, 'w'},
-		{"state-dir", required_argument, NULL, 'd'},
-		{"spool-dir", required_argument, NULL, 's'},
-		{"from-start", no_argument, NULL, 'F'},
-		{"help", no_argument, NULL, 'h'},
-		{0}};
 	int c;
 
 	o->host_root = g->host_root;
@@ -94,21 +239,18 @@ static int parse_opts(int argc, char **argv, const struct cli_globals *g,
 		case 'h':
 			usage(stdout);
 			exit(0);
-		default:
+		case '?':
 			return -EINVAL;
+		default:
+			if (parse_cluster_opt(c, optarg, o) < 0)
+				return -EINVAL;
 		}
 	}
-	if (optind != argc || !o->state_dir || !o->n_watch) {
+	if (optind != argc) {
 		usage(stderr);
 		return -EINVAL;
 	}
-	if (!o->standalone) {
-		fprintf(stderr,
-			"run: only --standalone is available in this "
-			"build (Kubernetes mode needs the kube client)\n");
-		return -EINVAL;
-	}
-	return 0;
+	return check_mode(o);
 }
 
 static int read_boot_id(struct agent *a)
@@ -166,6 +308,25 @@ static void raise_nofile(void)
 	}
 }
 
+/* Cluster mode watches the pods' cgroups: kubepods (cgroupfs driver)
+ * and kubepods.slice (systemd), whichever the node has. */
+static int cluster_watch_list(struct agent *a)
+{
+	static const char *const roots[] = {"/kubepods", "/kubepods.slice"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
+		if (faccessat(a->cgfs.mem_fd, roots[i] + 1, F_OK, 0) == 0)
+			a->opts.watch[a->opts.n_watch++] = roots[i];
+	if (a->opts.n_watch)
+		return 0;
+	log_error("no kubepods cgroup (kubepods/ or kubepods.slice/) in the "
+		  "memory hierarchy under \"%s\": is --host-root right (the "
+		  "DaemonSet mounts the host's / at /host), and does the "
+		  "kubelet run with --cgroups-per-qos?",
+		  a->opts.host_root);
+	return -ENOENT;
+}
+
 static int setup(struct agent *a)
 {
 	int r;
@@ -184,6 +345,8 @@ static int setup(struct agent *a)
 		return r;
 	}
 	agent_mount_setup(a);
+	if (!a->opts.standalone && (r = cluster_watch_list(a)) < 0)
+		return r;
 	r = correlate_new(a->opts.watch, (size_t)a->opts.n_watch, &a->corr);
 	if (r < 0) {
 		log_error("kill correlator: %s", strerror(-r));
@@ -195,8 +358,15 @@ static int setup(struct agent *a)
 			  strerror(-r));
 		return r;
 	}
-	if (gethostname(a->node, sizeof(a->node)) < 0)
+	if (!a->opts.standalone) {
+		strlcpy_safe(a->node, a->opts.cluster.node, sizeof(a->node));
+		if (cluster_new(&a->opts.cluster, a->state_fd, &a->counters,
+				&a->cluster) < 0 ||
+		    cluster_pods_new(&a->pods) < 0)
+			return -EINVAL;
+	} else if (gethostname(a->node, sizeof(a->node)) < 0) {
 		strlcpy_safe(a->node, "unknown", sizeof(a->node));
+	}
 	r = read_boot_id(a);
 	if (r < 0)
 		log_warn("cannot read boot_id: %s, ignoring", strerror(-r));
@@ -586,7 +756,19 @@ static int loop_setup(struct loop *l)
 	    epoll_add(l->ep, kmsg_reader_fd(l->a->kmsg)) < 0 ||
 	    epoll_add(l->ep, cgroup_watch_fd(l->a->watch)) < 0)
 		return -errno;
+	if (l->a->cluster &&
+	    epoll_add(l->ep, evqueue_fd(cluster_pods_queue(l->a->cluster))) < 0)
+		return -errno;
 	return 0;
+}
+
+/* Pod snapshots from the watch thread. */
+static void on_pods(struct agent *a)
+{
+	void *p;
+
+	while (evqueue_pop(cluster_pods_queue(a->cluster), &p) == 1)
+		cluster_pods_apply(a->pods, p);
 }
 
 /* kmsg ran dry: close the report in progress once it stays quiet. */
@@ -704,8 +886,14 @@ static int run_loop(struct loop *l)
 				on_timer(l);
 			} else if (fd == l->rescan_fd) {
 				on_rescan(l);
+			} else if (a->cluster &&
+				   fd == evqueue_fd(cluster_pods_queue(
+						 a->cluster))) {
+				on_pods(a);
 			}
 		}
+		atomic_store(&a->counters.detector_alive_ms,
+			     now_realtime_us() / 1000);
 		rearm(l);
 	}
 }
@@ -741,11 +929,21 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 		log_error("event loop: %s", strerror(-r));
 		return 1;
 	}
-	if (cli_enter_steady_state(&agent_run_privs, g) < 0)
+	if (cli_enter_steady_state(
+		    a.cluster ? &agent_cluster_privs : &agent_run_privs, g) < 0)
 		return 1;
+	/* after the privileges are dropped: threads keep what their
+	 * creator had */
+	if (a.cluster && (r = cluster_start(a.cluster)) < 0) {
+		log_error("cluster threads: %s", strerror(-r));
+		return 1;
+	}
 	log_info("ready");
 	r = run_loop(&l);
 	finish(&a);
+	/* the publisher keeps its queue on disk: the next start resumes */
+	cluster_free(a.cluster);
+	cluster_pods_free(a.pods);
 	if (r < 0) {
 		log_error("event loop failed: %s", strerror(-r));
 		return 1;

@@ -8,6 +8,8 @@
 
 /* What `run` keeps after its start-up (main.c; docs/privileges.md). */
 extern const struct privs_spec agent_run_privs;
+/* The same plus the network calls of the API client (cluster mode). */
+extern const struct privs_spec agent_cluster_privs;
 
 int cmd_run(int argc, char **argv, const struct cli_globals *g);
 int cmd_parse_kmsg(int argc, char **argv, const struct cli_globals *g);

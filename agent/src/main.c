@@ -17,6 +17,19 @@ const struct privs_spec agent_run_privs = {
 	.caps = PRIVS_CAP(CAP_DAC_READ_SEARCH),
 	.seccomp = true,
 };
+/* Cluster mode talks to the API server (libcurl: sockets, its wakeup
+ * socketpair, glibc's resolver). No exec: an exec credential plugin is
+ * refused at start (docs/cluster-mode.md). */
+static const char *const cluster_syscalls[] = {
+	"socket",     "socketpair",  "connect",	    "getsockopt",
+	"setsockopt", "getsockname", "getpeername", "sendto",
+	"recvfrom",   "sendmsg",     "recvmsg",	    "sendmmsg",
+	"recvmmsg",   "shutdown",    "bind",	    NULL};
+const struct privs_spec agent_cluster_privs = {
+	.caps = PRIVS_CAP(CAP_DAC_READ_SEARCH),
+	.seccomp = true,
+	.syscalls = cluster_syscalls,
+};
 /* parse-kmsg opens /dev/kmsg itself; show reads a file it is given. */
 static const struct privs_spec parse_kmsg_privs = {
 	.caps = PRIVS_CAP(CAP_SYSLOG) | PRIVS_CAP(CAP_DAC_READ_SEARCH),

@@ -169,14 +169,20 @@ static size_t located_score(struct finder *f, const char *full,
 	if (!claim[0])
 		return 0;
 	if (pod_uid_of(full, uid, sizeof(uid))) {
-		if (!spool_cgroup_in_pod(claim, uid)) {
+		/* The sidecar's own view through a cgroup namespace ("/",
+		 * "/.."-relative) names no pod: the location alone makes it
+		 * this pod's. Any other claim must be a cgroup of this pod. */
+		bool ns_view =
+			streq(claim, "/") || strncmp(claim, "/..", 3) == 0;
+
+		if (!ns_view && !spool_cgroup_in_pod(claim, uid)) {
 			ignore(f, full, claim,
 			       "not a cgroup of the pod whose volume holds it");
 			return 0;
 		}
 		if (!spool_cgroup_in_pod(f->killed, uid))
 			return 0;
-		return match_score(claim, f->killed);
+		return ns_view ? 1u << 20 : match_score(claim, f->killed);
 	}
 	if (!streq(claim, f->killed) && cgroup_path_within(f->killed, claim)) {
 		ignore(f, full, claim,

@@ -383,6 +383,11 @@ struct kube_container {
 	int restart_count;
 	char *last_terminated_reason; /* e.g. "OOMKilled", or NULL */
 	int last_exit_code;
+	/* lastState.terminated.containerID: the instance before this one
+	 * (the killed one, once the status has caught up), or NULL */
+	char *last_container_id;
+	char *image;				 /* spec image, or NULL */
+	char *limit_memory_s, *request_memory_s; /* as written, or NULL */
 };
 
 struct kube_pod {
@@ -392,6 +397,7 @@ struct kube_pod {
 	bool share_process_namespace;
 	struct json_object *annotations; /* object, or NULL; owned */
 	struct json_object *labels;	 /* object, or NULL; owned */
+	char *owner_kind, *owner_name;	 /* the controller owner, or NULL */
 	size_t n_containers;
 	struct kube_container *containers;
 };

@@ -659,14 +659,39 @@ static int attempt(struct kube_client *c, const struct kube_request *r,
 	if (res == CURLE_WRITE_ERROR && x->too_big)
 		return kube_error_set(err, -E2BIG, "response over %zu bytes",
 				      x->body->max);
-	if (res != CURLE_OK && *ret_status == 0)
-		return kube_error_set(err, curl_errno(res), "%s %s: %s",
-				      r->method, r->path,
-				      curl_easy_strerror(res));
-	if (res != CURLE_OK && x->fn)
+	switch (kube_transfer_outcome(res != CURLE_OK, *ret_status,
+				      x->fn != NULL)) {
+	case KUBE_XFER_ANSWER:
+		return 0;
+	case KUBE_XFER_STREAM_BROKEN:
 		return kube_error_set(err, curl_errno(res), "stream: %s",
 				      curl_easy_strerror(res));
-	return 0;
+	case KUBE_XFER_TRANSPORT:
+		break;
+	}
+	/* An interim 1xx is not an answer: the caller sees no status. */
+	*ret_status = 0;
+	return kube_error_set(err, curl_errno(res), "%s %s: %s", r->method,
+			      r->path, curl_easy_strerror(res));
+}
+
+enum kube_xfer_outcome kube_transfer_outcome(bool failed, long status,
+					     bool stream)
+{
+	if (!failed)
+		return status >= 200 ? KUBE_XFER_ANSWER : KUBE_XFER_TRANSPORT;
+	/* No final status (none, or only an interim 100 Continue before
+	 * the connection went): nothing was answered. */
+	if (status < 200)
+		return KUBE_XFER_TRANSPORT;
+	if (stream)
+		return KUBE_XFER_STREAM_BROKEN;
+	/* A 2xx whose body was cut is not the object it claims to be. */
+	if (status < 300)
+		return KUBE_XFER_TRANSPORT;
+	/* An error status stands by itself: a 413 over HTTP/2 may come with
+	 * its stream reset before (or instead of) its body. */
+	return KUBE_XFER_ANSWER;
 }
 
 static int limiter_wait(struct kube_client *c, struct kube_cancel *cancel)

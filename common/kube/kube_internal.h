@@ -65,5 +65,16 @@ struct kube_event_cache *kube_client_events(struct kube_client *c);
 /* RFC 3339 UTC time of now ("2026-11-30T09:29:59Z"). */
 void kube_now_rfc3339(char buf[32]);
 
+/* What one finished transfer means: failed = libcurl reported an error,
+ * status = the last response code it saw (0 none, 1xx interim), stream =
+ * a streamed 2xx whose data already went to the caller. Pure. */
+enum kube_xfer_outcome {
+	KUBE_XFER_ANSWER,	 /* an HTTP answer: map it by its status */
+	KUBE_XFER_TRANSPORT,	 /* no (usable) answer: a transport error */
+	KUBE_XFER_STREAM_BROKEN, /* a stream that ended badly */
+};
+enum kube_xfer_outcome kube_transfer_outcome(bool failed, long status,
+					     bool stream);
+
 /* The client's max_response option. */
 size_t kube_client_max_response(const struct kube_client *c);

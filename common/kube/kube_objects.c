@@ -94,6 +94,10 @@ static void container_release(struct kube_container *c)
 	free(c->name);
 	free(c->container_id);
 	free(c->last_terminated_reason);
+	free(c->last_container_id);
+	free(c->image);
+	free(c->limit_memory_s);
+	free(c->request_memory_s);
 }
 
 void kube_pod_free(struct kube_pod *p)
@@ -107,6 +111,8 @@ void kube_pod_free(struct kube_pod *p)
 	free(p->resource_version);
 	free(p->phase);
 	free(p->qos_class);
+	free(p->owner_kind);
+	free(p->owner_name);
 	json_object_put(p->annotations);
 	json_object_put(p->labels);
 	for (size_t i = 0; i < p->n_containers; i++)
@@ -135,6 +141,12 @@ static int decode_container(struct json_object *spec, struct kube_container *c)
 		return -EBADMSG;
 	c->limit_memory = quantity_at(res, "limits");
 	c->request_memory = quantity_at(res, "requests");
+	if (kube_json_dup(spec, "image", NULL, NULL, &c->image) < 0 ||
+	    kube_json_dup(res, "limits", "memory", NULL, &c->limit_memory_s) <
+		    0 ||
+	    kube_json_dup(res, "requests", "memory", NULL,
+			  &c->request_memory_s) < 0)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -156,10 +168,15 @@ static int decode_container_status(struct kube_pod *p, struct json_object *st)
 			(int)kube_json_int(term, "exitCode", NULL, NULL);
 		free(c->container_id);
 		free(c->last_terminated_reason);
+		free(c->last_container_id);
+		c->container_id = c->last_terminated_reason =
+			c->last_container_id = NULL;
 		if (kube_json_dup(st, "containerID", NULL, NULL,
 				  &c->container_id) < 0 ||
 		    kube_json_dup(term, "reason", NULL, NULL,
-				  &c->last_terminated_reason) < 0)
+				  &c->last_terminated_reason) < 0 ||
+		    kube_json_dup(term, "containerID", NULL, NULL,
+				  &c->last_container_id) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -198,6 +215,31 @@ static int decode_containers(struct kube_pod *p, struct json_object *obj)
 	return 0;
 }
 
+/* The controller among metadata.ownerReferences (else the first). */
+static int decode_owner(struct kube_pod *p, struct json_object *obj)
+{
+	struct json_object *arr =
+		kube_json_path(obj, "metadata", "ownerReferences", NULL);
+	struct json_object *pick = NULL, *o, *ctl;
+	size_t n;
+
+	if (!arr || !json_object_is_type(arr, json_type_array))
+		return 0;
+	n = json_object_array_length(arr);
+	for (size_t i = 0; i < n; i++) {
+		o = json_object_array_get_idx(arr, i);
+		ctl = kube_json_path(o, "controller", NULL, NULL);
+		if (!pick || (ctl && json_object_get_boolean(ctl)))
+			pick = o;
+	}
+	if (!pick)
+		return 0;
+	if (kube_json_dup(pick, "kind", NULL, NULL, &p->owner_kind) < 0 ||
+	    kube_json_dup(pick, "name", NULL, NULL, &p->owner_name) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 int kube_pod_decode(struct json_object *obj, struct kube_pod **ret)
 {
 	struct kube_pod *p;
@@ -229,7 +271,9 @@ int kube_pod_decode(struct json_object *obj, struct kube_pod **ret)
 		json_object_get_boolean(spn);
 	p->annotations = obj_get_object(obj, "metadata", "annotations");
 	p->labels = obj_get_object(obj, "metadata", "labels");
-	r = decode_containers(p, obj);
+	r = decode_owner(p, obj);
+	if (r == 0)
+		r = decode_containers(p, obj);
 	if (r < 0)
 		goto fail;
 	*ret = p;

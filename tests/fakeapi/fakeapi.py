@@ -484,7 +484,11 @@ def invalid(res, name, causes):
     text = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
     kindq = res.kind + ("." + res.group if res.group else "")
     d = _details(res, name, res.kind)
+    # The real server's cause order is not stable (measured): shuffle them so
+    # that no client comes to rely on an order. The message keeps the
+    # validation order.
     d["causes"] = [{"reason": r, "message": m, "field": f} for r, f, m in causes]
+    random.shuffle(d["causes"])
     return ApiError(422, "Invalid", '%s "%s" is invalid: %s' % (kindq, name, text), d)
 
 
@@ -1115,12 +1119,13 @@ class Store:
         return objs
 
     def compact(self, rv=None):
+        # etcd forgets old revisions, the apiserver's watch cache does not:
+        # measured on 1.20.2, a watch from an RV older than a compaction is
+        # still served from the cache (only Exact lists and old continue
+        # tokens get 410). The history stays for the watch cache; a restart
+        # (go_down expire) is what moves watch_floor.
         rv = self.rv if rv is None else min(int(rv), self.rv)
         self.compacted_rv = max(self.compacted_rv, rv)
-        self.watch_floor = max(self.watch_floor, rv)
-        keep = [e for e in self.history if e.rv > rv]
-        self.base += len(self.history) - len(keep)
-        self.history = keep
         return self.compacted_rv
 
     def since(self, pos):
@@ -1360,6 +1365,10 @@ class FakeAPI:
         self.tls_dir, self.plain_http = tls_dir, plain_http
         self.anonymous = anonymous
         self.bookmark_period = float(bookmark_period)
+        # The real 1.20 server sends 1 or 2 bookmarks before a 5 s timeout
+        # (measured): the one just before the end comes or not.
+        # "random" (default), "always" (the golden replay), "never".
+        self.bookmark_last = "random"
         self.watch_timeout = watch_timeout  # default for watches without timeoutSeconds
         self.verbose = verbose
         self.control_token = control_token
@@ -1372,7 +1381,7 @@ class FakeAPI:
                                     self.tokens_file else tokens)
         self.extra_tokens = {}
         self.removed_tokens = set()
-        self.faults = {"stall": [], "throttle": [], "fail": []}
+        self.faults = {"stall": [], "throttle": [], "fail": [], "cut": []}
         self.watch_gen = 0
         self.conns = set()
         self.watch_socks = set()
@@ -1587,6 +1596,13 @@ class FakeAPI:
                                         "message": message, "reason": reason,
                                         "path": path, "retry_after": retry_after})
 
+    def cut_after_continue(self, count=1, path=None):
+        """The next `count` requests that ask `Expect: 100-continue` get the
+        interim `100 Continue` and then a closed connection: no final status
+        (a proxy or an apiserver dying mid-upload)."""
+        with self.flock:
+            self.faults["cut"].append({"count": int(count), "path": path})
+
     def _take(self, kind, path):
         with self.flock:
             for f in self.faults[kind]:
@@ -1680,6 +1696,8 @@ class FakeAPI:
             self.fail(p.get("count", 1), p.get("code", 500),
                       p.get("message", "fakeapi: injected failure"), p.get("reason", ""),
                       p.get("path"), p.get("retry_after"))
+        elif action == "cut-after-continue":
+            self.cut_after_continue(p.get("count", 1), p.get("path"))
         elif action == "down":
             self.go_down(p.get("seconds", 1), p.get("expire", True))
         elif action == "compact":
@@ -1693,7 +1711,8 @@ class FakeAPI:
             for tok in p.get("remove") or []:
                 self.remove_token(tok)
         elif action == "config":
-            for k in ("anonymous", "bookmark_period", "watch_timeout", "audit"):
+            for k in ("anonymous", "bookmark_period", "watch_timeout", "audit",
+                      "bookmark_last"):
                 if k in p:
                     setattr(self, k, p[k])
         elif action == "load":
@@ -2436,6 +2455,10 @@ class ApiHandler(BaseHTTPRequestHandler):
         self.send_response_only(100)
         self.end_headers()
         self.wfile.flush()  # the writer is buffered
+        if self.server.api._take("cut", self.path):
+            _kill_sock(self.request)
+            self.close_connection = True
+            return False
         return True
 
     def do_GET(self):
@@ -2935,7 +2958,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                     start_rv = int(rv_s)
                 except ValueError:
                     raise bad_request('invalid resource version "%s"' % rv_s)
-                floor = max(st.compacted_rv, st.watch_floor)
+                floor = st.watch_floor  # not compacted_rv: see compact()
                 if start_rv < floor:
                     error = {"kind": "Status", "apiVersion": "v1", "metadata": {},
                              "status": "Failure", "message": "too old resource version: "
@@ -2998,9 +3021,17 @@ class ApiHandler(BaseHTTPRequestHandler):
             if now >= timeout:
                 return
             if next_bm is not None and now >= next_bm:
-                if res_rv > start_rv:
+                if res_rv > start_rv and self.bookmark_wanted(api, next_bm, timeout):
                     self.send_event("BOOKMARK", bookmark_object(res, res_rv))
                 next_bm = next_bookmark(next_bm, timeout, api.bookmark_period)
+
+    @staticmethod
+    def bookmark_wanted(api, at, timeout):
+        """The bookmark just before the timeout is sent or not as
+        api.bookmark_last says; the others always."""
+        if timeout is None or at < timeout - 1.2 or api.bookmark_last == "always":
+            return True
+        return api.bookmark_last != "never" and random.random() < 0.5
 
     def send_entry(self, res, e, match):
         new_m = match(e.obj)

@@ -169,6 +169,23 @@ Test(spool, claim_of_an_ancestor_is_not_believed)
 	cr_assert(strstr(ign.dir[0], UID_A) || strstr(ign.dir[1], UID_A));
 }
 
+/* A sidecar behind a cgroup namespace sees its pod as "/": its spool in the
+ * pod's volume is the pod's by location, and no other pod's. */
+Test(spool, pod_volume_spool_with_a_namespace_view_is_the_pods)
+{
+	char pods[128];
+	const char *dirs[1] = {pods};
+	struct spool_info info;
+	struct spool_ignored ign;
+
+	snprintf(pods, sizeof(pods), "%s/kubelet/pods", root);
+	spool("kubelet/pods/" UID_A VOLS "spool", "/");
+	cr_assert_eq(spool_find(dirs, 1, POD_A "/ctr", &ign, &info), 0);
+	cr_assert_eq(ign.n, 0);
+	cr_assert(strstr(info.dir, UID_A));
+	cr_assert_eq(spool_find(dirs, 1, POD_B "/ctr", &ign, &info), -ENOENT);
+}
+
 /* Finding: a spool whose snapshots/ was a symlink to another pod's spool
  * put that pod's cmdline.txt (a database password) in this bundle. */
 Test(spool, symlinked_snapshots_dir_is_not_followed)

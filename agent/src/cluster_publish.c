@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Cluster mode: the publisher thread. Kills from the detector join the
+ * durable publish queue (pubqueue.c); these are its API calls. */
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/sha.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cluster_internal.h"
+#include "base/fileio.h"
+#include "base/log.h"
+#include "base/util.h"
+
+#define EVENTS_FILE "events.json"
+#define RETENTION_US (600ull * 1000000)
+
+static void api_ok(struct cluster *c)
+{
+	atomic_store(&c->counters->last_api_ok_ms, now_realtime_us() / 1000);
+}
+
+static int create_report(void *ud, const struct pub_item *it, char *ret_uid,
+			 size_t size, struct kube_error *err)
+{
+	struct cluster *c = ud;
+	struct kube_oomreport r = {
+		.name = (char *)it->id,
+		.namespace = (char *)it->ns,
+		.pod = (char *)it->pod,
+		.pod_uid = it->pod_uid[0] ? (char *)it->pod_uid : NULL,
+		.container = (char *)it->container,
+		.container_id =
+			it->container_id[0] ? (char *)it->container_id : NULL,
+		.node = (char *)it->node,
+		.killed_at = it->killed_at[0] ? (char *)it->killed_at : NULL,
+		.pid = it->pid,
+		.comm = (char *)it->comm,
+		.anon_rss = it->anon_rss,
+		.file_rss = it->file_rss,
+		.shmem_rss = it->shmem_rss,
+		.limit = it->limit,
+		.usage = it->usage,
+		.verdict = (char *)it->verdict,
+		.summary = (char *)it->summary,
+		.bundle = (char *)it->id,
+	};
+	struct kube_write_options wo = {.mode = KUBE_WRITE_CREATE,
+					.cancel = c->cancel};
+	struct kube_oomreport *out = NULL;
+	int q;
+
+	r.labels = json_object_new_object();
+	json_object_object_add(r.labels, "oomlens.io/node",
+			       json_object_new_string(it->node));
+	q = kube_oomreport_write(c->client, &r, &wo, &out, err);
+	json_object_put(r.labels);
+	if (q < 0)
+		return q;
+	api_ok(c);
+	strlcpy_safe(ret_uid, out && out->uid ? out->uid : "", size);
+	kube_oomreport_free(out);
+	/* status is a subresource: Publishing until the bundle is in */
+	q = kube_oomreport_patch_status(c->client, it->ns, it->id, "Publishing",
+					"publishing the bundle", false, err);
+	if (q < 0)
+		log_warn("report %s: status Publishing: %s, ignoring", it->id,
+			 err->message);
+	return 0;
+}
+
+static int get_report_uid(void *ud, const struct pub_item *it, char *ret_uid,
+			  size_t size, struct kube_error *err)
+{
+	struct cluster *c = ud;
+	struct kube_oomreport *r;
+	int q = kube_oomreport_get(c->client, it->ns, it->id, &r, err);
+
+	if (q < 0)
+		return q;
+	strlcpy_safe(ret_uid, r->uid ? r->uid : "", size);
+	kube_oomreport_free(r);
+	return 0;
+}
+
+static int create_bundle(void *ud, const struct pub_item *it, const void *data,
+			 size_t len, struct kube_error *err)
+{
+	struct cluster *c = ud;
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	char hex[2 * SHA256_DIGEST_LENGTH + 1];
+	struct kube_owner_ref owner = {.api_version = "oomlens.io/v1alpha1",
+				       .kind = "OOMReport",
+				       .name = it->id,
+				       .uid = it->report_uid,
+				       .controller = true};
+	struct kube_oombundle b = {.name = (char *)it->id,
+				   .namespace = (char *)it->ns,
+				   .data = (unsigned char *)data,
+				   .size = len,
+				   .sha256 = hex};
+	struct kube_write_options wo = {.mode = KUBE_WRITE_CREATE,
+					.owner = it->report_uid[0] ? &owner
+								   : NULL,
+					.cancel = c->cancel};
+	int q;
+
+	SHA256(data, len, md);
+	for (size_t i = 0; i < sizeof(md); i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	q = kube_oombundle_write(c->client, &b, &wo, err);
+	if (q >= 0)
+		api_ok(c);
+	return q;
+}
+
+static int patch_status(void *ud, const struct pub_item *it,
+			struct kube_error *err)
+{
+	struct cluster *c = ud;
+
+	return kube_oomreport_patch_status(c->client, it->ns, it->id, "Ready",
+					   it->bundle_stored ? "bundle stored"
+							     : it->last_error,
+					   it->bundle_stored, err);
+}
+
+static int pod_alive(void *ud, const struct pub_item *it,
+		     struct kube_error *err)
+{
+	struct cluster *c = ud;
+	struct kube_pod *p;
+	int q = kube_pod_get(c->client, it->ns, it->pod, &p, err);
+
+	if (q == -ENOENT)
+		return 0;
+	if (q < 0)
+		return q;
+	q = p->uid && streq(p->uid, it->pod_uid);
+	kube_pod_free(p);
+	return q;
+}
+
+static int read_bundle(void *ud, const char *file, void **ret, size_t *len)
+{
+	struct cluster *c = ud;
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int q;
+
+	strbuf_init(&sb, 4u << 20);
+	q = read_file_at_nofollow(c->state_fd, file, 4u << 20, &sb);
+	if (q < 0)
+		return q;
+	*len = sb.len;
+	*ret = strbuf_detach(&sb, NULL);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* Events: one per (pod uid, container), named after them so that repeated
+ * kills bump its count; the count and the last report counted live in
+ * the state dir (the agent may not read Events back). */
+static struct json_object *events_load(struct cluster *c)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct json_object *o = NULL;
+
+	strbuf_init(&sb, 1u << 20);
+	if (read_file_at_nofollow(c->state_fd, EVENTS_FILE, 1u << 20, &sb) >= 0)
+		o = json_tokener_parse(sb.buf);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		o = json_object_new_object();
+	}
+	return o;
+}
+
+static void now_rfc3339(char buf[32])
+{
+	time_t t = (time_t)(now_realtime_us() / 1000000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static struct json_object *event_object(struct cluster *c,
+					const struct pub_item *it,
+					const char *name, const char *msg,
+					unsigned count)
+{
+	struct json_object *e = json_object_new_object(), *md, *io, *src;
+	char now[32], fp[96];
+
+	now_rfc3339(now);
+	snprintf(fp, sizeof(fp), "spec.containers{%s}", it->container);
+	md = json_object_new_object();
+	json_object_object_add(md, "name", json_object_new_string(name));
+	json_object_object_add(md, "namespace", json_object_new_string(it->ns));
+	json_object_object_add(e, "metadata", md);
+	io = json_object_new_object();
+	json_object_object_add(io, "apiVersion", json_object_new_string("v1"));
+	json_object_object_add(io, "kind", json_object_new_string("Pod"));
+	json_object_object_add(io, "namespace", json_object_new_string(it->ns));
+	json_object_object_add(io, "name", json_object_new_string(it->pod));
+	json_object_object_add(io, "uid", json_object_new_string(it->pod_uid));
+	json_object_object_add(io, "fieldPath", json_object_new_string(fp));
+	json_object_object_add(e, "involvedObject", io);
+	json_object_object_add(e, "reason",
+			       json_object_new_string("OOMForensics"));
+	json_object_object_add(e, "message", json_object_new_string(msg));
+	json_object_object_add(e, "type", json_object_new_string("Warning"));
+	json_object_object_add(e, "count", json_object_new_int((int)count));
+	json_object_object_add(e, "firstTimestamp",
+			       json_object_new_string(now));
+	json_object_object_add(e, "lastTimestamp", json_object_new_string(now));
+	src = json_object_new_object();
+	json_object_object_add(src, "component",
+			       json_object_new_string("oomlens-agent"));
+	json_object_object_add(src, "host", json_object_new_string(c->o.node));
+	json_object_object_add(e, "source", src);
+	return e;
+}
+
+static int event_send(struct cluster *c, const struct pub_item *it,
+		      const char *name, unsigned count, struct kube_error *err)
+{
+	struct kube_call k = {.res = &kube_res_events,
+			      .namespace = it->ns,
+			      .cancel = c->cancel};
+	char msg[700];
+	struct json_object *e;
+	int q;
+
+	snprintf(msg, sizeof(msg),
+		 "container %s OOM-killed (pid %lld %s): %s: %.400s; "
+		 "kubectl oomlens get %s/%s",
+		 it->container, (long long)it->pid, it->comm, it->verdict,
+		 it->summary, it->ns, it->id);
+	e = event_object(c, it, name, msg, count);
+	if (count == 1) {
+		q = kube_create(c->client, &k, e, NULL, err);
+	} else {
+		/* keep firstTimestamp: patch what changes */
+		json_object_object_del(e, "firstTimestamp");
+		json_object_object_del(e, "involvedObject");
+		k.name = name;
+		q = kube_merge_patch(c->client, &k, e, NULL, err);
+	}
+	json_object_put(e);
+	return q;
+}
+
+static int post_event(void *ud, const struct pub_item *it, unsigned *ret_count,
+		      struct kube_error *err)
+{
+	struct cluster *c = ud;
+	struct json_object *all = events_load(c), *ent, *v;
+	char key[128], name[160];
+	unsigned count = 1;
+	const char *s;
+	size_t len;
+	int q;
+
+	snprintf(key, sizeof(key), "%s/%s", it->pod_uid, it->container);
+	snprintf(name, sizeof(name), "oomlens-%s-%s", it->pod_uid,
+		 it->container);
+	if (json_object_object_get_ex(all, key, &ent)) {
+		if (json_object_object_get_ex(ent, "report", &v) &&
+		    streq(json_object_get_string(v), it->id)) {
+			/* counted before a crash: done */
+			json_object_object_get_ex(ent, "count", &v);
+			*ret_count = (unsigned)json_object_get_int(v);
+			json_object_put(all);
+			return 0;
+		}
+		json_object_object_get_ex(ent, "count", &v);
+		count = (unsigned)json_object_get_int(v) + 1;
+	}
+	q = event_send(c, it, name, count, err);
+	if (q == -ENOENT && count > 1) /* expired (1 h TTL): a new one */
+		q = event_send(c, it, name, count = 1, err);
+	if (q == -EEXIST && count == 1) /* our state was lost */
+		q = event_send(c, it, name, count = 2, err);
+	if (q >= 0) {
+		ent = json_object_new_object();
+		json_object_object_add(ent, "count",
+				       json_object_new_int((int)count));
+		json_object_object_add(ent, "report",
+				       json_object_new_string(it->id));
+		json_object_object_add(all, key, ent);
+		s = json_object_to_json_string_length(
+			all, JSON_C_TO_STRING_PLAIN, &len);
+		if (write_file_atomic_at(c->state_fd, EVENTS_FILE, s, len,
+					 0600) < 0)
+			log_warn("cannot save \"%s\", ignoring", EVENTS_FILE);
+		*ret_count = count;
+		api_ok(c);
+	}
+	json_object_put(all);
+	return q;
+}
+
+const struct pub_ops cluster_pub_ops = {
+	.create_report = create_report,
+	.get_report_uid = get_report_uid,
+	.create_bundle = create_bundle,
+	.patch_status = patch_status,
+	.pod_alive = pod_alive,
+	.post_event = post_event,
+	.read_bundle = read_bundle,
+};
+
+/* A kill whose pod the detector did not know yet: find it among the
+ * node's pods by UID. Unknown (already gone): published in the agent's
+ * own namespace, named by its UID. */
+static void resolve(struct cluster *c, struct pub_item *it)
+{
+	struct kube_pod_list_options lo = {.node = c->o.node,
+					   .cancel = c->cancel};
+	struct kube_pod **pods = NULL;
+	size_t n = 0;
+
+	if (it->pod[0])
+		return;
+	if (it->pod_uid[0] &&
+	    kube_pod_list(c->client, &lo, &pods, &n, NULL, NULL) >= 0) {
+		for (size_t i = 0; i < n; i++) {
+			const struct kube_container *k;
+
+			if (!pods[i]->uid || !streq(pods[i]->uid, it->pod_uid))
+				continue;
+			strlcpy_safe(it->ns, pods[i]->namespace,
+				     sizeof(it->ns));
+			strlcpy_safe(it->pod, pods[i]->name, sizeof(it->pod));
+			k = kube_pod_find_container(pods[i], it->container_id,
+						    NULL);
+			if (k && !it->container[0])
+				strlcpy_safe(it->container, k->name,
+					     sizeof(it->container));
+		}
+		kube_pods_free(pods, n);
+	}
+	if (!it->pod[0]) {
+		log_info("report %s: pod %s not found on the node, published "
+			 "in namespace %s",
+			 it->id, it->pod_uid[0] ? it->pod_uid : "(none)",
+			 kube_client_namespace(c->client));
+		strlcpy_safe(it->ns, kube_client_namespace(c->client),
+			     sizeof(it->ns));
+		snprintf(it->pod, sizeof(it->pod), "uid-%s",
+			 it->pod_uid[0] ? it->pod_uid : "unknown");
+	}
+	if (!it->container[0])
+		snprintf(it->container, sizeof(it->container), "%.12s",
+			 it->container_id[0] ? it->container_id : "unknown");
+}
+
+static void take_kills(struct cluster *c)
+{
+	void *p;
+
+	while (evqueue_pop(c->kills, &p) == 1) {
+		struct pub_item *it = p;
+		int r;
+
+		resolve(c, it);
+		r = pubqueue_add(c->queue, it);
+		if (r < 0 && r != -EEXIST)
+			log_error("report %s: cannot queue it (%s); the bundle "
+				  "stays in \"%s\"",
+				  it->id, strerror(-r), it->bundle_file);
+		free(it);
+	}
+}
+
+static void update_counters(struct cluster *c)
+{
+	const struct pub_stats *s = pubqueue_stats(c->queue);
+
+	atomic_store(&c->counters->published, s->published);
+	atomic_store(&c->counters->publish_failed, s->failed);
+	atomic_store(&c->counters->publish_retries, s->retries);
+	atomic_store(&c->counters->queue_depth, pubqueue_depth(c->queue));
+}
+
+void *cluster_pub_main(void *ud)
+{
+	struct cluster *c = ud;
+	uint64_t next_ms = 0, next_retention = 0;
+
+	for (;;) {
+		uint64_t now = now_monotonic_us() / 1000, wait;
+		struct pollfd p = {.fd = evqueue_fd(c->kills),
+				   .events = POLLIN};
+
+		if (kube_cancel_is_triggered(c->cancel))
+			break;
+		take_kills(c);
+		pubqueue_run(c->queue, now, &next_ms);
+		update_counters(c);
+		if (now_monotonic_us() >= next_retention) {
+			cluster_retention(c);
+			next_retention = now_monotonic_us() + RETENTION_US;
+		}
+		now = now_monotonic_us() / 1000;
+		wait = next_ms > now ? next_ms - now : 0;
+		/* wake at least each second to notice a shutdown */
+		if (wait > 1000 || next_ms == UINT64_MAX)
+			wait = 1000;
+		if (poll(&p, 1, (int)wait) < 0 && errno != EINTR)
+			break;
+	}
+	return NULL;
+}

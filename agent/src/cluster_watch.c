@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Cluster mode: the pod watch of this node. Each change becomes a snapshot
+ * for the detector (containers and their IDs, the bundle manifest's "pod"
+ * object with the owner chain); bad oomlens.io/ annotations get one
+ * OOMLensConfig Warning Event per pod. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_internal.h"
+#include "base/log.h"
+#include "base/util.h"
+
+#define OWNER_DEPTH 3
+
+static int find_seen(struct cluster *c, const char *uid)
+{
+	for (size_t i = 0; i < c->n_seen; i++)
+		if (streq(c->seen[i].uid, uid))
+			return (int)i;
+	return -1;
+}
+
+void cluster_owners_clear(struct cluster *c)
+{
+	for (size_t i = 0; i < c->n_seen; i++)
+		free(c->seen[i].owners);
+	c->n_seen = 0;
+}
+
+static void forget(struct cluster *c, const char *uid)
+{
+	int i = find_seen(c, uid);
+
+	if (i < 0)
+		return;
+	free(c->seen[i].owners);
+	c->seen[i] = c->seen[--c->n_seen];
+}
+
+/* The controller reference of obj, or NULL. Borrowed. */
+static struct json_object *controller_of(struct json_object *obj)
+{
+	struct json_object *md, *arr, *ctl;
+
+	if (!json_object_object_get_ex(obj, "metadata", &md) ||
+	    !json_object_object_get_ex(md, "ownerReferences", &arr) ||
+	    !json_object_is_type(arr, json_type_array))
+		return NULL;
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		struct json_object *o = json_object_array_get_idx(arr, i);
+
+		if (json_object_object_get_ex(o, "controller", &ctl) &&
+		    json_object_get_boolean(ctl))
+			return o;
+	}
+	return NULL;
+}
+
+static const char *str_of(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v)
+						     : NULL;
+}
+
+/* GETs the owner named by ref (read-only). NULL when not allowed/found. */
+static struct json_object *get_owner(struct cluster *c, const char *ns,
+				     struct json_object *ref)
+{
+	const char *av = str_of(ref, "apiVersion"), *kind = str_of(ref, "kind");
+	const char *name = str_of(ref, "name"), *slash;
+	char group[64] = "", version[32], plural[64];
+	struct kube_resource res = {.namespaced = true};
+	struct kube_call k = {.namespace = ns, .cancel = c->cancel};
+	struct json_object *out = NULL;
+	size_t n;
+
+	if (!av || !kind || !name || strlen(kind) + 2 > sizeof(plural))
+		return NULL;
+	slash = strchr(av, '/');
+	if (slash)
+		snprintf(group, sizeof(group), "%.*s", (int)(slash - av), av);
+	snprintf(version, sizeof(version), "%s", slash ? slash + 1 : av);
+	n = strlen(kind);
+	for (size_t i = 0; i < n; i++)
+		plural[i] = (char)(kind[i] >= 'A' && kind[i] <= 'Z'
+					   ? kind[i] - 'A' + 'a'
+					   : kind[i]);
+	plural[n] = 's';
+	plural[n + 1] = '\0';
+	res = (struct kube_resource){group, version, plural, kind, true};
+	k.res = &res;
+	k.name = name;
+	if (kube_get(c->client, &k, &out, NULL) < 0)
+		return NULL;
+	return out;
+}
+
+/* [{"kind":…,"name":…}, …] from the pod's controller upwards. */
+static char *owner_chain(struct cluster *c, const char *ns,
+			 struct json_object *pod)
+{
+	struct json_object *arr = json_object_new_array(), *cur = NULL;
+	struct json_object *ref = controller_of(pod);
+	char *s;
+
+	for (int d = 0; arr && ref && d < OWNER_DEPTH; d++) {
+		struct json_object *o = json_object_new_object(), *next;
+
+		json_object_object_add(
+			o, "kind", json_object_new_string(str_of(ref, "kind")));
+		json_object_object_add(
+			o, "name", json_object_new_string(str_of(ref, "name")));
+		json_object_array_add(arr, o);
+		next = get_owner(c, ns, ref);
+		json_object_put(cur);
+		cur = next;
+		ref = cur ? controller_of(cur) : NULL;
+	}
+	json_object_put(cur);
+	s = arr ? strdup(json_object_to_json_string_ext(arr,
+							JSON_C_TO_STRING_PLAIN))
+		: NULL;
+	json_object_put(arr);
+	return s;
+}
+
+static void warn_annotations(struct cluster *c, const struct kube_pod *p,
+			     const struct kube_annotations *a)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct kube_event_options eo = {
+		.namespace = p->namespace,
+		.involved_name = p->name,
+		.involved_uid = p->uid,
+		.reason = "OOMLensConfig",
+		.component = "oomlens-agent",
+		.host = c->o.node,
+		.cancel = c->cancel,
+	};
+	struct kube_error e;
+	int r;
+
+	strbuf_init(&sb, 1024);
+	if (kube_annotations_errors_text(a, &sb) < 0)
+		return;
+	eo.message = sb.buf;
+	log_warn("pod %s/%s: %s", p->namespace, p->name, sb.buf);
+	r = kube_event_post(c->client, &eo, NULL, &e);
+	if (r < 0)
+		log_warn("OOMLensConfig event for %s/%s: %s, ignoring",
+			 p->namespace, p->name, e.message);
+}
+
+static int remember(struct cluster *c, const struct kube_pod *p,
+		    struct json_object *obj)
+{
+	struct kube_annotations a;
+	int i = find_seen(c, p->uid);
+
+	if (i >= 0)
+		return i;
+	if (c->n_seen == OWNER_CACHE) /* a node has ~110 pods */
+		forget(c, c->seen[0].uid);
+	i = (int)c->n_seen++;
+	memset(&c->seen[i], 0, sizeof(c->seen[i]));
+	strlcpy_safe(c->seen[i].uid, p->uid, sizeof(c->seen[i].uid));
+	c->seen[i].owners = owner_chain(c, p->namespace, obj);
+	kube_annotations_parse(p->annotations, &a);
+	if (a.n_errors)
+		warn_annotations(c, p, &a);
+	return i;
+}
+
+static struct json_object *mem_json(const char *v)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "memory",
+			       v ? json_object_new_string(v) : NULL);
+	return o;
+}
+
+static struct json_object *containers_json(const struct kube_pod *p)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; arr && i < p->n_containers; i++) {
+		const struct kube_container *k = &p->containers[i];
+		struct json_object *o = json_object_new_object();
+		const char *id = kube_container_id_bare(k->container_id);
+		const char *last = kube_container_id_bare(k->last_container_id);
+
+		json_object_object_add(o, "name",
+				       json_object_new_string(k->name));
+		json_object_object_add(
+			o, "image",
+			k->image ? json_object_new_string(k->image) : NULL);
+		json_object_object_add(o, "requests",
+				       mem_json(k->request_memory_s));
+		json_object_object_add(o, "limits",
+				       mem_json(k->limit_memory_s));
+		json_object_object_add(o, "restart_count",
+				       json_object_new_int(k->restart_count));
+		json_object_object_add(o, "container_id",
+				       id ? json_object_new_string(id) : NULL);
+		json_object_object_add(o, "last_container_id",
+				       last ? json_object_new_string(last)
+					    : NULL);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static char *pod_manifest(const struct kube_pod *p, const char *owners)
+{
+	struct json_object *o = json_object_new_object();
+	char *s;
+
+	json_object_object_add(o, "namespace",
+			       json_object_new_string(p->namespace));
+	json_object_object_add(o, "name", json_object_new_string(p->name));
+	json_object_object_add(o, "uid", json_object_new_string(p->uid));
+	json_object_object_add(
+		o, "node", p->node ? json_object_new_string(p->node) : NULL);
+	json_object_object_add(
+		o, "qos_class",
+		p->qos_class ? json_object_new_string(p->qos_class) : NULL);
+	json_object_object_add(o, "owners",
+			       json_tokener_parse(owners ? owners : "[]"));
+	json_object_object_add(o, "containers", containers_json(p));
+	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return s;
+}
+
+static struct cluster_pod *snapshot(const struct kube_pod *p,
+				    const char *owners)
+{
+	struct cluster_pod *s = calloc(1, sizeof(*s));
+	struct kube_annotations a;
+
+	if (!s)
+		return NULL;
+	strlcpy_safe(s->uid, p->uid, sizeof(s->uid));
+	strlcpy_safe(s->ns, p->namespace, sizeof(s->ns));
+	strlcpy_safe(s->name, p->name, sizeof(s->name));
+	kube_annotations_parse(p->annotations, &a);
+	s->capture = a.capture;
+	for (size_t i = 0; i < p->n_containers && s->n < CLUSTER_MAX_CTR; i++) {
+		const struct kube_container *k = &p->containers[i];
+		const char *id = kube_container_id_bare(k->container_id);
+		const char *last = kube_container_id_bare(k->last_container_id);
+
+		strlcpy_safe(s->ctr[s->n].name, k->name,
+			     sizeof(s->ctr[s->n].name));
+		strlcpy_safe(s->ctr[s->n].id, id ? id : "",
+			     sizeof(s->ctr[s->n].id));
+		strlcpy_safe(s->ctr[s->n].last_id, last ? last : "",
+			     sizeof(s->ctr[s->n].last_id));
+		s->n++;
+	}
+	s->manifest = pod_manifest(p, owners);
+	return s;
+}
+
+struct watch_ctx {
+	struct cluster *c;
+	struct kube_watch_stats stats;
+};
+
+static void send_pod(struct cluster *c, struct cluster_pod *s)
+{
+	if (evqueue_push(c->pods, s) < 0) {
+		log_warn("pod queue full, pod %s dropped", s->uid);
+		cluster_pod_free(s);
+	}
+}
+
+static int on_pod(void *ud, enum kube_event_type t, struct json_object *obj)
+{
+	struct watch_ctx *w = ud;
+	struct cluster *c = w->c;
+	struct kube_pod *p;
+	struct cluster_pod *s;
+	int i;
+
+	if (w->stats.connects > 0)
+		atomic_store(&c->counters->pods_synced, true);
+	atomic_store(&c->counters->last_api_ok_ms, now_realtime_us() / 1000);
+	if (t == KUBE_EVENT_BOOKMARK || kube_pod_decode(obj, &p) < 0 ||
+	    !p->uid || !p->namespace)
+		return 0;
+	if (t == KUBE_EVENT_DELETED) {
+		forget(c, p->uid);
+		s = calloc(1, sizeof(*s));
+		if (s) {
+			strlcpy_safe(s->uid, p->uid, sizeof(s->uid));
+			s->deleted = true;
+			send_pod(c, s);
+		}
+	} else {
+		i = remember(c, p, obj);
+		s = snapshot(p, c->seen[i].owners);
+		if (s)
+			send_pod(c, s);
+	}
+	atomic_store(&c->counters->pods, c->n_seen);
+	kube_pod_free(p);
+	return 0;
+}
+
+void *cluster_watch_main(void *ud)
+{
+	struct cluster *c = ud;
+	struct watch_ctx w = {.c = c};
+	char sel[300];
+	struct kube_error e = {0};
+	struct kube_watch_options o = {
+		.call = {.res = &kube_res_pods,
+			 .all_namespaces = true,
+			 .cancel = c->cancel},
+		.field_selector = sel,
+		.fn = on_pod,
+		.userdata = &w,
+		.stats = &w.stats,
+	};
+	int r;
+
+	snprintf(sel, sizeof(sel), "spec.nodeName=%s", c->o.node);
+	r = kube_watch(c->client, &o, &e);
+	if (r != -ECANCELED)
+		log_error("pod watch ended: %s (%s)",
+			  e.message[0] ? e.message : "", strerror(-r));
+	return NULL;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The publish queue: each kill's way into the API, durable in the state
+ * directory (queue/<id>.json, one file per item, written atomically after
+ * every step) so that a restart resumes where it stopped. Steps, in order:
+ *
+ *   REPORT  create OOMReport <id> (status phase Publishing)
+ *   BUNDLE  create OOMBundle <id> (owner: the report; from the bundle file
+ *           already saved on the node)
+ *   STATUS  patch the report's status: phase Ready, bundle name
+ *   EVENT   the Warning Event on the pod (skipped when the pod is gone)
+ *   DONE    the file is removed
+ *
+ * Names are deterministic, so a step repeated after a crash or a lost
+ * answer gets 409 AlreadyExists, which counts as done. Retryable failures
+ * (transport, 429, 5xx, 401/403 while RBAC is fixed) back off exponentially
+ * with jitter, capped; anything else (400, 422) moves the item to
+ * queue/failed/. The API calls come through struct pub_ops so the state
+ * machine is tested without a server. Single-threaded: the kube thread. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube/kube.h"
+
+enum pub_step { PUB_REPORT, PUB_BUNDLE, PUB_STATUS, PUB_EVENT, PUB_DONE };
+
+struct pub_item {
+	char id[96]; /* report, bundle and file name */
+	char ns[64], pod[254], pod_uid[40], container[64], container_id[72];
+	char node[254], killed_at[32], comm[32];
+	int64_t pid, anon_rss, file_rss, shmem_rss, limit, usage;
+	char verdict[32], summary[320];
+	char bundle_file[128]; /* under the state dir: reports/<id>.tar.gz */
+	/* progress */
+	enum pub_step step;
+	char report_uid[64];
+	bool bundle_stored; /* false: too large, the report says so */
+	bool pod_gone;
+	unsigned attempts; /* failures of the current step */
+	uint64_t next_ms;  /* not before (monotonic ms); not persisted */
+	uint64_t added_ms; /* wall ms, keeps the kill order across restarts */
+	unsigned event_count;
+	char last_error[160];
+};
+
+struct pub_ops {
+	/* Create the report; fill ret_uid (metadata.uid). */
+	int (*create_report)(void *ud, const struct pub_item *it, char *ret_uid,
+			     size_t size, struct kube_error *err);
+	/* The stored report's uid (after a 409). */
+	int (*get_report_uid)(void *ud, const struct pub_item *it,
+			      char *ret_uid, size_t size,
+			      struct kube_error *err);
+	/* Create the bundle from data (the file's bytes). */
+	int (*create_bundle)(void *ud, const struct pub_item *it,
+			     const void *data, size_t len,
+			     struct kube_error *err);
+	int (*patch_status)(void *ud, const struct pub_item *it,
+			    struct kube_error *err);
+	/* 1 the pod (by uid) is there, 0 it is gone, < 0 unknown. */
+	int (*pod_alive)(void *ud, const struct pub_item *it,
+			 struct kube_error *err);
+	/* Create or bump the pod's Event; *ret_count the count now. */
+	int (*post_event)(void *ud, const struct pub_item *it,
+			  unsigned *ret_count, struct kube_error *err);
+	/* Reads the bundle file (state-dir relative) into a malloc'd buffer. */
+	int (*read_bundle)(void *ud, const char *file, void **ret,
+			   size_t *ret_len);
+};
+
+struct pub_backoff {
+	uint64_t base_ms; /* default 500 */
+	uint64_t cap_ms;  /* default 60000 */
+};
+
+struct pub_stats {
+	uint64_t published, failed, retries, pod_gone, conflicts;
+};
+
+struct pubqueue;
+
+/* Opens state_fd/queue (made when missing) and loads the items left by a
+ * previous run, in kill order. ops/ud are kept. Returns 0 or -errno. */
+int pubqueue_open(int state_fd, const struct pub_ops *ops, void *ud,
+		  const struct pub_backoff *b, struct pubqueue **ret);
+void pubqueue_free(struct pubqueue *q);
+/* Saves it (step REPORT) and queues it. Returns 0, -EEXIST when that id
+ * is already queued, -errno of the write. */
+int pubqueue_add(struct pubqueue *q, const struct pub_item *it);
+/* Runs every item that is due at now_ms until it is done or waits.
+ * *ret_next_ms (optional): when the next one is due, UINT64_MAX for none.
+ * Returns the number of items finished (published or failed). Blocks in
+ * the ops. */
+int pubqueue_run(struct pubqueue *q, uint64_t now_ms, uint64_t *ret_next_ms);
+size_t pubqueue_depth(const struct pubqueue *q);
+/* The item at index i (0 = oldest), for tests and metrics; NULL past the
+ * end. */
+const struct pub_item *pubqueue_item(const struct pubqueue *q, size_t i);
+const struct pub_stats *pubqueue_stats(const struct pubqueue *q);
+const char *pub_step_name(enum pub_step s);
+/* The delay after the n-th failure (n >= 1): base * 2^(n-1), capped,
+ * times a jitter factor j in [0.75, 1.25]. Pure. */
+uint64_t pub_backoff_ms(const struct pub_backoff *b, unsigned n, double j);

@@ -1,0 +1,310 @@
+"""Cluster mode of oomlens-agent against the fake API server
+(tests/fakeapi): start-up errors, and real OOM kills in a cgroup shaped as
+the kubelet's systemd driver makes it (kubepods.slice/…-pod<uid_>.slice/
+cri-containerd-<id>.scope) whose pod the fake serves. Each kill must become
+exactly one OOMReport (Ready, pod + container named), one OOMBundle (sha256
+of its data) and one Event per container whose count goes up.
+
+The kill tests need root and take the real-kill lock:
+  flock /tmp/oomlens-realkill.lock env OOMLENS_BUILD=$PWD/build \\
+      python3 -m pytest -q tests/integration/test_cluster_fakeapi.py"""
+import base64
+import hashlib
+import json
+import os
+import queue
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from oomtest import AGENT, Cgroup, hog, require_oom_env, wait_oom_ratelimit
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fakeapi"))
+import fakeapi  # noqa: E402
+
+ADMIN = "admin-token-0123456789"
+NODE = "oomlens-test-node"
+CID = "4b5ce8a2f0c9d1e3a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4"
+
+
+@pytest.fixture
+def api(tmp_path):
+    a = fakeapi.FakeAPI(tls_dir=str(tmp_path / "tls")).start()
+    yield a
+    a.stop()
+
+
+def call(api, method, path, body=None, ctype="application/json"):
+    ctx = ssl.create_default_context(cafile=api.ca)
+    req = urllib.request.Request(api.url + path, method=method,
+                                 data=json.dumps(body).encode() if body else None,
+                                 headers={"Authorization": "Bearer " + ADMIN,
+                                          "Content-Type": ctype})
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+            return r.status, json.loads(r.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def run_agent(args, env_extra, timeout=10):
+    env = dict(os.environ, **env_extra)
+    return subprocess.run([AGENT, "run", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_missing_node_name_is_named(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "NODE_NAME"}
+    r = subprocess.run([AGENT, "run", "--state-dir", str(tmp_path / "s")], env=env,
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2
+    assert "NODE_NAME is not set" in r.stderr
+    assert "fieldPath: spec.nodeName" in r.stderr
+
+
+def test_missing_state_dir_and_standalone_flags_are_named(tmp_path):
+    r = run_agent([], {"NODE_NAME": NODE})
+    assert r.returncode == 2 and "--state-dir is required" in r.stderr
+    r = run_agent(["--state-dir", str(tmp_path), "--watch", "/x"], {"NODE_NAME": NODE})
+    assert r.returncode == 2 and "are for --standalone" in r.stderr
+    r = run_agent(["--state-dir", str(tmp_path), "--max-age", "soon"],
+                  {"NODE_NAME": NODE})
+    assert r.returncode == 2 and "--max-age" in r.stderr
+
+
+def test_not_in_a_cluster_without_kubeconfig(tmp_path):
+    require_oom_env()
+    cg = Cgroup("kubepods.slice")
+    env = {"NODE_NAME": NODE, "KUBERNETES_SERVICE_HOST": ""}
+    try:
+        r = run_agent(["--state-dir", str(tmp_path)], env)
+    finally:
+        cg.cleanup()
+    assert r.returncode == 1
+    assert "not running in a cluster" in r.stderr, r.stderr
+    assert "--kubeconfig" in r.stderr
+
+
+def test_exec_plugin_kubeconfig_is_refused(tmp_path, api):
+    kc = tmp_path / "kc"
+    kc.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": api.url,
+                                                "certificate-authority": api.ca}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": "/bin/true"}}}]}))
+    require_oom_env()
+    cg = Cgroup("kubepods.slice")
+    try:
+        r = run_agent(["--state-dir", str(tmp_path / "s"), "--kubeconfig", str(kc)],
+                      {"NODE_NAME": NODE})
+    finally:
+        cg.cleanup()
+    assert r.returncode == 1
+    assert "exec credential plugin" in r.stderr, r.stderr
+
+
+class ClusterAgent:
+    """oomlens-agent run in cluster mode, its stdout lines collected."""
+
+    def __init__(self, api, kubeconfig, state_dir, extra=()):
+        env = dict(os.environ, NODE_NAME=NODE)
+        self.proc = subprocess.Popen(
+            [AGENT, "run", "--state-dir", state_dir, "--kubeconfig", kubeconfig,
+             "--log-level", "debug", *extra],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.lines, self.stderr = queue.Queue(), []
+        ready = threading.Event()
+
+        def out():
+            for line in self.proc.stdout:
+                self.lines.put(json.loads(line))
+
+        def err():
+            for line in self.proc.stderr:
+                self.stderr.append(line)
+                if 'msg="ready"' in line:
+                    ready.set()
+            ready.set()
+        threading.Thread(target=out, daemon=True).start()
+        threading.Thread(target=err, daemon=True).start()
+        if not ready.wait(10) or self.proc.poll() is not None:
+            raise AssertionError("agent did not start:\n" + "".join(self.stderr))
+
+    def log(self):
+        return "agent log:\n" + "".join(self.stderr[-60:])
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def make_pod(api, name, annotations=None):
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "annotations": annotations or {}},
+           "spec": {"nodeName": NODE, "containers": [{
+               "name": "app", "image": "hog:1",
+               "resources": {"limits": {"memory": "32Mi"}}}]}}
+    code, obj = call(api, "POST", "/api/v1/namespaces/default/pods", pod)
+    assert code == 201, obj
+    uid = obj["metadata"]["uid"]
+    obj["status"] = {"phase": "Running", "containerStatuses": [{
+        "name": "app", "restartCount": 0, "containerID": "containerd://" + CID,
+        "image": "hog:1", "imageID": "", "ready": True,
+        "state": {"running": {}}, "lastState": {}}]}
+    code, obj = call(api, "PUT", "/api/v1/namespaces/default/pods/%s/status" % name,
+                     obj)
+    assert code == 200, obj
+    return uid
+
+
+def pod_cgroup(uid):
+    require_oom_env()
+    cg = Cgroup("kubepods.slice")
+    sub = ("/kubepods-burstable.slice/kubepods-burstable-pod%s.slice"
+           % uid.replace("-", "_"))
+    cg.mkdir("/kubepods-burstable.slice")
+    cg.mkdir(sub)
+    cg.mkdir(sub + "/cri-containerd-%s.scope" % CID, limit_mb=32)
+    return cg, sub + "/cri-containerd-%s.scope" % CID
+
+
+def wait_for(fn, timeout=15, what=""):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def reports(api):
+    try:
+        code, obj = call(api, "GET",
+                         "/apis/oomlens.io/v1alpha1/namespaces/default/oomreports")
+    except urllib.error.URLError:
+        return []  # the API is down on purpose
+    assert code == 200
+    return obj["items"]
+
+
+def events(api):
+    code, obj = call(api, "GET", "/api/v1/namespaces/default/events"
+                     "?fieldSelector=reason%3DOOMForensics")
+    assert code == 200
+    return obj["items"]
+
+
+@pytest.fixture
+def node(api, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root for memory cgroups and /dev/kmsg")
+    kc = str(tmp_path / "kubeconfig")
+    api.write_kubeconfig(kc)
+    uid = make_pod(api, "victim")
+    cg, ctr = pod_cgroup(uid)
+    agent = ClusterAgent(api, kc, str(tmp_path / "state"))
+    yield api, cg, ctr, uid, agent
+    if agent.proc.poll() is None:
+        agent.stop()
+    cg.cleanup()
+
+
+def test_kill_becomes_report_bundle_event_once(node):
+    api, cg, ctr, uid, agent = node
+    wait_for(lambda: any("pod watch" in l or "ready" in l for l in agent.stderr),
+             what="agent ready")
+    time.sleep(1)  # the pod snapshot reaches the detector
+    wait_oom_ratelimit()
+    victim, _, rc = hog(cg, ctr, "--step-mb", "4")
+    assert rc == -9
+    line = agent.lines.get(timeout=10)
+    items = wait_for(lambda: [r for r in reports(api)
+                              if r.get("status", {}).get("phase") == "Ready"],
+                     what="a Ready OOMReport\n" + agent.log())
+    assert len(items) == 1
+    r = items[0]
+    assert r["metadata"]["name"] == line["id"]
+    assert r["metadata"]["labels"]["oomlens.io/node"] == NODE
+    assert r["spec"]["pod"] == "victim" and r["spec"]["podUID"] == uid
+    assert r["spec"]["container"] == "app"
+    assert r["spec"]["containerID"] == CID
+    assert r["spec"]["process"]["pid"] == victim
+    assert r["status"]["bundleStored"] is True
+    code, b = call(api, "GET", "/apis/oomlens.io/v1alpha1/namespaces/default/"
+                   "oombundles/" + line["id"])
+    assert code == 200
+    data = base64.b64decode(b["spec"]["data"])
+    assert hashlib.sha256(data).hexdigest() == b["spec"]["sha256"]
+    assert b["spec"]["size"] == len(data) == os.path.getsize(line["path"])
+    assert b["metadata"]["ownerReferences"][0]["kind"] == "OOMReport"
+    assert b["metadata"]["ownerReferences"][0]["uid"] == r["metadata"]["uid"]
+    ev = wait_for(lambda: events(api), what="the Event\n" + agent.log())
+    assert len(ev) == 1 and ev[0]["count"] == 1 and ev[0]["type"] == "Warning"
+    assert "kubectl oomlens get default/" + line["id"] in ev[0]["message"]
+    assert ev[0]["involvedObject"]["uid"] == uid
+    # the manifest carries the pod
+    import tarfile
+    with tarfile.open(line["path"]) as t:
+        man = json.load(t.extractfile(line["id"] + "/manifest.json"))
+    assert man["pod"]["name"] == "victim" and man["pod"]["uid"] == uid
+    assert man["container"] == "app"
+    assert man["pod"]["containers"][0]["limits"]["memory"] == "32Mi"
+    # a second kill of the same container: a second report, the Event's count 2
+    wait_oom_ratelimit()
+    hog(cg, ctr, "--step-mb", "4")
+    wait_for(lambda: len([r for r in reports(api)
+                          if r.get("status", {}).get("phase") == "Ready"]) == 2,
+             what="two reports\n" + agent.log())
+    ev = wait_for(lambda: [e for e in events(api) if e["count"] == 2],
+                  what="count 2\n" + agent.log())
+    assert len(events(api)) == 1
+
+
+def test_api_down_across_a_kill_is_delivered_once(node):
+    api, cg, ctr, uid, agent = node
+    time.sleep(1)
+    api.go_down(4, expire=True)
+    wait_oom_ratelimit()
+    hog(cg, ctr, "--step-mb", "4")
+    line = agent.lines.get(timeout=10)
+    assert os.path.exists(line["path"]), "saved on the node first"
+    items = wait_for(lambda: [r for r in reports(api)
+                              if r.get("status", {}).get("phase") == "Ready"],
+                     timeout=30, what="the report after the outage\n" + agent.log())
+    assert [r["metadata"]["name"] for r in items] == [line["id"]]
+
+
+def test_opted_out_pod_is_not_reported(api, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root for memory cgroups and /dev/kmsg")
+    kc = str(tmp_path / "kubeconfig")
+    api.write_kubeconfig(kc)
+    uid = make_pod(api, "quiet", {"oomlens.io/capture": "false",
+                                  "oomlens.io/trim": "always"})
+    cg, ctr = pod_cgroup(uid)
+    agent = ClusterAgent(api, kc, str(tmp_path / "state"))
+    try:
+        time.sleep(1.5)
+        wait_oom_ratelimit()
+        hog(cg, ctr, "--step-mb", "4")
+        wait_for(lambda: any("not reported" in l for l in agent.stderr),
+                 what="the skip\n" + agent.log())
+        time.sleep(1)
+        assert reports(api) == []
+        code, obj = call(api, "GET", "/api/v1/namespaces/default/events"
+                         "?fieldSelector=reason%3DOOMLensConfig")
+        assert [e["involvedObject"]["name"] for e in obj["items"]] == ["quiet"]
+        assert "oomlens.io/trim" in obj["items"][0]["message"]
+    finally:
+        agent.stop()
+        cg.cleanup()

@@ -145,18 +145,15 @@ def hog(cg, sub, *args):
     return victim, events, p.returncode
 
 
-class Agent:
-    """oomlens-agent run --standalone, its stdout lines collected."""
+class AgentProcess:
+    """An oomlens-agent process started with args; its stdout lines (one
+    JSON object a kill) collected, its stderr kept; returns once it logs
+    "ready" (or raises with its log when it does not start)."""
 
-    def __init__(self, watch, state_dir, extra=()):
-        self.state_dir = state_dir
-        args = [AGENT, "run", "--standalone", "--state-dir", state_dir,
-                "--log-level", "debug"]
-        for w in watch:
-            args += ["--watch", w]
-        args += list(extra)
+    def __init__(self, args, env=None):
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True,
+                                     env=env)
         self.lines = queue.Queue()
         self.stderr = []
         ready = threading.Event()
@@ -199,6 +196,18 @@ class Agent:
             self.proc.send_signal(signal.SIGTERM)
         rc = self.proc.wait(timeout=10)
         return rc
+
+
+class Agent(AgentProcess):
+    """oomlens-agent run --standalone, its stdout lines collected."""
+
+    def __init__(self, watch, state_dir, extra=()):
+        self.state_dir = state_dir
+        args = [AGENT, "run", "--standalone", "--state-dir", state_dir,
+                "--log-level", "debug"]
+        for w in watch:
+            args += ["--watch", w]
+        super().__init__(args + list(extra))
 
 
 class Sidecar:

@@ -12,18 +12,17 @@ import base64
 import hashlib
 import json
 import os
-import queue
 import ssl
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 
 import pytest
 
-from oomtest import AGENT, Cgroup, hog, require_oom_env, wait_oom_ratelimit
+from oomtest import (AGENT, AgentProcess, Cgroup, hog, require_oom_env,
+                     wait_oom_ratelimit)
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fakeapi"))
 import fakeapi  # noqa: E402
@@ -112,39 +111,14 @@ def test_exec_plugin_kubeconfig_is_refused(tmp_path, api):
     assert "exec credential plugin" in r.stderr, r.stderr
 
 
-class ClusterAgent:
+class ClusterAgent(AgentProcess):
     """oomlens-agent run in cluster mode, its stdout lines collected."""
 
     def __init__(self, api, kubeconfig, state_dir, extra=()):
-        env = dict(os.environ, NODE_NAME=NODE)
-        self.proc = subprocess.Popen(
+        super().__init__(
             [AGENT, "run", "--state-dir", state_dir, "--kubeconfig", kubeconfig,
              "--log-level", "debug", *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        self.lines, self.stderr = queue.Queue(), []
-        ready = threading.Event()
-
-        def out():
-            for line in self.proc.stdout:
-                self.lines.put(json.loads(line))
-
-        def err():
-            for line in self.proc.stderr:
-                self.stderr.append(line)
-                if 'msg="ready"' in line:
-                    ready.set()
-            ready.set()
-        threading.Thread(target=out, daemon=True).start()
-        threading.Thread(target=err, daemon=True).start()
-        if not ready.wait(10) or self.proc.poll() is not None:
-            raise AssertionError("agent did not start:\n" + "".join(self.stderr))
-
-    def log(self):
-        return "agent log:\n" + "".join(self.stderr[-60:])
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(10)
+            env=dict(os.environ, NODE_NAME=NODE))
 
 
 def make_pod(api, name, annotations=None):

@@ -342,6 +342,22 @@ def check_headers(g, r):
     assert r.chunked == (len(r.body) > 2048), "framing for %d bytes" % len(r.body)
 
 
+def canon_invalid(d):
+    """A 422 Invalid Status with its causes in a fixed order: the real
+    apiserver does not keep their order stable (nor, so, the message's
+    list), and the fake shuffles them to say so."""
+    if d.get("reason") != "Invalid":
+        return d
+    d = json.loads(json.dumps(d))
+    causes = d.get("details", {}).get("causes")
+    if causes:
+        causes.sort(key=lambda c: json.dumps(c, sort_keys=True))
+    m = re.match(r"(?s)(.*?: )\[(.*)\]$", d.get("message", ""))
+    if m:
+        d["message"] = m.group(1) + "[" + ", ".join(sorted(m.group(2).split(", "))) + "]"
+    return d
+
+
 @pytest.mark.parametrize("name", REPLAYED)
 def test_golden_response(session, name):
     g, r = result(session, name)
@@ -357,10 +373,12 @@ def test_golden_response(session, name):
         for d in (gj, rj):
             d["items"].sort(key=lambda o: o["metadata"]["name"])
     if gj.get("kind") == "Status" and gj.get("status") == "Failure":
-        want = session.map.apply(gj)
+        want = canon_invalid(session.map.apply(gj))
         if name in LOOSE_MESSAGE:
             want["message"] = rj.get("message")
-        assert rj == want
+        assert canon_invalid(rj) == want
+        if gj.get("reason") == "Invalid":
+            return  # byte order of causes is not stable (see canon_invalid)
         if name not in LOOSE_MESSAGE and b"[ELIDED" not in g.body:
             # deterministic error answers are byte-identical
             assert r.body == session.map.apply(g.body.decode()).encode() or \
@@ -390,6 +408,11 @@ def test_golden_status_bodies_byte_exact(session):
         g, r = result(session, name)
         assert r.body == g.body, name
         assert r.header("Content-Length") == g.header("Content-Length"), name
+    # A 422's causes come in any order; its bytes are the capture's once
+    # they are put back in the capture's order.
+    g, r = result(session, "23-create-oomreport-invalid")
+    assert len(r.body) == len(g.body)
+    assert canon_invalid(json.loads(r.body)) == canon_invalid(json.loads(g.body))
 
 
 @pytest.mark.parametrize("name", ["36-watch-pods-node1-raw", "37-watch-pods-node1"])

@@ -93,7 +93,8 @@ for s in "${suites[@]}"; do
 	unit) run_criterion "$B/tests" unit ;;
 	fuzz) run_fuzz ;;
 	integration) run_criterion "$B/itests" integration
-		run_pytest tests/integration ;;
+		run_pytest tests/integration
+		run_pytest tests/helm ;;
 	vm) run_pytest tests/vm ;;
 	cluster) if [ "$(id -u)" -eq 0 ]; then
 			B=$B tests/cluster/images.sh >/tmp/oomlens-images.$$ 2>&1 ||

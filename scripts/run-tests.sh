@@ -113,7 +113,8 @@ for s in "${suites[@]}"; do
 	unit) run_criterion "$B/tests" unit ;;
 	fuzz) run_fuzz ;;
 	integration) run_criterion "$B/itests" integration
-		run_pytest tests/integration ;;
+		run_pytest tests/integration
+		run_pytest tests/helm ;;
 	vm) run_pytest tests/vm ;;
 	cluster) if ! why=$(overlay_works); then
 			# containerd stores images and container roots as

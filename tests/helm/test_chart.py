@@ -1,0 +1,230 @@
+"""helm/oomlens with the real helm binary (build/tools/bin/helm, from
+`make deps DEPS=test`): lint --strict, template with the default and
+non-default values, package; the values schema refuses a wrong type and an
+unknown key; our policy on every rendered object (privileged only on the
+agent, with its reason; drop ALL elsewhere; no secrets/configmaps RBAC;
+resources and probes; pinned image tags); and manifests/ does not drift
+from the chart (scripts/render-manifests.sh). Server-side validation of the
+same objects runs in the cluster suite (tests/cluster/test_helm_install.py
+when present)."""
+
+import json
+import os
+import re
+import subprocess
+import tarfile
+
+import pytest
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("OOMLENS_BUILD") or os.path.join(ROOT, "build")
+HELM = os.environ.get("OOMLENS_HELM") or os.path.join(BUILD, "tools", "bin", "helm")
+CHART = os.path.join(ROOT, "helm", "oomlens")
+
+pytestmark = pytest.mark.skipif(not os.access(HELM, os.X_OK),
+                                reason="no helm: `make deps DEPS=test` puts one in build/tools/bin")
+
+VALUE_SETS = {
+    "default": [],
+    "everything-on": ["--set", "metrics.serviceMonitor.enabled=true", "--set", "dashboard.enabled=true",
+                      "--set", "sidecar.namespaces={shop,batch}", "--set", "metrics.insecure=true",
+                      "--set", "log.format=json", "--set", "log.level=debug",
+                      "--set", "namespaces={shop,batch}", "--set", "excludeNamespaces={kube-system}",
+                      "--set", "image.digest=sha256:" + "ab" * 32],
+    "unprivileged": ["--set", "privileged=false", "--set", "sidecar.namespaces={shop}",
+                     "--set", "sidecar.serviceAccount=app"],
+    "test-node": ["--set", "image.tag=dev", "--set", "image.pullPolicy=Never", "--set", "hostNetwork=true",
+                  "--set", "apiServer.host=127.0.0.1", "--set", "apiServer.port=6443",
+                  "--set", "probes.enabled=true", "--set", "cgroupDriver=cgroupfs",
+                  "--set", "retention.keepPerNamespace=5", "--set", "retention.maxAge=2h"],
+}
+ENV = dict(os.environ, HELM_CACHE_HOME="/tmp/oomlens-helm-cache", HELM_CONFIG_HOME="/tmp/oomlens-helm-config",
+           HELM_DATA_HOME="/tmp/oomlens-helm-data")
+
+
+def helm(*args, check=True):
+    r = subprocess.run([HELM] + list(args), capture_output=True, text=True, env=ENV, timeout=120)
+    if check:
+        assert r.returncode == 0, r.stderr
+    return r
+
+
+def render(*extra):
+    out = helm("template", "oomlens", CHART, "--namespace", "oomlens-system", "--include-crds", *extra).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def test_lint_strict():
+    for name, args in VALUE_SETS.items():
+        r = helm("lint", "--strict", CHART, *args)
+        assert "0 chart(s) failed" in r.stdout, (name, r.stdout)
+
+
+def test_app_version_is_the_project_version():
+    chart = yaml.safe_load(open(os.path.join(CHART, "Chart.yaml")))
+    version = open(os.path.join(ROOT, "VERSION")).read().strip()
+    assert chart["appVersion"] == version
+    values = yaml.safe_load(open(os.path.join(CHART, "values.yaml")))
+    assert values["image"]["tag"] == version
+
+
+def test_package(tmp_path):
+    helm("package", CHART, "--destination", str(tmp_path))
+    pkg = tmp_path / "oomlens-0.1.0.tgz"
+    names = tarfile.open(pkg).getnames()
+    for want in ("oomlens/Chart.yaml", "oomlens/values.schema.json", "oomlens/crds/oomreports.yaml",
+                 "oomlens/templates/daemonset.yaml", "oomlens/dashboards/oomlens.json"):
+        assert want in names
+    assert len(render()) == len([d for d in yaml.safe_load_all(helm(
+        "template", "oomlens", str(pkg), "-n", "oomlens-system", "--include-crds").stdout) if d])
+
+
+@pytest.mark.parametrize("args,err", [
+    (["--set", "metrics.port=abc"], "metrics.port: Invalid type"),
+    (["--set", "privileged=yes"], "privileged: Invalid type"),
+    (["--set", "nosuchkey=1"], "Additional property nosuchkey is not allowed"),
+    (["--set", "metrics.nosuch=1"], "Additional property nosuch is not allowed"),
+    (["--set", "image.tag=latest"], "image.tag"),
+    (["--set", "log.level=loud"], "log.level"),
+    (["--set", "hostPaths.proc=relative"], "hostPaths.proc"),
+])
+def test_schema_refuses(args, err):
+    r = helm("template", "x", CHART, *args, check=False)
+    assert r.returncode != 0 and err in r.stderr, r.stderr
+
+
+def kinds(docs):
+    return sorted(d["kind"] for d in docs)
+
+
+def test_objects_per_value_set():
+    assert kinds(render()) == sorted(["CustomResourceDefinition"] * 2 + [
+        "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "DaemonSet", "Pod"])
+    on = render(*VALUE_SETS["everything-on"])
+    assert kinds(on).count("Role") == 2 and kinds(on).count("RoleBinding") == 2
+    assert "ServiceMonitor" in kinds(on) and "ConfigMap" in kinds(on)
+    dash = json.loads(next(d for d in on if d["kind"] == "ConfigMap")["data"]["oomlens.json"])
+    exprs = " ".join(t["expr"] for p in dash["panels"] for t in p["targets"])
+    for metric in ("oomlens_oom_kills_total", "oomlens_detect_latency_seconds",
+                   "oomlens_publish_latency_seconds", "oomlens_publish_failures_total",
+                   "oomlens_publish_queue_depth", "oomlens_watched_cgroups"):
+        assert metric in exprs
+    ds = next(d for d in on if d["kind"] == "DaemonSet")
+    c = ds["spec"]["template"]["spec"]["containers"][0]
+    assert c["image"].endswith("@sha256:" + "ab" * 32)
+    assert {"--metrics-insecure", "--log-json", "--log-level=debug", "--namespaces=shop,batch",
+            "--exclude-namespaces=kube-system"} <= set(c["args"])
+    role = next(d for d in on if d["kind"] == "Role")
+    assert role["rules"] == [{"apiGroups": ["oomlens.io"], "resources": ["oombundles"],
+                              "verbs": ["create", "get", "update", "patch"]}]
+    rb = next(d for d in on if d["kind"] == "RoleBinding" and d["metadata"]["namespace"] == "shop")
+    assert rb["subjects"] == [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io",
+                               "name": "system:serviceaccounts:shop"}]
+    un = render(*VALUE_SETS["unprivileged"])
+    rb = next(d for d in un if d["kind"] == "RoleBinding")
+    assert rb["subjects"][0] == {"kind": "ServiceAccount", "name": "app", "namespace": "shop"}
+    ds = next(d for d in un if d["kind"] == "DaemonSet")
+    c = ds["spec"]["template"]["spec"]["containers"][0]
+    assert c["securityContext"]["privileged"] is False
+    assert "kmsg" not in [m["name"] for m in c["volumeMounts"]]
+    tn = render(*VALUE_SETS["test-node"])
+    ds = next(d for d in tn if d["kind"] == "DaemonSet")
+    c = ds["spec"]["template"]["spec"]["containers"][0]
+    assert c["image"] == "localhost/oomlens-agent:dev" and c["imagePullPolicy"] == "Never"
+    assert {"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"} in c["env"]
+    assert ds["spec"]["template"]["spec"]["hostNetwork"] is True
+    assert {"--keep-per-namespace=5", "--max-age=2h", "--cgroup-driver=cgroupfs"} <= set(c["args"])
+
+
+def pod_specs(doc):
+    if doc["kind"] == "Pod":
+        return [doc["spec"]]
+    if doc["kind"] in ("DaemonSet", "Deployment", "StatefulSet", "Job"):
+        return [doc["spec"]["template"]["spec"]]
+    return []
+
+
+def check_policy(docs, raw_text):
+    """Our rules, on any rendered set of objects."""
+    for d in docs:
+        if d["kind"] in ("ClusterRole", "Role"):
+            for rule in d["rules"]:
+                res = set(rule.get("resources", []))
+                assert not res & {"secrets", "configmaps", "*"}, (d["metadata"]["name"], rule)
+                assert "*" not in rule.get("verbs", []) and "*" not in rule.get("apiGroups", [])
+        for spec in pod_specs(d):
+            for c in spec.get("containers", []) + spec.get("initContainers", []):
+                where = "%s/%s" % (d["metadata"]["name"], c["name"])
+                image = c["image"]
+                assert re.search(r":[^/:@]+(@sha256:[0-9a-f]{64})?$", image) and not image.endswith(":latest"), where
+                res = c.get("resources", {})
+                assert res.get("requests", {}).get("memory") and res.get("limits", {}).get("memory"), where
+                sc = c.get("securityContext", {})
+                assert sc.get("readOnlyRootFilesystem") is True, where
+                if sc.get("privileged"):
+                    assert d["kind"] == "DaemonSet" and c["name"] == "agent", where
+                else:
+                    assert sc.get("allowPrivilegeEscalation") is False, where
+                    assert sc.get("capabilities", {}).get("drop") == ["ALL"], where
+                if d["kind"] == "DaemonSet":
+                    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz", where
+                    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz", where
+    if any(c.get("securityContext", {}).get("privileged")
+           for d in docs for s in pod_specs(d) for c in s["containers"]):
+        # the reason sits next to the switch
+        assert re.search(r"# oomlens-privileged: /dev/kmsg\..*\n(\s+#.*\n)+\s+privileged: true", raw_text)
+
+
+@pytest.mark.parametrize("name", sorted(VALUE_SETS))
+def test_policy(name):
+    args = VALUE_SETS[name]
+    raw = helm("template", "oomlens", CHART, "-n", "oomlens-system", *args).stdout
+    check_policy([d for d in yaml.safe_load_all(raw) if d], raw)
+
+
+def test_policy_catches_a_violation():
+    """The checker itself fails on what it is meant to catch."""
+    docs = render()
+    bad = json.loads(json.dumps(docs))
+    next(d for d in bad if d["kind"] == "ClusterRole")["rules"].append(
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]})
+    with pytest.raises(AssertionError):
+        check_policy(bad, "")
+    bad = json.loads(json.dumps(docs))
+    next(d for d in bad if d["kind"] == "Pod")["spec"]["containers"][0]["securityContext"]["privileged"] = True
+    with pytest.raises(AssertionError):
+        check_policy(bad, "")
+
+
+def test_manifests_do_not_drift(tmp_path):
+    out = tmp_path / "oomlens.yaml"
+    subprocess.run([os.path.join(ROOT, "scripts", "render-manifests.sh"), str(out)], check=True,
+                   env=dict(ENV, B=BUILD, HELM=HELM), timeout=120)
+    assert out.read_text() == open(os.path.join(ROOT, "manifests", "oomlens.yaml")).read(), \
+        "manifests/oomlens.yaml is stale: run scripts/render-manifests.sh"
+    for crd in ("oomreports.yaml", "oombundles.yaml"):
+        assert open(os.path.join(CHART, "crds", crd)).read() == \
+            open(os.path.join(ROOT, "manifests", "crds", crd)).read(), crd
+    kust = yaml.safe_load(open(os.path.join(ROOT, "manifests", "kustomization.yaml")))
+    for r in kust["resources"]:
+        assert os.path.exists(os.path.join(ROOT, "manifests", r)), r
+
+
+def test_examples_are_opted_in():
+    ex = os.path.join(ROOT, "manifests", "examples")
+    files = sorted(f for f in os.listdir(ex) if f.endswith(".yaml"))
+    assert len(files) >= 2
+    for f in files:
+        raw = open(os.path.join(ex, f)).read()
+        d = yaml.safe_load(raw)
+        spec = d["spec"]["template"]["spec"]
+        assert spec["shareProcessNamespace"] is True, f
+        assert d["spec"]["template"]["metadata"]["annotations"]["oomlens.io/capture"] == "true"
+        vols = {v["name"]: v for v in spec["volumes"]}
+        assert "emptyDir" in vols["oomlens-spool"] and "downwardAPI" in vols["oomlens-podinfo"], f
+        side = next(c for c in spec["containers"] if c["name"] == "oomlens-sidecar")
+        assert side["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["SYS_PTRACE", "SETUID", "SETGID"]}
+        assert {m["name"] for m in side["volumeMounts"]} == {"oomlens-spool", "oomlens-podinfo"}
+        check_policy([d], raw)

@@ -1,0 +1,300 @@
+"""kubectl-oomlens (cli/) against tests/fakeapi/fakeapi.py seeded with
+OOMReports and OOMBundles: the table, -o json|yaml|wide, --pod, --since,
+-A; show; get with its sha256/size checks and the hostile-archive refusal;
+open without a display; describe pod; the exit codes; credentials from the
+kubeconfig (contexts, --context, -n, an exec plugin); and the same binary
+found by the real kubectl as a plugin (`kubectl oomlens ...`).
+
+No root, no real kill: the bundles are built here with tarfile."""
+
+import base64
+import datetime
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import pytest
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "fakeapi"))
+import fakeapi  # noqa: E402
+
+BUILD = os.environ.get("OOMLENS_BUILD") or os.path.join(ROOT, "build")
+CLI = os.path.join(BUILD, "bin", "kubectl-oomlens")
+KUBECTL = os.path.join(BUILD, "tools", "bin", "kubectl")
+ADMIN = "admin-token-0123456789"
+
+VICTIM = ("Memory cgroup out of memory: Killed process 4242 (java) "
+          "total-vm:2097152kB, anon-rss:60000kB, file-rss:512kB, shmem-rss:0kB")
+
+
+def iso(dt):
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def tgz(entries):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        for name, data, kind in entries:
+            i = tarfile.TarInfo(name)
+            if kind == "sym":
+                i.type, i.linkname = tarfile.SYMTYPE, data
+                t.addfile(i)
+                continue
+            i.size = len(data)
+            t.addfile(i, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def good_bundle(bid, pod):
+    man = {"schema": "oomlens.io/bundle/v1", "id": bid, "node": "node1",
+           "cgroup": "/kubepods/burstable/pod-uid/abc", "captured_at": "2026-11-30T10:00:00Z",
+           "pod": {"namespace": "default", "name": pod},
+           "victims": [{"pid": 4242, "comm": "java", "anon_rss_kb": 60000}]}
+    diag = {"summary": "the Java heap grew to -Xmx",
+            "usage_bytes": 64 << 20, "limit_bytes": 64 << 20, "usage_source": "cgroup",
+            "verdicts": [{"verdict": "heap-growth", "confidence": 80,
+                          "evidence": ["heap used 58 MiB of 60 MiB"],
+                          "recommendations": ["raise the limit above -Xmx + 30 MiB"]}],
+            "ledger": [{"name": "java heap", "bytes": 58 << 20, "source": "jvm"}]}
+    return tgz([(bid + "/manifest.json", json.dumps(man).encode(), "reg"),
+                (bid + "/diagnosis.json", json.dumps(diag).encode(), "reg"),
+                (bid + "/kernel/oom.txt", (VICTIM + "\n").encode(), "reg"),
+                (bid + "/report.html", b"<html><body>report of " + bid.encode() + b"</body></html>", "reg")])
+
+
+def bundle_obj(name, data, sha=None, size=None):
+    return {"apiVersion": "oomlens.io/v1alpha1", "kind": "OOMBundle",
+            "metadata": {"name": name},
+            "spec": {"data": base64.b64encode(data).decode(),
+                     "sha256": sha or hashlib.sha256(data).hexdigest(),
+                     "size": len(data) if size is None else size}}
+
+
+def report_obj(name, pod, killed, verdict="heap-growth", comm="java", bundle=None):
+    return {"apiVersion": "oomlens.io/v1alpha1", "kind": "OOMReport",
+            "metadata": {"name": name},
+            "spec": {"pod": pod, "container": "app", "node": "node1", "killedAt": iso(killed),
+                     "process": {"pid": 4242, "comm": comm, "anonRSS": 61440000},
+                     "limit": 64 << 20, "usage": 64 << 20, "verdict": verdict,
+                     "summary": "java heap grew", "bundle": bundle or name}}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    if not os.access(CLI, os.X_OK):
+        pytest.skip("build/bin/kubectl-oomlens not built (make all)")
+    tmp = tmp_path_factory.mktemp("kcli")
+    api = fakeapi.FakeAPI(tls_dir=str(tmp / "tls")).start()
+    now = datetime.datetime.now(datetime.timezone.utc)
+    api.load("oomreports", "default", [
+        report_obj("web-1-r1", "web-1", now - datetime.timedelta(hours=30)),
+        report_obj("web-1-r2", "web-1", now - datetime.timedelta(minutes=5)),
+        report_obj("hog-r1", "hog", now - datetime.timedelta(hours=2), verdict="native-leak",
+                   comm="hog\x1b]0;pwned\x07"),
+        report_obj("bad-sha", "web-1", now - datetime.timedelta(days=3)),
+        report_obj("evil", "web-1", now - datetime.timedelta(days=4)),
+        report_obj("nobundle", "web-1", now - datetime.timedelta(days=5)),
+    ])
+    api.load("oomreports", "oom-system", [report_obj("other-r1", "db-0", now)])
+    good = good_bundle("web-1-r2", "web-1")
+    api.load("oombundles", "default", [
+        bundle_obj("web-1-r2", good),
+        bundle_obj("web-1-r1", good_bundle("web-1-r1", "web-1")),
+        bundle_obj("hog-r1", good_bundle("hog-r1", "hog")),
+        bundle_obj("bad-sha", good, sha="00" * 32),
+        bundle_obj("evil", tgz([("evil/manifest.json", b"{}", "reg"),
+                                ("evil/../../escaped", b"pwned", "reg")])),
+        bundle_obj("snap-web-1", good_bundle("snap-web-1", "web-1")),
+    ])
+    kc = api.write_kubeconfig(str(tmp / "kc"), ADMIN)
+    e = type("Env", (), {})()
+    e.api, e.tmp, e.kc, e.good = api, tmp, kc, good
+    e.home = tmp / "home"
+    e.home.mkdir()
+    yield e
+    api.stop()
+
+
+def run(env, *args, kc=None, extra_env=None, prog=None, cwd=None):
+    environ = dict(os.environ, HOME=str(env.home), KUBECONFIG=kc or env.kc,
+                   PATH=os.path.dirname(CLI) + ":" + os.environ.get("PATH", ""))
+    for k in ("KUBERNETES_SERVICE_HOST", "DISPLAY", "WAYLAND_DISPLAY"):
+        environ.pop(k, None)
+    environ.update(extra_env or {})
+    return subprocess.run((prog or [CLI]) + list(args), env=environ, capture_output=True,
+                          timeout=60, cwd=cwd or str(env.tmp))
+
+
+def test_list_table_newest_first(env):
+    r = run(env, "list")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert lines[0].split() == ["NAME", "POD", "CONTAINER", "PROCESS", "VERDICT", "AGE"]
+    names = [ln.split()[0] for ln in lines[1:]]
+    assert names == ["web-1-r2", "hog-r1", "web-1-r1", "bad-sha", "evil", "nobundle"]
+    row = lines[1].split()
+    assert row[1:5] == ["web-1", "app", "java", "heap-growth"] and row[5] in ("5m", "4m", "299s")
+    # a comm with an OSC escape is shown, never sent to the terminal
+    assert b"\x1b" not in r.stdout and b"\x07" not in r.stdout
+
+
+def test_list_filters_and_namespaces(env):
+    r = run(env, "list", "--pod", "web-1", "--since", "24h")
+    assert r.returncode == 0, r.stderr
+    assert [ln.split()[0] for ln in r.stdout.decode().splitlines()[1:]] == ["web-1-r2"]
+    r = run(env, "list", "-A")
+    lines = r.stdout.decode().splitlines()
+    assert lines[0].split()[:2] == ["NAMESPACE", "NAME"]
+    assert ("oom-system", "other-r1") in [tuple(ln.split()[:2]) for ln in lines[1:]]
+    assert len(lines) == 8
+    r = run(env, "list", "-n", "oom-system", "-o", "wide")
+    lines = r.stdout.decode().splitlines()
+    assert lines[0].split() == ["NAME", "POD", "CONTAINER", "PROCESS", "VERDICT", "AGE",
+                                "NODE", "PID", "LIMIT", "BUNDLE"]
+    assert lines[1].split()[6:] == ["node1", "4242", "64Mi", "other-r1"]
+    r = run(env, "list", "-n", "kube-public")
+    assert r.returncode == 0 and r.stdout == b"" and b"No OOM reports" in r.stderr
+
+
+def test_list_json_and_yaml_agree(env):
+    j = run(env, "list", "--pod", "hog", "-o", "json")
+    y = run(env, "list", "--pod", "hog", "-o", "yaml")
+    assert j.returncode == 0 and y.returncode == 0, (j.stderr, y.stderr)
+    doc = json.loads(j.stdout)
+    assert doc["kind"] == "List" and [i["metadata"]["name"] for i in doc["items"]] == ["hog-r1"]
+    assert yaml.safe_load(y.stdout) == doc
+    assert doc["items"][0]["spec"]["process"]["comm"] == "hog\x1b]0;pwned\x07"
+
+
+def test_show_prints_verdict_ledger_and_victim(env):
+    r = run(env, "show", "web-1-r2")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    for want in ("heap-growth", "heap used 58 MiB", "raise the limit", "java heap",
+                 "Killed process 4242 (java)", "web-1-r2"):
+        assert want in out, (want, out)
+
+
+def test_get_writes_checked_bundle_and_extracts(env, tmp_path):
+    r = run(env, "get", "web-1-r2", cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "web-1-r2.tar.gz").read_bytes() == env.good
+    r = run(env, "get", "web-1-r2", "-o", "-")
+    assert r.stdout == env.good
+    r = run(env, "get", "web-1-r2", "--extract", str(tmp_path / "x"))
+    assert r.returncode == 0, r.stderr
+    assert b"heap-growth" in (tmp_path / "x" / "web-1-r2" / "diagnosis.json").read_bytes()
+    # a sidecar's snap-<pod> bundle by its own name
+    r = run(env, "get", "snap-web-1", "-o", str(tmp_path / "snap.tgz"))
+    assert r.returncode == 0, r.stderr
+    assert tarfile.open(tmp_path / "snap.tgz").getnames()[0].startswith("snap-web-1")
+
+
+def test_get_refuses_bad_sha_and_escaping_entries(env, tmp_path):
+    r = run(env, "get", "bad-sha", "-o", str(tmp_path / "b.tgz"))
+    assert r.returncode == 5 and b"sha256" in r.stderr
+    assert not (tmp_path / "b.tgz").exists()
+    r = run(env, "get", "evil", "--extract", str(tmp_path / "e"))
+    assert r.returncode == 5, r.stderr
+    assert b"refused" in r.stderr
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "e").exists()
+    r = run(env, "show", "evil")
+    assert r.returncode == 5
+
+
+def test_size_mismatch_is_refused(env, tmp_path):
+    """.spec.size disagreeing with the data: the API takes it (the schema
+    cannot relate the two), the client refuses it."""
+    env.api.load("oombundles", "default", [bundle_obj("sized", env.good, size=len(env.good) + 1)])
+    env.api.load("oomreports", "default", [report_obj(
+        "sized", "x", datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc))])
+    r = run(env, "get", "sized", "-o", str(tmp_path / "s.tgz"))
+    assert r.returncode == 5 and b"size" in r.stderr
+
+
+def test_open_without_display_prints_path(env):
+    r = run(env, "open", "hog-r1")
+    assert r.returncode == 0, r.stderr
+    path = r.stdout.decode().strip()
+    assert path.endswith("/hog-r1/report.html") and os.path.isfile(path)
+    assert b"report of hog-r1" in open(path, "rb").read()
+    assert b"no display" in r.stderr
+    shutil.rmtree(os.path.dirname(os.path.dirname(path)))
+
+
+def test_describe_pod_newest_first(env):
+    r = run(env, "describe", "pod", "web-1")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    order = [out.index("Report " + n) for n in ("web-1-r2", "web-1-r1", "bad-sha", "evil")]
+    assert order == sorted(order)
+    assert "OOM kills:  5" in out and "hog-r1" not in out
+
+
+def test_exit_codes(env, tmp_path):
+    r = run(env, "show", "no-such-report")
+    assert r.returncode == 3 and b"NotFound" in r.stderr
+    r = run(env, "get", "nobundle")  # the report exists, its bundle not
+    assert r.returncode == 3
+    assert run(env, "list", "--since", "soon").returncode == 2
+    assert run(env, "frobnicate").returncode == 2
+    assert run(env, "list", "--bogus").returncode == 2
+    assert run(env, "show").returncode == 2
+    bad = env.api.write_kubeconfig(str(tmp_path / "kc-bad"), "not-a-valid-token")
+    r = run(env, "list", kc=bad)
+    assert r.returncode == 4 and b"Unauthorized" in r.stderr
+    env.api.add_token("reader-token-0123456789", "reader", rules=[
+        {"apiGroups": ["oomlens.io"], "resources": ["oomreports"], "verbs": ["get", "list"]}])
+    rd = env.api.write_kubeconfig(str(tmp_path / "kc-rd"), "reader-token-0123456789")
+    assert run(env, "list", kc=rd).returncode == 0
+    r = run(env, "get", "web-1-r2", kc=rd, cwd=str(tmp_path))
+    assert r.returncode == 4 and b"Forbidden" in r.stderr
+    r = run(env, "list", kc=str(tmp_path / "missing"))
+    assert r.returncode == 1
+    assert run(env, "--version").stdout.decode().startswith("kubectl-oomlens ")
+
+
+def test_contexts_namespace_and_exec_plugin(env, tmp_path):
+    """Two contexts in one kubeconfig: the current one's namespace is the
+    default, --context picks the other; its user is an exec plugin."""
+    plugin = tmp_path / "cred.sh"
+    plugin.write_text("#!/bin/sh\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\","
+                      "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"%s\"}}'\n" % ADMIN)
+    plugin.chmod(0o755)
+    kc = {"apiVersion": "v1", "kind": "Config", "current-context": "a",
+          "clusters": [{"name": "c", "cluster": {"server": env.api.url,
+                                                 "certificate-authority": env.api.ca}}],
+          "users": [{"name": "tok", "user": {"token": "not-a-valid-token"}},
+                    {"name": "ex", "user": {"exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1",
+                        "command": str(plugin), "interactiveMode": "Never"}}}],
+          "contexts": [{"name": "a", "context": {"cluster": "c", "user": "tok"}},
+                       {"name": "b", "context": {"cluster": "c", "user": "ex",
+                                                 "namespace": "oom-system"}}]}
+    path = tmp_path / "kc-ctx"
+    path.write_text(json.dumps(kc))
+    assert run(env, "list", kc=str(path)).returncode == 4
+    r = run(env, "list", "--context", "b", kc=str(path))
+    assert r.returncode == 0, r.stderr
+    assert [ln.split()[0] for ln in r.stdout.decode().splitlines()[1:]] == ["other-r1"]
+    r = run(env, "--context=b", "list", "-n", "default", "--kubeconfig", str(path), kc="/nonexistent")
+    assert r.returncode == 0 and b"web-1-r2" in r.stdout
+
+
+@pytest.mark.skipif(not os.access(KUBECTL, os.X_OK), reason="no build/tools/bin/kubectl")
+def test_kubectl_plugin_discovery(env):
+    r = run(env, "plugin", "list", prog=[KUBECTL])
+    assert b"kubectl-oomlens" in r.stdout, (r.stdout, r.stderr)
+    r = run(env, "oomlens", "list", "--pod", "hog", prog=[KUBECTL])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().splitlines()[1].split()[:2] == ["hog-r1", "hog"]
+    r = run(env, "oomlens", "show", "nope", prog=[KUBECTL])
+    assert r.returncode == 3

@@ -85,8 +85,8 @@ $(SIDECAR): $(SIDECAR_OBJ) $(LIB)
 
 # kubectl-oomlens: a kubectl plugin (found on PATH by its name); the
 # version is the project's (VERSION, also the chart's appVersion).
-$(CLI_OBJ): CPPFLAGS += -DOOMLENS_VERSION='"$(VERSION)"'
-$(CLI_OBJ): VERSION
+$(CLI_OBJ) $(B)/obj/common/base/cli.o: CPPFLAGS += -DOOMLENS_VERSION='"$(VERSION)"'
+$(CLI_OBJ) $(B)/obj/common/base/cli.o: VERSION
 $(CLI): $(CLI_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LIBS)

@@ -4,6 +4,10 @@
 #include <string.h>
 
 #include "base/cli.h"
+
+#ifndef OOMLENS_VERSION /* the Makefile passes VERSION's */
+#define OOMLENS_VERSION "0.0.0-dev"
+#endif
 #include "base/util.h"
 
 enum global_opt { OPT_HOST_ROOT, OPT_LOG_LEVEL, OPT_LOG_JSON, OPT_NO_SECCOMP };
@@ -197,7 +201,7 @@ static int take_leading(const char *prog, int argc, char **argv,
 	int i = 1, r;
 
 	while (i < argc && argv[i][0] == '-' && !streq(argv[i], "-h") &&
-	       !streq(argv[i], "--help")) {
+	       !streq(argv[i], "--help") && !streq(argv[i], "--version")) {
 		r = take_one(argc, argv, &i, g, err, sizeof(err));
 		if (r > 0)
 			(void)fail(err, sizeof(err), "%s: unknown option",
@@ -229,6 +233,10 @@ int cli_dispatch(const char *prog, const struct cli_command *cmds, size_t n,
 	if (streq(argv[i], "--help") || streq(argv[i], "-h") ||
 	    streq(argv[i], "help")) {
 		usage(stdout, prog, cmds, n);
+		return 0;
+	}
+	if (streq(argv[i], "--version") || streq(argv[i], "version")) {
+		printf("%s %s\n", prog, OOMLENS_VERSION);
 		return 0;
 	}
 	cmd = find_command(cmds, n, argv[i]);

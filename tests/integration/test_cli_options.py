@@ -108,3 +108,14 @@ def test_jcmd_passes_its_operands_on():
             "--log-level", "x")
     assert p.returncode == 1, p.stderr
     assert "expected one of" not in p.stderr
+
+
+@pytest.mark.parametrize("prog", [AGENT, SIDECAR])
+@pytest.mark.parametrize("spelling", [["--version"], ["version"],
+                                      ["--log-level", "debug", "--version"]])
+def test_version_is_the_projects(prog, spelling):
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "VERSION")) as f:
+        want = f.read().strip()
+    r = subprocess.run([prog, *spelling], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "%s %s\n" % (os.path.basename(prog), want)

@@ -11,6 +11,8 @@ const struct forecast_params forecast_default_params = {
 	.min_growth = 256 << 10,
 	.min_growth_permille = 5,
 	.max_horizon_s = 86400,
+	.short_window_ms = 10000,
+	.short_min_samples = 8,
 };
 
 void forecast_ring_push(struct forecast_ring *r, uint64_t t_ms, uint64_t usage)
@@ -85,29 +87,55 @@ static void theil_sen(const double *t, const double *y, size_t n,
 	*ret_at0 = median(b, n);
 }
 
+/* The fit over one window: false when it holds too few samples or
+ * usage does not grow by rate (bytes/s) on average. */
+static bool fit(const struct forecast_ring *r, uint64_t window_ms,
+		unsigned min_samples, uint64_t min_span_ms, double rate,
+		double *ret_slope, double *ret_at0)
+{
+	double t[FORECAST_RING_LEN], y[FORECAST_RING_LEN], span;
+	size_t n = window(r, window_ms, t, y);
+
+	if (n < min_samples || n < 2)
+		return false;
+	span = -t[0];
+	/* The cheap test first: an idle container costs no fit. */
+	if (span * 1000.0 < (double)min_span_ms ||
+	    y[n - 1] - y[0] < rate * span)
+		return false;
+	theil_sen(t, y, n, ret_slope, ret_at0);
+	return *ret_slope >= rate;
+}
+
 int forecast_predict(const struct forecast_ring *r, uint64_t limit,
 		     uint64_t reclaimable, const struct forecast_params *p,
 		     struct forecast *ret)
 {
-	double t[FORECAST_RING_LEN], y[FORECAST_RING_LEN];
-	double slope, at0, growth, room;
-	size_t n;
+	double slope = 0, at0 = 0, s2, a2, growth, room;
+	bool any;
 
 	if (!p)
 		p = &forecast_default_params;
-	if (limit == UINT64_MAX || limit == 0 || r->n < p->min_samples)
+	if (limit == UINT64_MAX || limit == 0)
 		return 0;
-	n = window(r, p->window_ms, t, y);
-	if (n < p->min_samples || -t[0] * 1000.0 < (double)p->min_span_ms)
-		return 0;
-	/* The cheap test first: an idle container costs no fit. */
 	growth = (double)p->min_growth;
 	if ((double)limit * p->min_growth_permille / 1000.0 > growth)
 		growth = (double)limit * p->min_growth_permille / 1000.0;
-	if (y[n - 1] - y[0] < growth)
-		return 0;
-	theil_sen(t, y, n, &slope, &at0);
-	if (!(slope * (double)p->window_ms / 1000.0 >= growth))
+	growth /= (double)p->window_ms / 1000.0; /* as a rate */
+	any = fit(r, p->window_ms, p->min_samples, p->min_span_ms, growth,
+		  &slope, &at0);
+	/* Growth that started within the long window is underestimated by
+	 * it (the flat part holds half the pairs): the short window's fit
+	 * wins when it is steeper, so the warning is not late. */
+	if (p->short_window_ms &&
+	    fit(r, p->short_window_ms, p->short_min_samples,
+		p->short_window_ms * 7 / 10, growth, &s2, &a2) &&
+	    (!any || s2 > slope)) {
+		slope = s2;
+		at0 = a2;
+		any = true;
+	}
+	if (!any)
 		return 0;
 	room = (double)limit - (at0 - (double)reclaimable);
 	if (room < 0)

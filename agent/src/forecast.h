@@ -24,10 +24,13 @@ struct forecast_params {
 	uint64_t min_growth;	      /* bytes over the window: less is flat */
 	unsigned min_growth_permille; /* ... or this share of the limit */
 	double max_horizon_s;	      /* further than this: no prediction */
+	uint64_t short_window_ms;     /* 0: none; else also fit this window */
+	unsigned short_min_samples;
 };
 
 /* 30 s window, ≥ 10 samples over ≥ 10 s, growth ≥ max(256 KiB, 0.5 % of
- * the limit) per window, horizon 24 h. */
+ * the limit) per 30 s, horizon 24 h; a 10 s window (≥ 8 samples over ≥
+ * 7 s) too, whose fit is taken when it is steeper. */
 extern const struct forecast_params forecast_default_params;
 
 struct forecast {
@@ -42,7 +45,8 @@ struct forecast {
 void forecast_ring_push(struct forecast_ring *r, uint64_t t_ms, uint64_t usage);
 
 /* Theil–Sen fit (median of the pairwise slopes, median intercept) over the
- * samples of the last window: robust to a few outliers (a page-cache
+ * samples of the last window (and of the short one, when steeper: growth
+ * that just began): robust to a few outliers (a page-cache
  * drop, one late read). base is subtracted from the fitted usage before
  * the distance to limit is taken (0, or what the kernel can reclaim, e.g.
  * inactive_file). Returns 1 and *ret while usage grows towards a finite

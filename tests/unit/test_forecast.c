@@ -57,6 +57,28 @@ Test(forecast, window_is_the_last_30s)
 	cr_assert_float_eq(f.seconds, 45.0, 1e-6); /* 110 → 200 MiB */
 }
 
+Test(forecast, growth_onset_uses_the_short_window)
+{
+	struct forecast_ring r = {0};
+	struct forecast_params p = forecast_default_params;
+	struct forecast f, g;
+
+	/* 22 s flat at 10 MiB, then 9 s of 2 MiB/s: 28 MiB now */
+	for (unsigned i = 0; i < 22; i++)
+		forecast_ring_push(&r, i * 1000ull, (uint64_t)(10 * MiB));
+	for (unsigned i = 1; i <= 9; i++)
+		forecast_ring_push(&r, (21 + i) * 1000ull,
+				   (uint64_t)(10 * MiB + 2 * MiB * i));
+	cr_assert_eq(forecast_predict(&r, (uint64_t)(64 * MiB), 0, NULL, &f),
+		     1);
+	cr_assert_float_eq(f.slope, 2 * MiB, 1e-3);
+	cr_assert_float_eq(f.seconds, 18.0, 1e-6);
+	/* the 30 s fit alone is late: half its pairs are flat */
+	p.short_window_ms = 0;
+	cr_assert_eq(forecast_predict(&r, (uint64_t)(64 * MiB), 0, &p, &g), 1);
+	cr_assert_gt(g.seconds, 2 * f.seconds);
+}
+
 Test(forecast, outliers_do_not_move_it)
 {
 	struct forecast_ring r = {0};
@@ -96,7 +118,7 @@ Test(forecast, none_when_flat_shrinking_short_or_unlimited)
 	cr_assert_eq(forecast_predict(&r, (uint64_t)(100 * MiB), 0, NULL, &f),
 		     0);
 	memset(&r, 0, sizeof(r));
-	fill(&r, 8, 10 * MiB, MiB); /* 8 samples: too few */
+	fill(&r, 7, 10 * MiB, MiB); /* 7 samples over 6 s: too few */
 	cr_assert_eq(forecast_predict(&r, (uint64_t)(100 * MiB), 0, NULL, &f),
 		     0);
 	memset(&r, 0, sizeof(r));

@@ -18,8 +18,21 @@ const struct forecast_params forecast_default_params = {
 void forecast_ring_push(struct forecast_ring *r, uint64_t t_ms, uint64_t usage)
 {
 	unsigned last = (r->head + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN;
+	uint64_t prev = r->n ? r->usage[last] : 0;
 
-	if (r->n && t_ms < r->t_ms[last])
+	/* the lower of the last two: one high outlier resets nothing */
+	if (r->n >= 2) {
+		unsigned before =
+			(last + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN;
+
+		if (r->usage[before] < prev)
+			prev = r->usage[before];
+	}
+	/* Time going back: another cgroup at this path; usage halved by more
+	 * than 1 MiB: a kill or a restart. Either way the old samples say
+	 * nothing about the growth from here. */
+	if (r->n && (t_ms < r->t_ms[last] ||
+		     (usage < prev / 2 && prev - usage > FORECAST_RESET_DROP)))
 		r->n = r->head = 0;
 	r->t_ms[r->head] = t_ms;
 	r->usage[r->head] = usage;

@@ -40,8 +40,13 @@ struct forecast {
 	uint64_t t_ms;	/* the newest sample's time */
 };
 
+#define FORECAST_RESET_DROP (1u << 20)
+
 /* Appends a sample; the oldest one goes when the ring is full. A time
- * that goes backwards resets the ring (a new cgroup at the same path). */
+ * that goes backwards (a new cgroup at the same path) or usage falling
+ * below half of the lower of the last two samples, by more than
+ * FORECAST_RESET_DROP (a kill, a restart) starts
+ * the timeline over with this sample. */
 void forecast_ring_push(struct forecast_ring *r, uint64_t t_ms, uint64_t usage);
 
 /* Theil–Sen fit (median of the pairwise slopes, median intercept) over the

@@ -90,7 +90,7 @@ Test(forecast, outliers_do_not_move_it)
 		if (i == 5 || i == 17)
 			u = 95 * MiB; /* spikes */
 		if (i == 25)
-			u = 1 * MiB; /* a cache drop */
+			u = 20 * MiB; /* a cache drop (not to half) */
 		forecast_ring_push(&r, i * 1000ull, (uint64_t)u);
 	}
 	cr_assert_eq(forecast_predict(&r, (uint64_t)(100 * MiB), 0, NULL, &f),
@@ -150,6 +150,23 @@ Test(forecast, time_backwards_resets)
 	fill(&r, 31, 10 * MiB, MiB);
 	forecast_ring_push(&r, 5, 1);
 	cr_assert_eq(r.n, 1);
+}
+
+Test(forecast, a_kill_starts_over)
+{
+	struct forecast_ring r = {0};
+	struct forecast f;
+
+	fill(&r, 31, 10 * MiB, MiB); /* 40 MiB at t = 1030 s */
+	forecast_ring_push(&r, 1031000, (uint64_t)(25 * MiB)); /* not half */
+	cr_assert_eq(r.n, 32);
+	forecast_ring_push(&r, 1032000, (uint64_t)(1.5 * MiB)); /* killed */
+	cr_assert_eq(r.n, 1);
+	cr_assert_eq(forecast_predict(&r, (uint64_t)(100 * MiB), 0, NULL, &f),
+		     0);
+	/* halved, but by less than 1 MiB */
+	forecast_ring_push(&r, 1033000, (uint64_t)(0.6 * MiB));
+	cr_assert_eq(r.n, 2);
 }
 
 Test(forecast, warn_decision)

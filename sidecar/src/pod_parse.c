@@ -324,15 +324,22 @@ static bool memory_path(const char *buf, size_t len, const char **ret,
 	return v2 != NULL;
 }
 
-static void strip(const char **s, size_t *n, const char *prefix,
-		  const char *suffix)
+/* "<prefix><id>[.scope]" → id, for each runtime's prefix. */
+static void undecorate(const char **s, size_t *n)
 {
-	size_t pl = strlen(prefix), sl = strlen(suffix);
+	static const char *const prefixes[] = {"cri-containerd-", "crio-",
+					       "docker-", "libpod-", NULL};
 
-	if (*n > pl + sl && memcmp(*s, prefix, pl) == 0 &&
-	    memcmp(*s + *n - sl, suffix, sl) == 0) {
-		*s += pl;
-		*n -= pl + sl;
+	if (*n > 6 && memcmp(*s + *n - 6, ".scope", 6) == 0)
+		*n -= 6;
+	for (size_t i = 0; prefixes[i]; i++) {
+		size_t pl = strlen(prefixes[i]);
+
+		if (*n > pl && memcmp(*s, prefixes[i], pl) == 0) {
+			*s += pl;
+			*n -= pl;
+			return;
+		}
 	}
 }
 
@@ -392,10 +399,7 @@ int pod_parse_proc_cgroup(const char *buf, size_t len, char *id, size_t id_size,
 		const char *c = comps[n - 1];
 		size_t cl = lens[n - 1];
 
-		strip(&c, &cl, "cri-containerd-", ".scope");
-		strip(&c, &cl, "crio-", ".scope");
-		strip(&c, &cl, "docker-", ".scope");
-		strip(&c, &cl, "libpod-", ".scope");
+		undecorate(&c, &cl);
 		if (cl == 0 || cl >= id_size)
 			return -ENOENT;
 		memcpy(id, c, cl);

@@ -142,6 +142,10 @@ Test(pod_parse, proc_cgroup)
 		 "0::/kubepods.slice/kubepods-burstable.slice/"
 		 "kubepods-burstable-podf_f.slice/crio-55aa.scope/container\n",
 		 "55aa", "f-f"},
+		{"podman cgroupfs v1 (measured here)",
+		 "10:memory:/libpod_parent/3476/libpod-c2dbbb01\n"
+		 "1:name=systemd:/libpod_parent/3476/libpod-c2dbbb01\n",
+		 "c2dbbb01", ""},
 		{"podman (no pod uid)",
 		 "0::/machine.slice/libpod-c0ffee.scope/container\n", "c0ffee",
 		 ""},

@@ -86,8 +86,9 @@ static size_t window(const struct forecast_ring *r, uint64_t window_ms,
 static void theil_sen(const double *t, const double *y, size_t n,
 		      double *ret_slope, double *ret_at0)
 {
-	double s[FORECAST_RING_LEN * (FORECAST_RING_LEN - 1) / 2]; /* 16 KiB */
-	double b[FORECAST_RING_LEN];
+	/* 16 KiB, zeroed for cppcheck: only growing cgroups get here */
+	double s[FORECAST_RING_LEN * (FORECAST_RING_LEN - 1) / 2] = {0};
+	double b[FORECAST_RING_LEN] = {0};
 	size_t m = 0;
 
 	for (size_t i = 0; i < n; i++)

@@ -20,6 +20,7 @@
 #include "kernel/cgroup.h"
 #include "pod.h"
 #include "pod_parse.h"
+#include "pod_upload.h"
 
 #define MAX_APPS 256
 
@@ -412,14 +413,33 @@ int pod_setup(struct run_cfg *c, const struct cli_globals *g)
 		 c->cgroup ? "through its cgroup under " : "by its pids",
 		 c->cgroup ? c->host_root : "");
 	host_close(&h);
+	if (c->cgroup) {
+		struct pod_upload_info ui = {
+			.ns = P.ns,
+			.pod = P.name,
+			.uid = P.uid,
+			.node = P.node,
+			.container = P.container,
+			.spool = c->spool,
+			.cgroup = c->cgroup,
+		};
+
+		return pod_upload_start(&ui);
+	}
+	log_warn("recording by pids: the agent reads the spool through the "
+		 "node; no OOMBundle upload");
 	return 0;
 }
 
 void pod_on_snapshot(struct run_state *st)
 {
 	(void)st;
+	if (P.on)
+		pod_upload_request();
 }
 
 void pod_stop(void)
 {
+	if (P.on)
+		pod_upload_stop();
 }

@@ -6,11 +6,16 @@ takes the snapshots the annotations ask for until the app is OOM-killed,
 reloads the annotations when they change, and refuses a pod without a
 shared PID namespace with what to add to the spec. Real OOM kills: run
 under the host lock."""
+import base64
+import hashlib
 import json
 import os
 import shutil
+import ssl
 import subprocess
+import sys
 import time
+import urllib.request
 
 import pytest
 
@@ -57,9 +62,9 @@ def pod(tmp_path):
     make_rootfs(root)
     made = []
 
-    def create(share="pid,ipc,uts,net"):
+    def create(share="pid,ipc,uts,net", network="none"):
         podman(env, "pod", "create", "--name", name, "--share", share,
-               "--network", "none")
+               "--network", network)
         made.append(name)
         return name
     yield env, root, create
@@ -134,3 +139,62 @@ def test_pod_mode_needs_the_downward_api(pod):
                "/bin/oomlens-sidecar", "run", check=False)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "POD_NAMESPACE POD_UID" in r.stdout + r.stderr
+
+
+def test_pod_mode_uploads_the_snapshot_bundle(pod, tmp_path):
+    """With a service account (token + CA of tests/fakeapi), each new heavy
+    snapshot becomes OOMBundle snap-<pod> owned by the Pod."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "fakeapi"))
+    import fakeapi
+    env, root, create = pod
+    api = fakeapi.FakeAPI(tls_dir=str(tmp_path / "tls")).start()
+    try:
+        sa = tmp_path / "sa"
+        sa.mkdir()
+        (sa / "token").write_text("agent-token-0123456789")
+        shutil.copy(api.ca, str(sa / "ca.crt"))
+        (sa / "namespace").write_text("default")
+        name = create(share="pid,ipc,uts,net", network="host")
+        write_annotations(root, 'oomlens.io/thresholds="50,90"\n')
+        podman(env, "run", "-d", "--name", name + "-app", "--pod", name,
+               "--memory", "96m", "--rootfs", root, "/bin/hog",
+               "--step-mb", "1", "--delay-ms", "300")
+        r = podman(env, "run", "--name", name + "-side", "--pod", name,
+                   "--cap-add", "SYS_PTRACE", "-e", "POD_NAME=demo",
+                   "-e", "POD_NAMESPACE=default",
+                   "-e", "POD_UID=11111111-2222-3333-4444-555555555555",
+                   "-e", "KUBERNETES_SERVICE_HOST=127.0.0.1",
+                   "-e", "KUBERNETES_SERVICE_PORT=%d" % api.port,
+                   "-v", "%s:/var/run/secrets/kubernetes.io/serviceaccount:ro"
+                   % sa, "--rootfs", root, "/bin/oomlens-sidecar", "run",
+                   "--spool", "/spool", check=False, timeout=120)
+        out = r.stdout + r.stderr
+        assert r.returncode == 0, out
+        assert "uploaded OOMBundle default/snap-demo" in out, out
+        ups = [l for l in out.splitlines() if "uploaded OOMBundle" in l]
+        assert 1 <= len(ups) <= 3, ups  # 2-3 snapshots, 10 s apart at most
+        ctx = ssl.create_default_context(cafile=api.ca)
+        req = urllib.request.Request(
+            api.url + "/apis/oomlens.io/v1alpha1/namespaces/default/"
+            "oombundles/snap-demo",
+            headers={"Authorization": "Bearer admin-token-0123456789"})
+        obj = json.load(urllib.request.urlopen(req, context=ctx, timeout=10))
+        owner = obj["metadata"]["ownerReferences"][0]
+        assert (owner["kind"], owner["name"], owner["uid"]) == \
+            ("Pod", "demo", "11111111-2222-3333-4444-555555555555")
+        data = base64.b64decode(obj["spec"]["data"])
+        assert len(data) == obj["spec"]["size"] <= 900 * 1024
+        assert hashlib.sha256(data).hexdigest() == obj["spec"]["sha256"]
+        tar = tmp_path / "snap.tar.gz"
+        tar.write_bytes(data)
+        names = subprocess.run(["tar", "tzf", str(tar)], capture_output=True,
+                               text=True, check=True).stdout.split()
+        assert "snap-demo/timeline.json" in names, names
+        assert "snap-demo/spool/snapshot.json" in names, names
+        man = json.loads(subprocess.run(
+            ["tar", "xzOf", str(tar), "snap-demo/manifest.json"],
+            capture_output=True, text=True, check=True).stdout)
+        assert man["pod"]["name"] == "demo" and man["pod"]["uid"].startswith("1111")
+    finally:
+        api.stop()

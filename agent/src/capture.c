@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "metrics_agent.h"
 #include "forensics/bundle.h"
 #include "forensics/diagnosis.h"
 #include "base/fileio.h"
@@ -449,6 +450,7 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	add_report(a, b, id);
 	snprintf(name, sizeof(name), "%s.tar.gz", id);
 	size = bundle_write(b, a->reports_fd, name, 0);
+	agent_metrics_on_capture(k->cgroup, verdict.verdict, latency, b);
 	bundle_free(b);
 	if (size < 0)
 		return (int)size;

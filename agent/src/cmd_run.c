@@ -19,6 +19,10 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "kernel/procfs.h"
+/* http, metrics and the 1 Hz timeline (hooks marked "obs hook") */
+#include "forecast_sampler.h"
+#include "http.h"
+#include "metrics_agent.h"
 
 /* After /dev/kmsg runs dry, wait this long for more lines of the same
  * report (an oom.group kill prints one "Killed process" per task) before
@@ -541,6 +545,7 @@ static void pop_reports(struct agent *a)
 	struct oom_report r;
 
 	while (kmsg_assembler_pop(a->asm_, &r) == 1) {
+		agent_metrics_kmsg_report(r.complete); /* obs hook */
 		/* From the kernel's cgroup paths to ours, before anything
 		 * compares them with what we watch. */
 		if (agent_map_report(a, &r)) {
@@ -890,6 +895,8 @@ static int run_loop(struct loop *l)
 				   fd == evqueue_fd(cluster_pods_queue(
 						 a->cluster))) {
 				on_pods(a);
+			} else if (fd == forecast_sampler_fd()) {
+				forecast_sampler_tick(); /* obs hook */
 			}
 		}
 		atomic_store(&a->counters.detector_alive_ms,
@@ -920,7 +927,8 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 		.a = &a, .ep = -1, .sfd = -1, .tfd = -1, .rescan_fd = -1};
 	int r;
 
-	if (parse_opts(argc, argv, g, &a.opts) < 0)
+	if (agent_http_take_opts(&argc, argv) < 0 || /* obs hook */
+	    parse_opts(argc, argv, g, &a.opts) < 0)
 		return 2;
 	if (setup(&a) < 0 || setup_watch(&a) < 0 || open_kmsg(&a) < 0)
 		return 1;
@@ -929,6 +937,10 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 		log_error("event loop: %s", strerror(-r));
 		return 1;
 	}
+	/* obs hook: before seccomp (the threads inherit it) */
+	if (forecast_sampler_start(&a, l.ep) < 0 ||
+	    agent_http_start(a.opts.standalone) < 0)
+		return 1;
 	if (cli_enter_steady_state(
 		    a.cluster ? &agent_cluster_privs : &agent_run_privs, g) < 0)
 		return 1;
@@ -940,6 +952,8 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	}
 	log_info("ready");
 	r = run_loop(&l);
+	agent_http_stop(); /* obs hook */
+	forecast_sampler_stop();
 	finish(&a);
 	/* the publisher keeps its queue on disk: the next start resumes */
 	cluster_free(a.cluster);

@@ -36,6 +36,11 @@ const char *const privs_base_syscalls[] = {
 	"sysinfo", "getrandom", "getrlimit", "prlimit64", "sched_getaffinity",
 	"getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid",
 	"getgroups", "getppid", "capget",
+	/* sockets: the agent's HTTP thread (libwebsockets: listen, accept)
+	 * and its API calls (libcurl, glibc's resolver: sendmmsg) */
+	"socket", "socketpair", "bind", "listen", "accept", "accept4",
+	"connect", "getsockname", "getpeername", "setsockopt", "getsockopt",
+	"sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "shutdown",
 	/* threads and exit */
 	"clone", "clone3", "set_robust_list", "rseq", "set_tid_address", "exit",
 	"exit_group", NULL};

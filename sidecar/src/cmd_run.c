@@ -12,6 +12,7 @@
 #include "base/parse.h"
 #include "base/util.h"
 #include "run.h"
+#include "pod.h" /* pod mode: hooks marked "pod hook" */
 
 static volatile sig_atomic_t stop_requested;
 
@@ -139,10 +140,8 @@ static int parse_args(int argc, char **argv, struct run_cfg *c)
 	for (; optind < argc; optind++)
 		if (c->n_pids == 0 || add_pid(c, argv[optind]) < 0)
 			return -EINVAL;
-	if (!standalone) {
-		fprintf(stderr, "run: only --standalone is implemented\n");
-		return -EINVAL;
-	}
+	if (!standalone)
+		return pod_args(c); /* pod hook */
 	if (!c->spool || (!c->cgroup) == (c->n_pids == 0))
 		return -EINVAL;
 	return 0;
@@ -200,7 +199,10 @@ static void flush_spool(struct run_state *st, bool force)
 static void one_round(struct run_state *st)
 {
 	char reason[32];
-	int r = run_sample(st);
+	int r;
+
+	pod_tick(st); /* pod hook */
+	r = run_sample(st);
 
 	if (r < 0) {
 		log_warn("sampling failed: %s, ignoring", strerror(-r));
@@ -215,6 +217,8 @@ static void one_round(struct run_state *st)
 	else
 		log_info("snapshot taken: reason=%s pids=%zu", reason,
 			 st->n_alive);
+	if (r >= 0)
+		pod_on_snapshot(st); /* pod hook */
 }
 
 static bool finished(const struct run_state *st)
@@ -307,6 +311,8 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 		run_usage(r > 0 ? stdout : stderr);
 		return r > 0 ? 0 : 2;
 	}
+	if (pod_mode() && pod_setup(&cfg, g) < 0) /* pod hook */
+		return 2;
 	memset(&st, 0, sizeof(st));
 	st.cfg = &cfg;
 	st.spool_fd = -1;
@@ -317,6 +323,7 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	r = setup(&st) < 0 || cli_enter_steady_state(&sidecar_run_privs, g) < 0
 		    ? 1
 		    : run_loop(&st);
+	pod_stop(); /* pod hook */
 	recorder_release(&st.rec);
 	if (st.have_fs)
 		cgroup_fs_close(&st.fs);

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The agent's HTTP endpoint, its own thread (libwebsockets): /healthz,
+ * /readyz, /metrics (docs/metrics.md). It reads the health flags and the
+ * metrics registry of metrics_agent.h and never touches the detector's
+ * state. /metrics needs a bearer token that TokenReview authenticates and
+ * a SubjectAccessReview allows (get on the non-resource URL /metrics),
+ * unless --metrics-insecure. */
+#pragma once
+
+#include <stdbool.h>
+
+struct kube_client;
+
+#define AGENT_HTTP_DEFAULT_ADDR ":9477"
+
+/* Takes --metrics-addr ADDR|--metrics-addr=ADDR and --metrics-insecure out
+ * of argv (argv[0] is the subcommand; the rest shifts down, *argc
+ * shrinks). Returns 0 or -EINVAL (missing value, printed on stderr). */
+int agent_http_take_opts(int *argc, char **argv);
+
+/* Starts the HTTP thread: always in cluster mode (on the default address
+ * unless --metrics-addr), in standalone mode only with --metrics-addr.
+ * Returns 0 (also when not started) or -errno (the address cannot be
+ * bound; logged). Call before the seccomp filter is installed. */
+int agent_http_start(bool standalone);
+
+/* The client /metrics reviews tokens with (cluster mode sets it; without
+ * one, /metrics answers 503 unless --metrics-insecure). Thread safe; the
+ * client must outlive agent_http_stop(). */
+void agent_http_set_kube_client(struct kube_client *c);
+
+/* Stops and joins the threads (no-op when not started). */
+void agent_http_stop(void);
+
+/* The bound port (0 when not started): for logs and tests. */
+int agent_http_port(void);

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The agent's metrics (docs/metrics.md) and health, process-wide. Every
+ * function is thread safe and returns at once: the detector and kube
+ * threads update, the HTTP thread renders. Before agent_metrics_init()
+ * (or when it failed) the updates do nothing. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/strbuf.h"
+
+struct bundle;
+
+/* Registers every family. Returns 0 or -ENOMEM. */
+int agent_metrics_init(void);
+void agent_metrics_free(void);
+/* Appends the exposition text (metrics_render). */
+int agent_metrics_render(struct strbuf *out);
+
+/* One kill reported: oomlens_oom_kills_total; latency_s < 0 = unknown. */
+void agent_metrics_kill(const char *ns, const char *pod, const char *container,
+			const char *verdict, double latency_s);
+/* After a bundle is built: the kill, its latency, and the sidecar's trim
+ * records in its timeline (each trim counted once across bundles). In
+ * standalone mode container is the cgroup path. */
+void agent_metrics_on_capture(const char *cgroup, const char *verdict,
+			      int64_t latency_us, const struct bundle *b);
+void agent_metrics_kmsg_report(bool complete);
+void agent_metrics_publish(double latency_s);
+void agent_metrics_publish_failure(const char *reason);
+void agent_metrics_queue_depth(unsigned n);
+void agent_metrics_watched(unsigned n);
+/* seconds < 0 drops the series (no prediction now). */
+void agent_metrics_seconds_to_oom(const char *ns, const char *pod,
+				  const char *container, double seconds);
+
+/* Health. The detector loop beats at least once a second (its 1 Hz
+ * timeline tick); /healthz fails when the last beat is older than
+ * AGENT_HEALTH_STALE_US. Readiness is set by whoever decides it (cluster
+ * mode: pod watch synced and the API answered within a minute;
+ * standalone: the detector runs). */
+#define AGENT_HEALTH_STALE_US (10ull * 1000000)
+void agent_health_beat(uint64_t mono_us);
+bool agent_health_live(uint64_t now_mono_us, uint64_t *ret_age_us);
+void agent_health_set_ready(bool ready, const char *why);
+/* why (optional) receives the reason given with the last change. */
+bool agent_health_ready(char *why, size_t size);

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The OOMBundle snap-<pod>: the newest heavy snapshot of the spool with
+ * its timeline, upserted through the pod's service account by a thread of
+ * its own (the sampler never waits on the network), at most every 10 s and
+ * only when a snapshot is new. The owner is the Pod: the object goes with
+ * it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <json-c/json.h>
+#include <openssl/sha.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/fileio.h"
+#include "base/log.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "forensics/bundle.h"
+#include "forensics/spool.h"
+#include "kube/kube.h"
+#include "pod_upload.h"
+
+#define UPLOAD_GAP_US (10ull * 1000000)
+#define UPLOAD_MAX (900u << 10)
+#define TMP_NAME ".snap-upload.tar.gz"
+
+static struct {
+	struct kube_client *kube;
+	struct pod_upload_info info;
+	char bundle_name[254];
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool running, stop, pending;
+	uint64_t last_us;
+} U = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+static void hex_sha256(const void *data, size_t len, char out[65])
+{
+	unsigned char h[SHA256_DIGEST_LENGTH];
+
+	SHA256(data, len, h);
+	for (size_t i = 0; i < sizeof(h); i++)
+		snprintf(out + 2 * i, 3, "%02x", h[i]);
+}
+
+static void add_pod(struct bundle *b)
+{
+	struct json_object *man = bundle_manifest(b), *pod;
+
+	pod = json_object_new_object();
+	json_object_object_add(pod, "namespace",
+			       json_object_new_string(U.info.ns));
+	json_object_object_add(pod, "name", json_object_new_string(U.info.pod));
+	json_object_object_add(pod, "uid", json_object_new_string(U.info.uid));
+	json_object_object_add(pod, "container",
+			       json_object_new_string(U.info.container));
+	json_object_object_add(man, "pod", pod);
+	json_object_object_add(man, "node",
+			       json_object_new_string(U.info.node));
+	json_object_object_add(man, "trigger",
+			       json_object_new_string("pre-kill-snapshot"));
+}
+
+/* The bundle of the spool now, as a tar.gz in *ret (caller frees). */
+static int build(struct strbuf *ret)
+{
+	const char *dirs[] = {U.info.spool};
+	_cleanup_close_ int fd =
+		open(U.info.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct spool_info si;
+	struct spool_ignored ignored; /* our own spool: nothing to ignore */
+	struct bundle *b;
+	long size = 0;
+	int r;
+
+	r = bundle_new(U.bundle_name, &b);
+	if (r < 0)
+		return r;
+	add_pod(b);
+	r = spool_attach(b, dirs, 1, U.info.cgroup, 0, &ignored, &si);
+	if (r == 0 && fd < 0)
+		r = -errno;
+	if (r == 0)
+		size = bundle_write(b, fd, TMP_NAME, UPLOAD_MAX);
+	bundle_free(b);
+	if (r < 0)
+		return r;
+	if (size < 0)
+		return (int)size;
+	r = read_file_at(fd, TMP_NAME, UPLOAD_MAX, ret);
+	(void)unlinkat(fd, TMP_NAME, 0);
+	return r;
+}
+
+static void upload(void)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct kube_owner_ref owner = {.api_version = "v1",
+				       .kind = "Pod",
+				       .name = U.info.pod,
+				       .uid = U.info.uid};
+	struct kube_write_options o = {.mode = KUBE_WRITE_APPLY,
+				       .owner = &owner};
+	struct kube_error err = {0};
+	char sha[65];
+	struct kube_oombundle kb = {.name = U.bundle_name,
+				    .namespace = (char *)U.info.ns,
+				    .sha256 = sha};
+	int r;
+
+	strbuf_init(&sb, UPLOAD_MAX + 1);
+	r = build(&sb);
+	if (r < 0) {
+		log_warn("snapshot bundle for upload: %s, ignoring",
+			 strerror(-r));
+		return;
+	}
+	kb.data = (unsigned char *)sb.buf;
+	kb.size = sb.len;
+	hex_sha256(sb.buf, sb.len, sha);
+	r = kube_oombundle_write(U.kube, &kb, &o, &err);
+	if (r < 0)
+		log_warn("upload of OOMBundle %s/%s (%zu bytes): %s, retrying "
+			 "with the next snapshot",
+			 U.info.ns, U.bundle_name, sb.len,
+			 err.message[0] ? err.message : strerror(-r));
+	else
+		log_info("uploaded OOMBundle %s/%s (%zu bytes, sha256 %.12s)",
+			 U.info.ns, U.bundle_name, sb.len, sha);
+}
+
+static void *upload_main(void *unused)
+{
+	(void)unused;
+	pthread_mutex_lock(&U.lock);
+	for (;;) {
+		uint64_t now = now_monotonic_us();
+
+		if (U.pending && (U.stop || !U.last_us ||
+				  now - U.last_us >= UPLOAD_GAP_US)) {
+			U.pending = false;
+			U.last_us = now;
+			pthread_mutex_unlock(&U.lock);
+			upload();
+			pthread_mutex_lock(&U.lock);
+			continue;
+		}
+		if (U.stop)
+			break;
+		if (U.pending) {
+			struct timespec ts;
+			uint64_t wait = U.last_us + UPLOAD_GAP_US - now;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += (time_t)(wait / 1000000);
+			ts.tv_nsec += (long)(wait % 1000000) * 1000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&U.wake, &U.lock, &ts);
+		} else {
+			pthread_cond_wait(&U.wake, &U.lock);
+		}
+	}
+	pthread_mutex_unlock(&U.lock);
+	return NULL;
+}
+
+int pod_upload_start(const struct pod_upload_info *info)
+{
+	struct kube_config *cfg = NULL;
+	int r;
+
+	U.info = *info;
+	snprintf(U.bundle_name, sizeof(U.bundle_name), "snap-%s", info->pod);
+	r = kube_config_in_cluster(NULL, &cfg);
+	if (r == -ENOENT) {
+		log_info("no service account in this pod: snapshots stay in "
+			 "the spool (the agent reads it through the node)");
+		return 0;
+	}
+	if (r == 0)
+		r = kube_client_new(cfg, NULL, &U.kube);
+	kube_config_free(cfg);
+	if (r == 0)
+		r = -pthread_create(&U.thread, NULL, upload_main, NULL);
+	if (r < 0) {
+		log_warn("cannot upload snapshots: %s, ignoring", strerror(-r));
+		kube_client_free(U.kube);
+		U.kube = NULL;
+		return 0;
+	}
+	U.running = true;
+	log_info("snapshots go to OOMBundle %s/%s as well", info->ns,
+		 U.bundle_name);
+	return 0;
+}
+
+void pod_upload_request(void)
+{
+	if (!U.running)
+		return;
+	pthread_mutex_lock(&U.lock);
+	U.pending = true;
+	pthread_cond_signal(&U.wake);
+	pthread_mutex_unlock(&U.lock);
+}
+
+void pod_upload_stop(void)
+{
+	if (!U.running)
+		return;
+	pthread_mutex_lock(&U.lock);
+	U.stop = true;
+	pthread_cond_signal(&U.wake);
+	pthread_mutex_unlock(&U.lock);
+	pthread_join(U.thread, NULL);
+	kube_client_free(U.kube);
+	U.kube = NULL;
+	U.running = false;
+}

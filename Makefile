@@ -18,7 +18,7 @@ WARN     += -Werror
 endif
 CPPFLAGS += -D_GNU_SOURCE -Icommon
 ALLCFLAGS = -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) -MMD -MP
-LIBS     := -lcurl -ljson-c -lyaml -larchive -lcrypto -lz -lseccomp -lcap -lpthread -lm
+LIBS     := -lwebsockets -lcurl -ljson-c -lyaml -larchive -lcrypto -lz -lseccomp -lcap -lpthread -lm
 
 SUBSYSTEMS  := base kernel inspect forensics kube
 COMMON_SRC  := $(foreach s,$(SUBSYSTEMS),$(wildcard common/$(s)/*.c))

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "base/jget.h"
+#include "base/parse.h"
 #include "base/util.h"
 #include "inject.h"
 #include "kube/kube.h"
@@ -590,5 +591,28 @@ int inject_review(const char *review_json, size_t len,
 	json_object_put(p.ops);
 	json_object_put(p.warnings);
 	json_object_put(review);
+	return r;
+}
+
+int inject_parse_version(const char *body, size_t len, bool *ret)
+{
+	struct json_object *o = review_parse(body, len);
+	const char *maj = jget_str(NULL, o, "major");
+	const char *min = jget_str(NULL, o, "minor");
+	char digits[16] = "";
+	uint64_t a, b;
+	size_t n = 0;
+	int r = -EBADMSG;
+
+	/* providers append '+' (GKE "29+") */
+	for (; min && min[n] >= '0' && min[n] <= '9' && n + 1 < sizeof(digits);
+	     n++)
+		digits[n] = min[n];
+	digits[n] = '\0';
+	if (maj && parse_u64(maj, &a) == 0 && parse_u64(digits, &b) == 0) {
+		*ret = a > 1 || (a == 1 && b >= 29);
+		r = 0;
+	}
+	json_object_put(o);
 	return r;
 }

@@ -47,3 +47,8 @@ void inject_config_init(struct inject_config *cfg);
  * could not be read. Returns 0, -ENOMEM or -E2BIG (ret_response's max). */
 int inject_review(const char *review_json, size_t len,
 		  const struct inject_config *cfg, struct strbuf *ret_response);
+
+/* Whether the API server's /version body (major "1", minor "29" or
+ * "29+") is new enough for native sidecars (1.29+). Returns 0 and sets
+ * *ret, or -EBADMSG when the body does not say. Pure. */
+int inject_parse_version(const char *body, size_t len, bool *ret);

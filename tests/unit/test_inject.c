@@ -384,3 +384,33 @@ Test(inject, huge_pod)
 	json_object_put(o);
 	strbuf_release(&pod);
 }
+
+Test(inject, native_sidecars_from_version)
+{
+	static const struct {
+		const char *body;
+		int r;
+		bool native;
+	} t[] = {
+		{"{\"major\":\"1\",\"minor\":\"20\",\"gitVersion\":\"v1.20."
+		 "15\"}",
+		 0, false},
+		{"{\"major\":\"1\",\"minor\":\"29\"}", 0, true},
+		{"{\"major\":\"1\",\"minor\":\"28+\"}", 0, false},
+		{"{\"major\":\"1\",\"minor\":\"30+\"}", 0, true},
+		{"{\"major\":\"2\",\"minor\":\"0\"}", 0, true},
+		{"{\"major\":\"1\",\"minor\":\"+\"}", -EBADMSG, false},
+		{"{\"major\":1,\"minor\":\"29\"}", -EBADMSG, false},
+		{"<html>", -EBADMSG, false},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		bool native = !t[i].native;
+
+		cr_assert_eq(inject_parse_version(t[i].body, strlen(t[i].body),
+						  &native),
+			     t[i].r, "%s", t[i].body);
+		if (t[i].r == 0)
+			cr_assert_eq(native, t[i].native, "%s", t[i].body);
+	}
+}

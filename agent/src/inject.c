@@ -4,7 +4,6 @@
  * patch only ever adds (or, for JAVA_TOOL_OPTIONS, replaces one value it
  * extends): it never removes what the user wrote. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <json-c/json.h>
@@ -79,20 +78,20 @@ static void op_push(struct patch *p, const char *op, const struct strbuf *path,
 }
 
 /* "add" at the path made of the tokens (NULL-terminated). */
-static void op_add(struct patch *p, struct json_object *value, ...)
+static void op_add_path(struct patch *p, struct json_object *value,
+			const char *const *tokens)
 {
 	_cleanup_strbuf_ struct strbuf path = STRBUF_INIT;
-	va_list ap;
 	int r = 0;
 
-	va_start(ap, value);
-	for (const char *t; r == 0 && (t = va_arg(ap, const char *));)
-		r = ptr_token(&path, t);
-	va_end(ap);
+	for (; r == 0 && *tokens; tokens++)
+		r = ptr_token(&path, *tokens);
 	if (r < 0 && !p->err)
 		p->err = r;
 	op_push(p, "add", &path, value);
 }
+#define op_add(p, value, ...) \
+	op_add_path(p, value, (const char *const[]){__VA_ARGS__})
 
 static struct json_object *jstr(const char *s)
 {

@@ -76,8 +76,11 @@ static struct json_object *patch_of(struct json_object *o)
 	}
 	cr_assert_str_eq(jget_str(NULL, r, "patchType"), "JSONPatch");
 	cr_assert_eq(kube_base64_decode(b64, strlen(b64), &raw, &n), 0);
-	p = json_tokener_parse((char *)raw);
+	/* the decoded bytes are not NUL-terminated */
+	struct json_tokener *tok = json_tokener_new();
+	p = json_tokener_parse_ex(tok, (const char *)raw, (int)n);
 	cr_assert_not_null(p);
+	json_tokener_free(tok);
 	free(raw);
 	return p;
 }

@@ -333,3 +333,23 @@ def test_webhook_reloads_its_certificate(webhook):
     ctx2 = ssl.create_default_context(cafile=crt)
     st, _ = post(port, ctx2, b"{}")
     assert st == 200
+
+
+def test_webhook_large_review_in_many_chunks(webhook):
+    """A review of about 3 MiB (the API server's request limit) arrives
+    in many TLS records; one over 8 MiB is refused with 413."""
+    p, port, ctx, *_ = webhook
+    cs = [app(f"c{i}", env=[{"name": f"V{j}", "value": "x" * 60}
+                            for j in range(100)]) for i in range(300)]
+    before = pod({"containers": cs}, annotations=dict(CAPTURE))
+    body = json.dumps(review(before)).encode()
+    assert len(body) > 2 << 20
+    st, out = post(port, ctx, body)
+    assert st == 200
+    after = applied(before, json.loads(out)["response"])
+    validate_pod(after)
+    assert after["spec"]["containers"][-1]["name"] == "oomlens-sidecar"
+    with pytest.raises(urllib.error.HTTPError) as e:
+        post(port, ctx, b" " * (9 << 20))
+    assert e.value.code == 413
+    assert p.poll() is None

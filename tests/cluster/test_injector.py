@@ -20,7 +20,9 @@ import yaml
 from conftest import TOP
 from kube import ApiError
 
-SYS = "oomlens-system"
+# not the manifest's oomlens-system: the node may be shared with a suite
+# that runs the agent there
+SYS = "oomlens-injector-test"
 APPS = "oomlens-inject-apps"
 AGENT_IMAGE = "localhost/oomlens-agent:dev"
 SIDECAR_IMAGE = "localhost/oomlens-sidecar:dev"
@@ -54,7 +56,8 @@ def certs(d):
 def objects(kube):
     ca, crt, key = certs(tempfile.mkdtemp(prefix="oomlens-injector-"))
     with open(MANIFEST) as f:
-        text = (f.read().replace("__CA_BUNDLE__", ca)
+        text = (f.read().replace("oomlens-system", SYS)
+                .replace("__CA_BUNDLE__", ca)
                 .replace("__TLS_CRT__", crt).replace("__TLS_KEY__", key))
     docs = [d for d in yaml.safe_load_all(text) if d]
     try:

@@ -9,6 +9,7 @@ unannotated pod is untouched; with the webhook scaled to 0 pods are
 still created (failurePolicy Ignore)."""
 import base64
 import copy
+import json
 import os
 import subprocess
 import tempfile
@@ -112,6 +113,34 @@ def wait_gone(kube, path, timeout=120):
     kube.wait(gone, timeout, f"{path} to go")
 
 
+def import_images():
+    """The node may have been up already (up.sh leaves it running) with
+    another build's images: this build's agent has the webhook mode."""
+    build = os.environ.get("OOMLENS_BUILD", os.path.join(TOP, "build"))
+    sock = subprocess.run(
+        ["bash", "-c", f". {TOP}/tests/cluster/lib.sh && echo $SOCK"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    for name in ("oomlens-agent", "oomlens-sidecar"):
+        subprocess.run(["ctr", "--address", sock, "-n", "k8s.io", "images",
+                        "import", os.path.join(build, "images",
+                                               name + ".tar")],
+                       check=True, capture_output=True)
+
+
+def diagnose(kube):
+    """The webhook pods' states and logs, for a failure message."""
+    out = []
+    pods = kube.get(f"/api/v1/namespaces/{SYS}/pods")["items"]
+    for p in pods:
+        n = p["metadata"]["name"]
+        out.append(f"{n}: {json.dumps(p.get('status', {}))[:1500]}")
+        try:
+            out.append(kube.log(SYS, n, "webhook")[-1500:])
+        except ApiError as e:
+            out.append(f"(no log: {e.code})")
+    return "\n".join(out)
+
+
 def ready_endpoints(kube):
     ep = kube.get(f"/api/v1/namespaces/{SYS}/endpoints/oomlens-injector")
     return sum(len(s.get("addresses", [])) for s in ep.get("subsets", []))
@@ -119,6 +148,7 @@ def ready_endpoints(kube):
 
 @pytest.fixture(scope="module")
 def injector(node):
+    import_images()
     docs = objects(node)
     mwc = [d for d in docs if d["kind"] == "MutatingWebhookConfiguration"]
     for d in docs:
@@ -129,8 +159,11 @@ def injector(node):
     for d in docs:
         if d["kind"] not in ("Namespace", "MutatingWebhookConfiguration"):
             create(node, d)
-    node.wait(lambda: ready_endpoints(node) == 2, 120,
-              "the webhook's two pods to be ready")
+    try:
+        node.wait(lambda: ready_endpoints(node) == 2, 120,
+                  "the webhook's two pods to be ready")
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n{diagnose(node)}")
     for d in mwc:
         create(node, d)
     wait_gone(node, f"/api/v1/namespaces/{APPS}")

@@ -23,7 +23,8 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 # Every suite (scripts/run-tests.sh) and make lint:
 #   unit: libcriterion-dev; fuzz: clang + libclang-rt-dev (libFuzzer);
 #   integration: python3-pytest, python3-yaml (fakeapi apply bodies and the
-#   CRD checks), openssl (fakeapi's certificates), procps (pmap, ps),
+#   CRD checks), python3-jsonpatch (applies the injector's patches),
+#   openssl (fakeapi's certificates, the webhook's), procps (pmap, ps),
 #   chromium (report.html rendered), musl-tools (ptcall refuses musl),
 #   libjemalloc2 (ptcall refuses jemalloc), gdb and strace (compared
 #   against), time (/usr/bin/time -v for peak RSS), mount + util-linux
@@ -36,8 +37,8 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 #   (the node's programs are built from source), iproute2 (the bridge),
 #   curl (readiness).
 TEST="$DEMO libcriterion-dev clang libclang-rt-dev python3-pytest python3-yaml
-openssl procps chromium musl-tools libjemalloc2 gdb strace time mount
-util-linux qemu-system-x86 busybox-static cpio kmod xz-utils git clang-format
+python3-jsonpatch openssl procps chromium musl-tools libjemalloc2 gdb strace
+time mount util-linux qemu-system-x86 busybox-static cpio kmod xz-utils git clang-format
 cppcheck npm ca-certificates containerd runc containernetworking-plugins
 buildah mmdebstrap catatonit golang-1.19-go golang-github-modern-go-reflect2-dev
 iproute2 curl"

@@ -21,7 +21,10 @@ kind: Namespace
 metadata:
   name: oomlens-system
 HEAD
-	"$HELM" template oomlens helm/oomlens --namespace oomlens-system --skip-tests |
+	# The injector's certificates are made anew at each render: its plain
+	# YAML is manifests/injector/, with placeholders to fill.
+	"$HELM" template oomlens helm/oomlens --namespace oomlens-system --skip-tests \
+		--set injector.enabled=false |
 		grep -v '^# Source: '
 } >"$out.tmp"
 mv "$out.tmp" "$out"

@@ -30,6 +30,18 @@ const struct privs_spec agent_cluster_privs = {
 	.seccomp = true,
 	.syscalls = cluster_syscalls,
 };
+/* The injector's webhook: no capability at all; after start-up (socket
+ * bound, certificate loaded) it accepts TLS connections, reads and writes
+ * them, and re-reads its certificate files. No exec, no connect. */
+static const char *const webhook_syscalls[] = {
+	"accept4",    "accept",	     "sendto",	    "recvfrom",
+	"sendmsg",    "recvmsg",     "shutdown",    "getsockopt",
+	"setsockopt", "getsockname", "getpeername", NULL};
+const struct privs_spec agent_webhook_privs = {
+	.caps = 0,
+	.seccomp = true,
+	.syscalls = webhook_syscalls,
+};
 /* parse-kmsg opens /dev/kmsg itself; show reads a file it is given. */
 static const struct privs_spec parse_kmsg_privs = {
 	.caps = PRIVS_CAP(CAP_SYSLOG) | PRIVS_CAP(CAP_DAC_READ_SEARCH),
@@ -47,6 +59,13 @@ static const struct cli_command commands[] = {
 	{.name = "show",
 	 .fn = cmd_show,
 	 .help = "print a bundle's verdict, evidence and ledger",
+	 .privs = &show_privs},
+	{.name = "webhook",
+	 .fn = cmd_webhook,
+	 .help = "serve the sidecar injector (a mutating admission webhook)"},
+	{.name = "inject-review",
+	 .fn = cmd_inject_review,
+	 .help = "print the injector's answer to an AdmissionReview (stdin)",
 	 .privs = &show_privs},
 };
 

@@ -57,8 +57,14 @@ def render(*extra):
 
 
 def test_lint_strict():
+    # As a current cluster (helm's default is 1.20, where the injector's
+    # PodDisruptionBudget is the deprecated policy/v1beta1) and as the
+    # test node's 1.20 without the injector.
     for name, args in VALUE_SETS.items():
-        r = helm("lint", "--strict", CHART, *args)
+        r = helm("lint", "--strict", "--kube-version", "1.29.0", CHART, *args)
+        assert "0 chart(s) failed" in r.stdout, (name, r.stdout)
+        r = helm("lint", "--strict", "--kube-version", "1.20.2", CHART,
+                 "--set", "injector.enabled=false", *args)
         assert "0 chart(s) failed" in r.stdout, (name, r.stdout)
 
 
@@ -100,8 +106,13 @@ def kinds(docs):
 
 
 def test_objects_per_value_set():
-    assert kinds(render()) == sorted(["CustomResourceDefinition"] * 2 + [
-        "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "DaemonSet", "Pod"])
+    agent = ["CustomResourceDefinition"] * 2 + [
+        "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "DaemonSet", "Pod"]
+    assert kinds(render("--set", "injector.enabled=false")) == sorted(agent)
+    injector = [k for k in kinds(render()) if k not in agent or
+                kinds(render()).count(k) > agent.count(k)]
+    assert "MutatingWebhookConfiguration" in injector and "Deployment" in injector
+    assert "PodDisruptionBudget" in injector
     on = render(*VALUE_SETS["everything-on"])
     assert kinds(on).count("Role") == 2 and kinds(on).count("RoleBinding") == 2
     assert "ServiceMonitor" in kinds(on) and "ConfigMap" in kinds(on)

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* inject: the sidecar injector's mutation (docs/injector.md), a pure
+ * function from an admission.k8s.io/v1 AdmissionReview request to the
+ * AdmissionReview response the webhook sends back. No I/O, no globals:
+ * the webhook server (webhook.c) and `oomlens-agent inject-review` call
+ * it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/strbuf.h"
+
+#define INJECT_SIDECAR_NAME "oomlens-sidecar"
+#define INJECT_SPOOL_VOLUME "oomlens-spool"
+#define INJECT_PODINFO_VOLUME "oomlens-podinfo"
+/* The sidecar's pod-mode defaults (sidecar/src/pod.h). */
+#define INJECT_SPOOL_PATH "/var/run/oomlens-spool"
+#define INJECT_PODINFO_PATH "/etc/oomlens"
+#define INJECT_NMT_FLAG "-XX:NativeMemoryTracking=summary"
+
+struct inject_config {
+	const char *image;	 /* the sidecar's image; required */
+	const char *pull_policy; /* NULL: the cluster's default */
+	const char *cpu_request; /* Kubernetes quantities; NULL: unset */
+	const char *memory_request;
+	const char *memory_limit;
+	const char *spool_size; /* the emptyDir's sizeLimit; NULL: none */
+	/* the cluster runs native sidecars (1.29+): an init container
+	 * with restartPolicy: Always instead of a regular container */
+	bool native_sidecar;
+};
+
+/* The defaults the webhook starts from (no image: the caller sets it). */
+void inject_config_init(struct inject_config *cfg);
+
+/* Reads the AdmissionReview review_json[0..len) and appends the
+ * AdmissionReview response to ret_response (on success only; it is left
+ * as it was on failure). The response always allows the pod: a pod with
+ * oomlens.io/capture: "true", not yet injected, gets a JSONPatch (base64,
+ * patchType JSONPatch) adding the sidecar, shareProcessNamespace, the
+ * spool and podinfo volumes, and with oomlens.io/jvm-nmt: "true" the NMT
+ * flag in each app container's JAVA_TOOL_OPTIONS. Everything else (not a
+ * pod, not CREATE, not annotated, already injected, hostPID, an explicit
+ * shareProcessNamespace: false, a malformed review) is allowed as is,
+ * with a warning saying why when the pod asked for capture or the review
+ * could not be read. Returns 0, -ENOMEM or -E2BIG (ret_response's max). */
+int inject_review(const char *review_json, size_t len,
+		  const struct inject_config *cfg, struct strbuf *ret_response);
+
+/* Whether the API server's /version body (major "1", minor "29" or
+ * "29+") is new enough for native sidecars (1.29+). Returns 0 and sets
+ * *ret, or -EBADMSG when the body does not say. Pure. */
+int inject_parse_version(const char *body, size_t len, bool *ret);

@@ -22,17 +22,23 @@ APTOPT=(-o Dir::Etc::SourceList="$SRC/apt/sources.list"
 	-o Dir::Cache="$SRC/apt/cache"
 	-o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1)
 
-# The bookworm Sources index, fetched once (delete $SRC/apt to refresh).
+# bookworm's Sources indices, main and its security updates (libarchive's
+# newest fixes are only there), fetched once per sources list (delete
+# $SRC/apt to refresh).
+SOURCES="deb-src http://deb.debian.org/debian bookworm main
+deb-src http://security.debian.org/debian-security bookworm-security main"
 sources_index() {
-	compgen -G "$SRC/apt/lists/*_Sources*" >/dev/null && return 0
-	log "fetching bookworm's Sources index"
+	if compgen -G "$SRC/apt/lists/*_Sources*" >/dev/null &&
+		[ "$(cat "$SRC/apt/sources.list" 2>/dev/null)" = "$SOURCES" ]; then
+		return 0
+	fi
+	log "fetching bookworm's Sources indices"
 	mkdir -p "$SRC/apt/lists/partial" "$SRC/apt/cache/archives/partial"
-	echo "deb-src http://deb.debian.org/debian bookworm main" \
-		>"$SRC/apt/sources.list"
+	echo "$SOURCES" >"$SRC/apt/sources.list"
 	apt-get "${APTOPT[@]}" update >&2
 }
 
-# The newest version of source package $1 in the index.
+# The newest version of source package $1 in the indices.
 src_version() {
 	/usr/lib/apt/apt-helper cat-file "$SRC"/apt/lists/*_Sources* |
 		awk -v p="$1" '/^Package: / {m = ($2 == p)} m && /^Version: / {print $2}' |
@@ -140,12 +146,14 @@ cd "$TREE"
 find . -name configure -o -name Makefile.in -o -name aclocal.m4 \
 	-o -name config.h.in | xargs -r touch
 export CFLAGS=$CFLAGS_STATIC
+MAKEDIR=. # CMake builds out of tree
+[ "$PKG" = nghttp2 ] && MAKEDIR=build
 "configure_$PKG" --prefix="$OUT" >&2 2>&1 || {
 	log "configure failed: $TREE/config.log"
 	exit 1
 }
 rm -rf "$OUT"
-if [ -d build ]; then cd build; fi
+cd "$MAKEDIR"
 make -j"$(nproc)" >&2
 make install >&2
 touch "$OUT/.complete"

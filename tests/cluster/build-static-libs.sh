@@ -12,7 +12,6 @@
 # needs network access to deb.debian.org. curl needs nghttp2's prefix,
 # which it builds first.
 set -euo pipefail
-HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}
 SRC=$ROOT/static-src
 PKG=${1:?usage: $0 nghttp2|curl|libarchive}
@@ -59,11 +58,15 @@ unpack() {
 	up=${ver#*:}
 	up=${up%-*}
 	mkdir -p "$SRC/dl"
-	(cd "$SRC/dl" && apt-get "${APTOPT[@]}" --download-only source \
-		"$pkg=$ver" >&2 || true)
-	files=$(cd "$SRC/dl" && ls "${pkg}_${up}"* 2>/dev/null || true)
-	[ -n "$files" ] || { log "nothing of $pkg $ver downloaded"; exit 1; }
-	for f in $files; do
+	# (apt-get source fails when only part is on the archive: checked below)
+	(cd "$SRC/dl" && { apt-get "${APTOPT[@]}" --download-only source \
+		"$pkg=$ver" >&2 || true; })
+	files=()
+	for f in "$SRC/dl/${pkg}_${up}".orig.tar.* "$SRC/dl/${pkg}_${ver#*:}".*; do
+		[ -f "$f" ] && files+=("${f##*/}")
+	done
+	[ ${#files[@]} -gt 0 ] || { log "nothing of $pkg $ver downloaded"; exit 1; }
+	for f in "${files[@]}"; do
 		if [ "$(want "$f")" != "$(sha256sum "$SRC/dl/$f" | cut -d' ' -f1)" ]; then
 			log "checksum of $f does not match the Sources index"
 			exit 1
@@ -143,8 +146,8 @@ unpack "$PKG" "$VER" "$TREE"
 cd "$TREE"
 # dpkg-source's patches may leave configure older than configure.ac:
 # the shipped configure is what we run, so make must not regenerate it.
-find . -name configure -o -name Makefile.in -o -name aclocal.m4 \
-	-o -name config.h.in | xargs -r touch
+find . \( -name configure -o -name Makefile.in -o -name aclocal.m4 \
+	-o -name config.h.in \) -exec touch {} +
 export CFLAGS=$CFLAGS_STATIC
 MAKEDIR=. # CMake builds out of tree
 [ "$PKG" = nghttp2 ] && MAKEDIR=build

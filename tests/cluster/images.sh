@@ -12,9 +12,10 @@
 # ldd lists (glibc's only) + the CA bundle; the binaries are linked again
 # for the images, in $B/images/bin, against static libcurl, nghttp2 and
 # libarchive built from Debian's sources by build-static-libs.sh (cached
-# in ${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}/static-*). buildah keeps its storage under $B/buildah
-# (vfs: no mounts left behind); the JRE archive (about 2 minutes, 365 MiB)
-# is cached outside $B in ${OOMLENS_IMAGE_CACHE:-/var/cache/oomlens/images},
+# in ${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}/static-*; the first build
+# needs deb.debian.org). buildah keeps its storage under $B/buildah (vfs:
+# no mounts left behind); the JRE archive (about 2 minutes, 365 MiB) is
+# cached outside $B in ${OOMLENS_IMAGE_CACHE:-/var/cache/oomlens/images},
 # keyed by a hash of its recipe. Usage: images.sh [name...]
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -9,9 +9,13 @@
 #   busybox.tar          localhost/oomlens-busybox:1    (+ build/victims/*)
 #   jre17.tar            localhost/oomlens-jre17:1      (mmdebstrap, cached)
 # Agent and sidecar are scratch + the binary + exactly the shared libraries
-# ldd lists + the CA bundle. buildah keeps its storage under $B/buildah
-# (vfs: no mounts left behind); the JRE archive (about 2 minutes, 365 MiB)
-# is cached outside $B in ${OOMLENS_IMAGE_CACHE:-/var/cache/oomlens/images},
+# ldd lists (glibc's only) + the CA bundle; the binaries are linked again
+# for the images, in $B/images/bin, against static libcurl, nghttp2 and
+# libarchive built from Debian's sources by build-static-libs.sh (cached
+# in ${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}/static-*; the first build
+# needs deb.debian.org). buildah keeps its storage under $B/buildah (vfs:
+# no mounts left behind); the JRE archive (about 2 minutes, 365 MiB) is
+# cached outside $B in ${OOMLENS_IMAGE_CACHE:-/var/cache/oomlens/images},
 # keyed by a hash of its recipe. Usage: images.sh [name...]
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -64,15 +68,51 @@ fresh() {
 	return 0
 }
 
+# The static libraries the image binaries link (build-static-libs.sh,
+# cached outside $B): the installed shared libcurl and libarchive would
+# bring Kerberos, LDAP, GnuTLS, libxml2 and ICU into the images.
+static_libs() {
+	local p
+	STATIC=()
+	for p in curl nghttp2 libarchive; do
+		STATIC+=("$("$HERE/build-static-libs.sh" "$p")")
+	done
+}
+
+# image_bin NAME: $B/images/bin/NAME, the program linked again from make's
+# objects: libcurl, nghttp2 and libarchive from the static prefixes, and
+# static too every library Debian ships an archive of (OpenSSL, json-c,
+# yaml, zlib, seccomp, cap); only glibc stays shared. --gc-sections drops
+# the code nothing calls.
+image_bin() {
+	local name=$1 dir=${1#oomlens-} bin=$OUT/bin/$1 objs=() c p
+	for c in "$TOP/$dir"/src/*.c; do
+		c=${c#"$TOP"/}
+		objs+=("$B/obj/${c%.c}.o")
+	done
+	[ -f "$bin" ] && ! [ "$B/bin/$name" -nt "$bin" ] && ! [ "$0" -nt "$bin" ] &&
+		! [ "$HERE/build-static-libs.sh" -nt "$bin" ] && return 0
+	[ ${#STATIC[@]} -gt 0 ] || static_libs
+	local lib=()
+	for p in "${STATIC[@]}"; do lib+=("-L$p/lib"); done
+	mkdir -p "$OUT/bin"
+	${CC:-cc} -O2 -o "$bin.tmp" "${objs[@]}" "$B/liboomlens.a" \
+		-Wl,--gc-sections -Wl,--as-needed "${lib[@]}" -Wl,-Bstatic \
+		-lcurl -lnghttp2 -larchive -lssl -lcrypto -ljson-c -lyaml -lz \
+		-lseccomp -lcap -Wl,-Bdynamic -lpthread -lm -ldl
+	mv "$bin.tmp" "$bin"
+}
+
 # The agent's and sidecar's archives, with their size against the goal.
 own_image() { # name goal-MiB
 	local name=$1 goal=$2 r size
 	[ -x "$B/bin/$name" ] || { log "$B/bin/$name missing: make all"; exit 1; }
-	if ! fresh "$OUT/$name.tar" "$B/bin/$name" \
+	image_bin "$name"
+	if ! fresh "$OUT/$name.tar" "$OUT/bin/$name" \
 		"$TOP/images/${name#oomlens-}.Containerfile"; then
 		stage "$name"
 		r=$CTX/$name/rootfs
-		copy_elf "$r" "$B/bin/$name" "/usr/bin/$name"
+		copy_elf "$r" "$OUT/bin/$name" "/usr/bin/$name"
 		install -D -m 0644 /etc/ssl/certs/ca-certificates.crt \
 			"$r/etc/ssl/certs/ca-certificates.crt"
 		install -d -m 1777 "$r/tmp"
@@ -134,6 +174,7 @@ jre_image() {
 	ln -f "$cached" "$OUT/jre17.tar" 2>/dev/null || cp "$cached" "$OUT/jre17.tar"
 }
 
+STATIC=()
 mkdir -p "$OUT" "$CTX"
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=(oomlens-agent oomlens-sidecar pause busybox jre17)

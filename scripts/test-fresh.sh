@@ -119,7 +119,11 @@ clone() {
 # CNI bridge would add NAT rules). Nothing but the clone is mounted.
 start() {
 	local crt
-	podman run -d --name "$CTR" --privileged --network slirp4netns \
+	# --pid=host: the kernel's OOM report names pids of the initial pid
+	# namespace, and the tests compare them with the pids they started;
+	# in a pid namespace of its own the agent reports the kernel's pids
+	# (and says so at start), which no test process there can know.
+	podman run -d --name "$CTR" --privileged --network slirp4netns --pid=host \
 		--env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		--env HOME=/root --env DEBIAN_FRONTEND=noninteractive \
 		-v "$F/clone:/src" -w /src "$IMAGE" sleep infinity

@@ -3,6 +3,8 @@
  * may see only a subtree of it (inside a container). Every kernel path
  * that meets our view is turned into ours here, once, as the report is
  * read: correlation, watching and bundles all use the mounted path. */
+#include <sys/stat.h>
+
 #include "agent.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -14,10 +16,30 @@ static const char *state_name(enum cgroup_base_state s)
 					 : "assumed";
 }
 
+/* The initial pid namespace's inode (PROC_PID_INIT_INO): the kernel's OOM
+ * report names pids as seen there. */
+#define PID_NS_INIT_INO 0xEFFFFFFCull
+
+/* Warns when we see pids through another pid namespace than the kernel's
+ * report: the victims' pids are then the host's, not ours. */
+static void check_pid_ns(void)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st) == 0 &&
+	    (unsigned long long)st.st_ino != PID_NS_INIT_INO)
+		log_warn("running in a pid namespace of its own: victims' "
+			 "pids are the kernel's (the host's), not as seen "
+			 "here; run with the host's pid namespace (hostPID, "
+			 "--pid=host) to match them with processes");
+}
+
 void agent_mount_setup(struct agent *a)
 {
 	struct cgroup_mount *m = &a->cgmount;
 	int r = cgroup_mount_read(&a->host, &a->cgfs, m);
+
+	check_pid_ns();
 
 	if (r < 0) {
 		cgroup_mount_resolve(NULL, false, -1, m);

@@ -72,12 +72,25 @@ def bound_agent(cgs, tmp_path, monkeypatch):
             a.stop()
 
 
+def memory_mount_root():
+    """Where this process's memory hierarchy is mounted from, as the kernel
+    names it: "/" on a host, "/libpod_parent/libpod-<id>" in a container."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            opts = line.split(" - ", 1)[1].split()
+            if opts[0] == "cgroup" and "memory" in opts[-1].split(","):
+                return fields[3]
+    return "/"
+
+
 def test_kill_through_a_bound_subtree_names_victim_and_both_paths(cgs, bound_agent):
+    base = memory_mount_root().rstrip("/")
     inside = cgs("oomlens-test-mountroot")
     inside.mkdir("/app", limit_mb=32)
     agent = bound_agent(inside, ["/app"])
     log = "".join(agent.stderr)
-    assert 'kernel path \\"%s\\" (known)' % inside.path() in log, agent.log()
+    assert 'kernel path \\"%s\\" (known)' % (base + inside.path()) in log, agent.log()
     wait_oom_ratelimit()
     victim, _, rc = hog(inside, "/app", "--step-mb", "4")
     assert rc == -9
@@ -88,13 +101,13 @@ def test_kill_through_a_bound_subtree_names_victim_and_both_paths(cgs, bound_age
     files = bundle_members(line["path"])
     man = json.loads(files["manifest.json"])
     assert man["cgroup"] == "/app"
-    assert man["cgroup_kernel"] == inside.path("/app")
-    assert man["oom_memcg_kernel"] == inside.path("/app")
+    assert man["cgroup_kernel"] == base + inside.path("/app")
+    assert man["oom_memcg_kernel"] == base + inside.path("/app")
     assert man["cgroup_mount"] == {"state": "known",
-                                   "kernel_path": inside.path(),
-                                   "namespace_path": inside.path()}
+                                   "kernel_path": base + inside.path(),
+                                   "namespace_path": base + inside.path()}
     # The kernel's own text keeps the kernel's path.
-    assert "task_memcg=%s" % inside.path("/app") in files["kernel/oom.txt"].decode()
+    assert "task_memcg=%s" % (base + inside.path("/app")) in files["kernel/oom.txt"].decode()
     # Read through the mount: the cgroup's limit, not the hierarchy root's.
     assert man["cgroup_state"]["limit_bytes"] == 32 << 20
     assert agent.stop() == 0

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "base/fileio.h"
 #include "base/log.h"
+#include "base/memlock.h"
 #include "base/strbuf.h"
 #include "kernel/procfs.h"
 
@@ -741,6 +742,9 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 		log_error("event loop: %s", strerror(-r));
 		return 1;
 	}
+	/* resident from here on (before the drop: CAP_IPC_LOCK) */
+	if ((r = memlock_all(512ull << 20, NULL)) < 0)
+		log_info("memory not locked: %s", strerror(-r));
 	if (cli_enter_steady_state(&agent_run_privs, g) < 0)
 		return 1;
 	log_info("ready");

@@ -38,7 +38,14 @@ const char *const privs_base_syscalls[] = {
 	"getgroups", "getppid", "capget",
 	/* threads and exit */
 	"clone", "clone3", "set_robust_list", "rseq", "set_tid_address", "exit",
-	"exit_group", NULL};
+	"exit_group",
+	/* residency and priority: mlockall at start-up keeps the lock on new
+	 * mappings (mlock2/munlock for glibc's own paths); the sampler thread
+	 * raises its own priority (sched_setscheduler, else setpriority) */
+	"mlock", "mlock2", "munlock", "mlockall", "munlockall",
+	"sched_setscheduler", "sched_getscheduler", "sched_setparam",
+	"sched_getparam", "sched_setattr", "sched_getattr", "setpriority",
+	"getpriority", "setrlimit", NULL};
 
 bool privs_under_sanitizer(void)
 {

@@ -146,7 +146,8 @@ int spool_find(const char *const *dirs, size_t n_dirs, const char *cgroup_path,
 	return 0;
 }
 
-/* t_ms of snapshots/<name>/snapshot.json; 0 when unreadable. */
+/* t_ms of snapshots/<name>/snapshot.json; 0 when unreadable or taken
+ * after a kill. */
 static uint64_t snapshot_time(int snap_fd, const char *name)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
@@ -163,6 +164,10 @@ static uint64_t snapshot_time(int snap_fd, const char *name)
 	o = json_tokener_parse(sb.buf);
 	if (o && json_object_object_get_ex(o, "t_ms", &t))
 		v = (uint64_t)json_object_get_int64(t);
+	/* completed after a kill in its cgroup: never the pre-kill one */
+	if (o && json_object_object_get_ex(o, "after_kill", &t) &&
+	    json_object_get_boolean(t))
+		v = 0;
 	json_object_put(o);
 	return v;
 }

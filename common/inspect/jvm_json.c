@@ -100,8 +100,10 @@ int jvm_heap_info_to_json(const struct jvm_heap_info *hi, struct strbuf *sb)
 			r = strbuf_addf(sb,
 					",\"committed\":%" PRIu64
 					",\"used\":%" PRIu64 ",\"max\":%" PRIu64
+					",\"start\":%" PRIu64 ",\"end\":%" PRIu64
 					"}",
-					s->committed, s->used, s->reserved);
+					s->committed, s->used, s->reserved,
+					s->start, s->end);
 	}
 	if (r == 0)
 		r = strbuf_adds(sb, "]}");
@@ -157,4 +159,27 @@ int jvm_trim_to_json(const struct jvm_trim_result *t, struct strbuf *sb)
 	if (r == 0)
 		r = strbuf_addch(sb, '}');
 	return r;
+}
+
+int jvm_flags_to_json(const struct jvm_flags *f, struct strbuf *sb)
+{
+	int r = strbuf_addf(sb, "{\"unit\":\"bytes\",\"MaxHeapSize\":%" PRIu64,
+			    f->max_heap);
+
+	if (r == 0 && f->has_max_direct)
+		r = strbuf_addf(sb, ",\"MaxDirectMemorySize\":%" PRIu64,
+				f->max_direct);
+	if (r == 0 && f->has_max_metaspace)
+		r = strbuf_addf(sb, ",\"MaxMetaspaceSize\":%" PRIu64,
+				f->max_metaspace);
+	if (r == 0 && f->has_code_cache)
+		r = strbuf_addf(sb, ",\"ReservedCodeCacheSize\":%" PRIu64,
+				f->code_cache);
+	if (r == 0 && f->has_thread_stack)
+		r = strbuf_addf(sb, ",\"ThreadStackSize\":%" PRIu64,
+				f->thread_stack);
+	if (r == 0 && f->has_max_ram_pct)
+		r = strbuf_addf(sb, ",\"MaxRAMPercentage\":%" PRIu64,
+				f->max_ram_pct);
+	return r == 0 ? strbuf_addch(sb, '}') : r;
 }

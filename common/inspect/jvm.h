@@ -233,10 +233,13 @@ int jvm_malloc_info_to_json(const struct jvm_malloc_info *m, struct strbuf *sb);
 
 struct jvm_snapshot_opts {
 	struct jvm_attach_opts attach;
+	/* CLOCK_MONOTONIC µs; 0 none. Each command gets what is left; none
+	 * is sent once it has passed ("deadline" in attach.json). */
+	uint64_t deadline_mono_us;
 };
 
 /* Writes, below out_dirfd: jvm/native_memory.txt + .json (or a JSON note
- * "NMT is not enabled"), jvm/heap_info.txt + .json,
+ * "NMT is not enabled"), jvm/heap_info.txt + .json, jvm/flags.txt + .json,
  * jvm/native_heap_info.xml + .json where the JDK has the command, and
  * jvm/attach.json describing what worked. Never runs VM.info. o may be
  * NULL. Returns 0 when the JVM answered at least one command,

@@ -91,6 +91,7 @@ struct run_state {
 	bool timeline_dirty, manifest_dirty;
 	bool flush_now;	  /* fast mode: write after each sample */
 	bool fast;	  /* sampling at fast_interval_ms */
+	uint64_t fast_until_mono_us; /* fast at least until then */
 	bool ttl_armed;	  /* the time-to-limit trigger, re-armed on retreat */
 	bool snapping;	  /* the worker is in a snapshot */
 	uint64_t oom_kills;	  /* the cgroup's oom_kill count, last sample */

@@ -53,10 +53,15 @@ static void adapt(struct run_state *st, double pct, double eta)
 
 	if (!c->fast_interval_ms || c->fast_interval_ms >= c->interval_ms)
 		return;
-	if (pct >= first || near)
+	/* Fast for at least 2 s after the last reason for it: a growth in
+	 * steps must not flip the rate at every step. */
+	if (pct >= first || near) {
 		fast = true;
-	else if (pct < first - REC_REARM_POINTS)
+		st->fast_until_mono_us = now_monotonic_us() + 2000000;
+	} else if (pct < first - REC_REARM_POINTS &&
+		   now_monotonic_us() >= st->fast_until_mono_us) {
 		fast = false;
+	}
 	if (fast != st->fast)
 		log_info("sampling every %u ms (usage %.0f%% of the limit%s)",
 			 fast ? c->fast_interval_ms : c->interval_ms, pct,

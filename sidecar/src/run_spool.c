@@ -377,6 +377,7 @@ static void snapshot_slow(struct run_state *st, struct snap_run *sr,
 	}
 	jo.attach.timeout_ms = (unsigned)(left < 5000 ? left : 5000);
 	jo.attach.reply_timeout_ms = (unsigned)left;
+	jo.deadline_mono_us = sr->deadline_mono_us;
 	r = jvm_snapshot(&st->h, pid, pfd, &jo);
 	if (r != -JVM_E_NOT_JVM)
 		run_jvm_heap_rss(st, pid, pfd);

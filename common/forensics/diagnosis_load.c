@@ -399,6 +399,7 @@ int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 	q = load_timeline(b, kill_ms, ret);
 	if (q < 0)
 		return q;
+	diagnosis_load_jvm_facts(b, kill_ms, ret);
 	if (!ret->have_usage && ret->n_tl) {
 		ret->have_usage = true;
 		ret->usage_bytes = ret->tl[ret->n_tl - 1].usage;

@@ -488,9 +488,12 @@ static void flag_token(struct jvm_flags *f, const char *tok, size_t n)
 		if (n <= k || memcmp(tok, names[i].name, k) != 0)
 			continue;
 		/* MaxRAMPercentage=75.000000: the integer part */
-		size_t digits = strspn(tok + k, "0123456789");
+		size_t digits = 0;
 
-		if (!digits || digits > n - k ||
+		while (digits < n - k && tok[k + digits] >= '0' &&
+		       tok[k + digits] <= '9')
+			digits++;
+		if (!digits ||
 		    parse_u64_n(tok + k, digits, &v) < 0)
 			return;
 		if (streq(names[i].name, "ThreadStackSize="))

@@ -1,0 +1,2 @@
+build2/obj/common/inspect/ptcall_aarch64.o: \
+ common/inspect/ptcall_aarch64.c

@@ -666,7 +666,8 @@ static void jvm_facts_evidence(struct diag_verdict *v, const struct diag_jvm *j,
 		     "%.1f s before the kill)",
 		     j->pid, H(j->heap_rss), H(j->native_rss),
 		     j->heap_rss_age_s);
-	if (j->have_rss && j->rss_at_snapshot && j->rss_last > j->rss_at_snapshot)
+	if (j->have_rss && j->rss_at_snapshot &&
+	    j->rss_last > j->rss_at_snapshot)
 		EVID(v,
 		     "after that the JVM's RSS grew by %s to %s (timeline, "
 		     "%.1f s before the kill)",
@@ -710,8 +711,7 @@ static void v_jvm_facts(const struct diag_input *in, struct diagnosis *d)
 	     (unsigned long long)(xmx / MiB), (int)(pct(xmx, lim)), H(lim),
 	     H(native));
 	RECO(v, "or raise the limit to %s for the configured max heap",
-	     H(round_up((j->max_heap ? j->max_heap : xmx) + native +
-				lim / 10,
+	     H(round_up((j->max_heap ? j->max_heap : xmx) + native + lim / 10,
 			64 * MiB)));
 }
 
@@ -876,10 +876,10 @@ struct json_object *diagnosis_to_json(const struct diagnosis *d)
 				       json_object_new_string(p->source));
 		json_object_object_add(e, "estimate",
 				       json_object_new_boolean(p->estimate));
-		json_object_object_add(e, "age_s",
-				       p->age_s >= 0
-					       ? json_object_new_double(p->age_s)
-					       : NULL);
+		json_object_object_add(
+			e, "age_s",
+			p->age_s >= 0 ? json_object_new_double(p->age_s)
+				      : NULL);
 		json_object_array_add(parts, e);
 	}
 	json_object_object_add(o, "ledger", parts);

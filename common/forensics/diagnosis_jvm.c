@@ -142,9 +142,11 @@ void diagnosis_load_jvm_facts(const struct bundle *b, uint64_t kill_ms,
 	struct json_object *samples;
 	size_t n;
 
-	if (!kill_ms && tl && json_object_object_get_ex(tl, "samples", &samples) &&
+	if (!kill_ms && tl &&
+	    json_object_object_get_ex(tl, "samples", &samples) &&
 	    (n = json_object_array_length(samples)))
-		kill_ms = jnum(json_object_array_get_idx(samples, n - 1), "t_ms");
+		kill_ms =
+			jnum(json_object_array_get_idx(samples, n - 1), "t_ms");
 	if (snap && kill_ms && jnum(snap, "t_ms"))
 		in->snapshot_age_s = age(kill_ms, jnum(snap, "t_ms"));
 	json_object_put(snap);

@@ -128,8 +128,8 @@ int recorder_note_trim(struct recorder *r, uint64_t t_us, int pid,
 /* Builds timeline.json: {"schema":"oomlens.io/timeline/v1", "cgroup",
  * "interval_ms", "samples":[{"t_ms","usage","limit","procs":[…]}],
  * "processes":[{"pid","name","cmdline","first_ms","last_ms","end_ms"}],
- * "snapshots":[…], "trims":[…], "jvms":[…], "events":[…]}. New reference, NULL on allocation
- * failure. */
+ * "snapshots":[…], "trims":[…], "jvms":[…], "events":[…]}. New reference, NULL
+ * on allocation failure. */
 struct json_object *recorder_timeline_json(const struct recorder *r,
 					   const char *cgroup,
 					   unsigned interval_ms);

@@ -135,8 +135,7 @@ void jvm_creds_leave(struct jvm_creds *saved)
 		return;
 	/* Running on as the target's uid would be a security bug: better to
 	 * stop than to go on with the wrong credentials. */
-	if (thread_seteuid(saved->euid) < 0 ||
-	    thread_setegid(saved->egid) < 0)
+	if (thread_seteuid(saved->euid) < 0 || thread_setegid(saved->egid) < 0)
 		abort();
 	groups_leave(saved);
 	/* seteuid() cleared "dumpable"; our own /proc files need it back. */

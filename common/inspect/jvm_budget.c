@@ -21,8 +21,8 @@ void jvm_budget_compute(const struct jvm_flags *f, uint64_t threads,
 	b.metaspace =
 		f->has_max_metaspace ? f->max_metaspace : metaspace_committed;
 	b.code_cache = f->has_code_cache ? f->code_cache : DEFAULT_CODE_CACHE;
-	b.stacks =
-		threads * (f->has_thread_stack ? f->thread_stack : DEFAULT_STACK);
+	b.stacks = threads *
+		   (f->has_thread_stack ? f->thread_stack : DEFAULT_STACK);
 	b.native = native;
 	b.total = b.heap + b.direct + b.metaspace + b.code_cache + b.stacks +
 		  b.native;

@@ -100,8 +100,8 @@ int jvm_heap_info_to_json(const struct jvm_heap_info *hi, struct strbuf *sb)
 			r = strbuf_addf(sb,
 					",\"committed\":%" PRIu64
 					",\"used\":%" PRIu64 ",\"max\":%" PRIu64
-					",\"start\":%" PRIu64 ",\"end\":%" PRIu64
-					"}",
+					",\"start\":%" PRIu64
+					",\"end\":%" PRIu64 "}",
 					s->committed, s->used, s->reserved,
 					s->start, s->end);
 	}

@@ -466,7 +466,9 @@ static void flag_token(struct jvm_flags *f, const char *tok, size_t n)
 		size_t off;
 		size_t has;
 	} names[] = {
-#define F(n, v) {n "=", offsetof(struct jvm_flags, v), offsetof(struct jvm_flags, has_##v)}
+#define F(n, v)                                \
+	{n "=", offsetof(struct jvm_flags, v), \
+	 offsetof(struct jvm_flags, has_##v)}
 		F("MaxHeapSize", max_heap),
 		F("MaxDirectMemorySize", max_direct),
 		F("MaxMetaspaceSize", max_metaspace),
@@ -493,8 +495,7 @@ static void flag_token(struct jvm_flags *f, const char *tok, size_t n)
 		while (digits < n - k && tok[k + digits] >= '0' &&
 		       tok[k + digits] <= '9')
 			digits++;
-		if (!digits ||
-		    parse_u64_n(tok + k, digits, &v) < 0)
+		if (!digits || parse_u64_n(tok + k, digits, &v) < 0)
 			return;
 		if (streq(names[i].name, "ThreadStackSize="))
 			v *= 1024;
@@ -512,8 +513,8 @@ int jvm_parse_flags(const char *buf, size_t len, struct jvm_flags *ret)
 	while (p < end) {
 		const char *tok;
 
-		while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' ||
-				   *p == '\r'))
+		while (p < end &&
+		       (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
 			p++;
 		tok = p;
 		while (p < end && *p != ' ' && *p != '\n' && *p != '\t' &&

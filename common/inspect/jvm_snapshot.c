@@ -258,12 +258,14 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 		return rm;
 	snap_attach_json(&t, r, &log);
 	for (size_t k = 0; r == 0 && k < ARRAY_SIZE(snap_cmds); k++) {
-		uint64_t now = now_monotonic_us(), dl = o ? o->deadline_mono_us : 0;
+		uint64_t now = now_monotonic_us(),
+			 dl = o ? o->deadline_mono_us : 0;
 		int rk;
 
 		if (dl && now + 20000 >= dl) {
-			strbuf_addf(&log, "%s{\"command\":\"%s\",\"error\":"
-					  "\"deadline\"}",
+			strbuf_addf(&log,
+				    "%s{\"command\":\"%s\",\"error\":"
+				    "\"deadline\"}",
 				    log.buf[log.len - 1] == '[' ? "" : ",",
 				    snap_cmds[k].cmdline);
 			break;

@@ -30,7 +30,7 @@
 #define RUN_PREDICT_S 10.0
 #define RUN_PREDICT_GAP_US (10ull * 1000 * 1000)
 #define RUN_FAST_INTERVAL_MS 100
-#define RUN_TTL_S 5.0 /* time to limit that fires a snapshot */
+#define RUN_TTL_S 5.0		  /* time to limit that fires a snapshot */
 #define RUN_SNAP_BUDGET_MS 10000u /* a snapshot's deadline far from it */
 #define RUN_SNAP_MIN_MS 500u	  /* and the least it gets near it */
 #define RUN_MAX_JVMS 16
@@ -89,13 +89,13 @@ struct run_state {
 	bool cgroup_gone;
 	bool stop;
 	bool timeline_dirty, manifest_dirty;
-	bool flush_now;	  /* fast mode: write after each sample */
-	bool fast;	  /* sampling at fast_interval_ms */
+	bool flush_now;		     /* fast mode: write after each sample */
+	bool fast;		     /* sampling at fast_interval_ms */
 	uint64_t fast_until_mono_us; /* fast at least until then */
-	bool ttl_armed;	  /* the time-to-limit trigger, re-armed on retreat */
-	bool snapping;	  /* the worker is in a snapshot */
-	uint64_t oom_kills;	  /* the cgroup's oom_kill count, last sample */
-	uint64_t ooms_at_start;	  /* at the snapshot's start */
+	bool ttl_armed;	    /* the time-to-limit trigger, re-armed on retreat */
+	bool snapping;	    /* the worker is in a snapshot */
+	uint64_t oom_kills; /* the cgroup's oom_kill count, last sample */
+	uint64_t ooms_at_start; /* at the snapshot's start */
 	struct run_snap_req req;
 	int alive[RUN_MAX_PIDS]; /* pids sampled in the last round */
 	size_t n_alive;

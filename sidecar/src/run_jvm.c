@@ -184,8 +184,8 @@ static void note_facts(struct run_state *st, int pid, const struct facts *f)
 	pthread_mutex_lock(&st->mu);
 	(void)recorder_note_jvm(&st->rec, o);
 	if (b->outgrows)
-		(void)recorder_note_event(&st->rec, t, "jvm-configured-to-outgrow",
-					  pid, text);
+		(void)recorder_note_event(
+			&st->rec, t, "jvm-configured-to-outgrow", pid, text);
 	st->timeline_dirty = true;
 	pthread_mutex_unlock(&st->mu);
 	if (b->outgrows)

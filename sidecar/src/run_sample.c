@@ -181,8 +181,7 @@ static void cgroup_usage(struct run_state *st, struct rec_sample *s)
 
 	if (st->cg_fd < 0)
 		return;
-	if (cg_value(st, v2 ? "memory.current" : "memory.usage_in_bytes",
-		     &v) &&
+	if (cg_value(st, v2 ? "memory.current" : "memory.usage_in_bytes", &v) &&
 	    v.state == CGV_OK)
 		s->usage = v.v;
 	if (cg_value(st, v2 ? "memory.max" : "memory.limit_in_bytes", &v) &&

@@ -19,8 +19,8 @@
  * recorder's default window. */
 static size_t predict_window(const struct run_state *st)
 {
-	unsigned ms = st->fast ? st->cfg->fast_interval_ms
-			       : st->cfg->interval_ms;
+	unsigned ms =
+		st->fast ? st->cfg->fast_interval_ms : st->cfg->interval_ms;
 	size_t w = ms ? 2000 / ms : REC_PREDICT_WINDOW;
 
 	if (w < REC_PREDICT_WINDOW)

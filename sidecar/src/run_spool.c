@@ -253,10 +253,10 @@ static int snapshot_meta(int dir_fd, struct snap_run *sr, bool after_kill,
 			       json_object_new_uint64(sr->started_us / 1000));
 	json_object_object_add(o, "after_kill",
 			       json_object_new_boolean(after_kill));
-	json_object_object_add(
-		o, "eta_s",
-		sr->req->eta_s >= 0 ? json_object_new_double(sr->req->eta_s)
-				    : NULL);
+	json_object_object_add(o, "eta_s",
+			       sr->req->eta_s >= 0
+				       ? json_object_new_double(sr->req->eta_s)
+				       : NULL);
 	json_object_object_add(
 		o, "budget_ms",
 		json_object_new_uint64(
@@ -390,8 +390,8 @@ static void snapshot_slow(struct run_state *st, struct snap_run *sr,
 }
 
 /* Returns 1 when the cgroup saw a kill while it ran, 0, or -errno. */
-static int snapshot_into(struct run_state *st, int dir_fd,
-			 struct snap_run *sr, const int *pids, size_t n)
+static int snapshot_into(struct run_state *st, int dir_fd, struct snap_run *sr,
+			 const int *pids, size_t n)
 {
 	bool trim = trim_now(st, sr->req->reason), after_kill;
 	struct snapshot_opts o = {.no_redact = !st->cfg->redact,
@@ -443,7 +443,8 @@ static int snapshot_into(struct run_state *st, int dir_fd,
 		trim_after_snapshot(st, proc_fd, pids[i]);
 	if (trim && st->cfg->trim == RUN_TRIM_TEST)
 		st->trim_tested = true;
-	after_kill = st->cfg->cgroup && run_read_oom_kills(st) > sr->ooms_before;
+	after_kill =
+		st->cfg->cgroup && run_read_oom_kills(st) > sr->ooms_before;
 	r = snapshot_meta(dir_fd, sr, after_kill, jp);
 	return r < 0 ? r : after_kill;
 }
@@ -460,8 +461,7 @@ static uint64_t budget_ms(const struct run_snap_req *req)
 }
 
 /* Takes the pids and the newest sample under st->mu. */
-static size_t snap_begin(struct run_state *st, struct snap_run *sr,
-			 int *pids)
+static size_t snap_begin(struct run_state *st, struct snap_run *sr, int *pids)
 {
 	const struct rec_sample *last;
 	size_t n;
@@ -502,9 +502,9 @@ int run_take_snapshot(struct run_state *st, const struct run_snap_req *req)
 			r = -errno;
 	}
 	if (r == 0) {
-		dir_fd = openat(snap_fd, tmp,
-				O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					O_CLOEXEC);
+		dir_fd =
+			openat(snap_fd, tmp,
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		r = dir_fd < 0 ? -errno
 			       : snapshot_into(st, dir_fd, &sr, pids, n);
 		after_kill = r > 0;
@@ -522,9 +522,9 @@ int run_take_snapshot(struct run_state *st, const struct run_snap_req *req)
 	snprintf(rel, sizeof(rel), "%s/%s", SPOOL_SNAPSHOTS_DIR, name);
 	pthread_mutex_lock(&st->mu);
 	st->timeline_dirty = true;
-	r = recorder_note_snapshot(&st->rec, sr.started_us,
-				   now_monotonic_us(), req->reason, rel,
-				   sr.last.usage, sr.last.limit);
+	r = recorder_note_snapshot(&st->rec, sr.started_us, now_monotonic_us(),
+				   req->reason, rel, sr.last.usage,
+				   sr.last.limit);
 	if (r >= 0)
 		r = recorder_note_snapshot_end(&st->rec, now_realtime_us(),
 					       after_kill);

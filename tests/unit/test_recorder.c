@@ -247,9 +247,9 @@ Test(recorder, snapshot_end_jvms_and_events)
 	cr_assert_eq(json_object_get_int64(get(s, "t_ms")), 9000);
 	cr_assert_eq(json_object_get_int64(get(s, "completed_ms")), 9400);
 	cr_assert(json_object_get_boolean(get(s, "after_kill")));
-	cr_assert_eq(json_object_get_int64(get(
-			     json_object_array_get_idx(get(o, "jvms"), 0),
-			     "max_heap")),
+	cr_assert_eq(json_object_get_int64(
+			     get(json_object_array_get_idx(get(o, "jvms"), 0),
+				 "max_heap")),
 		     1ll << 30);
 	e = json_object_array_get_idx(get(o, "events"), 0);
 	cr_assert_str_eq(json_object_get_string(get(e, "kind")),

@@ -192,7 +192,7 @@ static void worker_loop(struct run_state *st)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		if (!st->req.pending && !st->n_new && !st->stop)
+		if (!st->n_req && !st->n_new && !st->stop)
 			pthread_cond_timedwait(&st->wake, &st->mu, &ts);
 		if (stop_requested)
 			st->stop = true;
@@ -200,10 +200,20 @@ static void worker_loop(struct run_state *st)
 			pthread_mutex_unlock(&st->mu);
 			return;
 		}
-		if (st->req.pending) {
-			req = st->req;
-			st->req.pending = false;
-			st->snapping = true;
+		if (st->n_req) {
+			req = st->req[0];
+			memmove(&st->req[0], &st->req[1],
+				(--st->n_req) * sizeof(st->req[0]));
+			/* A kill came first, or nobody is left: pre-kill
+			 * data cannot be had any more. */
+			if (st->oom_kills > req.oom_kills || !st->n_alive) {
+				log_info("snapshot (%s) dropped: %s",
+					 req.reason,
+					 st->n_alive ? "a kill came first"
+						     : "no process left");
+				req.pending = false;
+			}
+			st->snapping = req.pending;
 		}
 		n_new = st->n_new;
 		memcpy(news, st->new_pids, n_new * sizeof(int));

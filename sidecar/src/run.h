@@ -62,8 +62,9 @@ struct run_cfg {
 struct run_snap_req {
 	bool pending;
 	char reason[32];
-	double eta_s;	  /* seconds to the limit at the request, < 0 unknown */
-	uint64_t mono_us; /* when asked */
+	double eta_s; /* seconds to the limit at the request, < 0 unknown */
+	uint64_t oom_kills; /* the cgroup's count then: a kill since voids it */
+	uint64_t mono_us;   /* when asked */
 };
 
 /* What the worker learned of one JVM (run_jvm.c). */
@@ -95,8 +96,9 @@ struct run_state {
 	bool ttl_armed;	    /* the time-to-limit trigger, re-armed on retreat */
 	bool snapping;	    /* the worker is in a snapshot */
 	uint64_t oom_kills; /* the cgroup's oom_kill count, last sample */
-	uint64_t ooms_at_start; /* at the snapshot's start */
-	struct run_snap_req req;
+	uint64_t ooms_at_start;	    /* at the snapshot's start */
+	struct run_snap_req req[4]; /* FIFO: each threshold gets its own */
+	size_t n_req;
 	int alive[RUN_MAX_PIDS]; /* pids sampled in the last round */
 	size_t n_alive;
 	int new_pids[64]; /* first seen, for the worker's JVM check */
@@ -130,7 +132,8 @@ int run_sample_open(struct run_state *st);
 int run_threads_start(struct run_state *st, pthread_t *sampler,
 		      pthread_t *flusher);
 /* Decides, after a sample (mu held), whether to sample fast and whether
- * to ask for a snapshot; fills st->req. Exposed for the worker's loop. */
+ * to ask for a snapshot; queues it in st->req. Exposed for the worker's loop.
+ */
 void run_after_sample(struct run_state *st);
 /* Sleeps until the monotonic time, or until st->stop. */
 void run_sleep_until(struct run_state *st, uint64_t mono_us);

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The sampler and flusher threads, the adaptive rate and the snapshot
  * triggers. The sampler never waits on the worker: a snapshot is a
- * request in st->req the worker picks up; a request made while one runs
- * replaces the pending one (the highest threshold is kept). */
+ * request queued in st->req the worker picks up (see request()). */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -28,16 +27,23 @@ static size_t predict_window(const struct run_state *st)
 	return w > 30 ? 30 : w;
 }
 
+/* Queues a request for the worker. Every threshold crossing gets its own
+ * snapshot (in order); a time-to-limit or predicted one only when nothing
+ * else is waiting. */
 static void request(struct run_state *st, const char *reason, double eta)
 {
-	/* A pending threshold request is not replaced by a lesser one. */
-	if (st->req.pending && startswith(st->req.reason, "threshold-") &&
-	    !startswith(reason, "threshold-"))
+	struct run_snap_req *q;
+
+	if (!startswith(reason, "threshold-") && st->n_req)
 		return;
-	st->req.pending = true;
-	strlcpy_safe(st->req.reason, reason, sizeof(st->req.reason));
-	st->req.eta_s = eta;
-	st->req.mono_us = now_monotonic_us();
+	if (st->n_req == ARRAY_SIZE(st->req))
+		st->n_req--; /* full: the newest replaces the last */
+	q = &st->req[st->n_req++];
+	q->pending = true;
+	strlcpy_safe(q->reason, reason, sizeof(q->reason));
+	q->eta_s = eta;
+	q->mono_us = now_monotonic_us();
+	q->oom_kills = st->oom_kills;
 	pthread_cond_signal(&st->wake);
 }
 
@@ -108,7 +114,7 @@ void run_after_sample(struct run_state *st)
 	if (st->rec.any_snapshot &&
 	    now - st->rec.last_snapshot_mono_us < RUN_PREDICT_GAP_US)
 		return;
-	if (st->snapping || st->req.pending)
+	if (st->snapping || st->n_req)
 		return;
 	request(st, "predicted", eta);
 }

@@ -1,0 +1,11 @@
+build3/obj/common/inspect/jvm_attach.o: common/inspect/jvm_attach.c \
+ common/inspect/jvm_internal.h common/inspect/jvm.h common/base/host.h \
+ common/base/strbuf.h common/base/util.h common/base/fileio.h \
+ common/base/parse.h
+common/inspect/jvm_internal.h:
+common/inspect/jvm.h:
+common/base/host.h:
+common/base/strbuf.h:
+common/base/util.h:
+common/base/fileio.h:
+common/base/parse.h:

@@ -1,0 +1,15 @@
+build3/obj/sidecar/src/cmd_snapshot.o: sidecar/src/cmd_snapshot.c \
+ sidecar/src/commands.h common/base/cli.h common/base/log.h \
+ common/base/util.h common/base/privs.h common/base/fileio.h \
+ common/base/strbuf.h common/base/host.h common/base/parse.h \
+ common/forensics/snapshot.h
+sidecar/src/commands.h:
+common/base/cli.h:
+common/base/log.h:
+common/base/util.h:
+common/base/privs.h:
+common/base/fileio.h:
+common/base/strbuf.h:
+common/base/host.h:
+common/base/parse.h:
+common/forensics/snapshot.h:

@@ -73,6 +73,7 @@ struct run_jvm {
 	bool done;	 /* facts taken (or given up) */
 	size_t n_ranges; /* heap address ranges from GC.heap_info */
 	uint64_t start[4], end[4];
+	char name[4][40]; /* the space: "garbage-first heap", "tenured ..." */
 };
 
 struct run_state {

@@ -62,20 +62,36 @@ static int heap_rss(struct run_state *st, int pid, const struct run_jvm *j,
 
 void run_jvm_heap_rss(struct run_state *st, int pid, int pid_dirfd)
 {
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	const struct run_jvm *j = run_jvm_find(st, pid);
-	char buf[256];
 	uint64_t heap, total;
-	int n;
+	int r;
 
 	if (!j || heap_rss(st, pid, j, &heap, &total) < 0)
 		return;
-	n = snprintf(buf, sizeof(buf),
-		     "{\"t_ms\":%" PRIu64 ",\"heap_rss\":%" PRIu64
-		     ",\"rss\":%" PRIu64 ",\"native_rss\":%" PRIu64 "}\n",
-		     now_realtime_us() / 1000, heap, total, total - heap);
-	if (mkdir_p_at(pid_dirfd, "jvm", 0755) == 0)
-		(void)write_file_atomic_at(pid_dirfd, "jvm/heap_rss.json", buf,
-					   (size_t)n, 0644);
+	strbuf_init(&sb, 4096);
+	r = strbuf_addf(&sb,
+			"{\"t_ms\":%" PRIu64 ",\"heap_rss\":%" PRIu64
+			",\"rss\":%" PRIu64 ",\"native_rss\":%" PRIu64
+			",\"ranges\":[",
+			now_realtime_us() / 1000, heap, total, total - heap);
+	/* the ranges, for the report's largest-mappings table */
+	for (size_t i = 0; r >= 0 && i < j->n_ranges; i++) {
+		r = strbuf_addf(&sb,
+				"%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64
+				",\"name\":",
+				i ? "," : "", j->start[i], j->end[i]);
+		if (r >= 0)
+			r = strbuf_add_json_str(&sb, j->name[i],
+						strlen(j->name[i]));
+		if (r >= 0)
+			r = strbuf_addch(&sb, '}');
+	}
+	if (r >= 0)
+		r = strbuf_adds(&sb, "]}\n");
+	if (r >= 0 && mkdir_p_at(pid_dirfd, "jvm", 0755) == 0)
+		(void)write_file_atomic_at(pid_dirfd, "jvm/heap_rss.json",
+					   sb.buf, sb.len, 0644);
 }
 
 /* One command's reply text; 0 or -errno. */
@@ -120,7 +136,10 @@ static int take_facts(struct run_state *st, int pid, struct run_jvm *j,
 	for (size_t i = 0; i < f->heap.n_spaces && j->n_ranges < 4; i++)
 		if (f->heap.spaces[i].end > f->heap.spaces[i].start) {
 			j->start[j->n_ranges] = f->heap.spaces[i].start;
-			j->end[j->n_ranges++] = f->heap.spaces[i].end;
+			j->end[j->n_ranges] = f->heap.spaces[i].end;
+			strlcpy_safe(j->name[j->n_ranges++],
+				     f->heap.spaces[i].name,
+				     sizeof(j->name[0]));
 		}
 	return heap_rss(st, pid, j, &f->heap_rss, &f->rss);
 }

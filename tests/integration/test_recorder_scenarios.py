@@ -138,6 +138,8 @@ def test_jvm_heap_outgrows_container(env):
     j = tl["jvms"][0]
     assert j["max_heap"] == 1 << 30 and j["heap_outgrows"] is True, j
     assert j["heap_ranges"] and j["limit"] == limit * MiB, j
+    # the heap's mappings are named in the report's largest mappings
+    assert b"java heap (" in files["report.html"]
     print("gap before the kill: %d ms" % gap)
 
 

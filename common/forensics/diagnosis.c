@@ -207,6 +207,19 @@ static void ledger_glibc(struct ledger *l, const struct diag_proc *p)
 	}
 }
 
+/* A JVM the last attach did not reach: its heap's RSS by address
+ * (jvm/heap_rss.json, smaps, no attach) stands in for GC.heap_info. */
+static void ledger_jvm_heap_rss(struct ledger *l, const struct diag_input *in,
+				const struct diag_proc *p)
+{
+	for (size_t i = 0; !p->have_heap && i < in->n_jvms; i++)
+		if (in->jvms[i].pid == p->pid && in->jvms[i].have_heap_rss)
+			part(l->d, "jvm heap",
+			     take_anon(l, in->jvms[i].heap_rss), false,
+			     "pid %d: RSS of the heap's address ranges (smaps)",
+			     p->pid);
+}
+
 static void ledger_anon(struct ledger *l, const struct diag_input *in)
 {
 	for (size_t i = 0; i < in->n_procs; i++) {
@@ -214,6 +227,7 @@ static void ledger_anon(struct ledger *l, const struct diag_input *in)
 
 		if (p->jvm)
 			ledger_jvm(l, p);
+		ledger_jvm_heap_rss(l, in, p);
 		ledger_glibc(l, p);
 		if (!p->jvm && p->have_smaps && p->stack_rss_kb)
 			part(l->d, "thread stacks",

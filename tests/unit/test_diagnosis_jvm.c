@@ -139,3 +139,23 @@ Test(diagnosis_jvm, every_ledger_line_has_its_age)
 	cr_assert(snap_part);
 	diag_input_release(&in);
 }
+
+Test(diagnosis_jvm, heap_rss_stands_in_for_heap_info_in_the_ledger)
+{
+	struct diag_input in;
+	struct diagnosis d;
+	uint64_t heap = 0;
+
+	jvm_input(&in, true);
+	in.have_stats = true;
+	in.anon = 290 * MiB;
+	in.procs = calloc(1, sizeof(*in.procs));
+	in.n_procs = 1;
+	in.procs[0].pid = 42; /* no GC.heap_info: the attach did not answer */
+	diagnosis_run(&in, &d);
+	for (size_t i = 0; i < d.n_parts; i++)
+		if (streq(d.parts[i].name, "jvm heap"))
+			heap = d.parts[i].bytes;
+	cr_assert_eq(heap, 200 * MiB);
+	diag_input_release(&in);
+}

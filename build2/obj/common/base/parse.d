@@ -1,4 +1,0 @@
-build2/obj/common/base/parse.o: common/base/parse.c common/base/parse.h \
- common/base/util.h
-common/base/parse.h:
-common/base/util.h:

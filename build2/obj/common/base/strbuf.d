@@ -1,4 +1,0 @@
-build2/obj/common/base/strbuf.o: common/base/strbuf.c \
- common/base/strbuf.h common/base/util.h
-common/base/strbuf.h:
-common/base/util.h:

@@ -1,2 +1,0 @@
-build2/obj/common/base/util.o: common/base/util.c common/base/util.h
-common/base/util.h:

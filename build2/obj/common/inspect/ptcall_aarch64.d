@@ -1,2 +1,0 @@
-build2/obj/common/inspect/ptcall_aarch64.o: \
- common/inspect/ptcall_aarch64.c

@@ -1,2 +1,0 @@
-build2/obj/common/inspect/ptcall_arch_none.o: \
- common/inspect/ptcall_arch_none.c

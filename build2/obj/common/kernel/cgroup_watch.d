@@ -1,7 +1,0 @@
-build2/obj/common/kernel/cgroup_watch.o: common/kernel/cgroup_watch.c \
- common/kernel/cgroup_internal.h common/kernel/cgroup.h \
- common/base/host.h common/base/util.h
-common/kernel/cgroup_internal.h:
-common/kernel/cgroup.h:
-common/base/host.h:
-common/base/util.h:

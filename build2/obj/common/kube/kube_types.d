@@ -1,7 +1,0 @@
-build2/obj/common/kube/kube_types.o: common/kube/kube_types.c \
- common/kube/kube_internal.h common/kube/kube.h common/base/strbuf.h \
- common/base/util.h
-common/kube/kube_internal.h:
-common/kube/kube.h:
-common/base/strbuf.h:
-common/base/util.h:

@@ -1,7 +1,0 @@
-build2/obj/common/kube/kube_watch.o: common/kube/kube_watch.c \
- common/kube/kube_internal.h common/kube/kube.h common/base/strbuf.h \
- common/base/util.h
-common/kube/kube_internal.h:
-common/kube/kube.h:
-common/base/strbuf.h:
-common/base/util.h:

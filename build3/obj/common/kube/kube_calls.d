@@ -1,7 +1,0 @@
-build3/obj/common/kube/kube_calls.o: common/kube/kube_calls.c \
- common/kube/kube_internal.h common/kube/kube.h common/base/strbuf.h \
- common/base/util.h
-common/kube/kube_internal.h:
-common/kube/kube.h:
-common/base/strbuf.h:
-common/base/util.h:

@@ -1,7 +1,0 @@
-build3/obj/common/kube/kube_error.o: common/kube/kube_error.c \
- common/kube/kube_internal.h common/kube/kube.h common/base/strbuf.h \
- common/base/util.h
-common/kube/kube_internal.h:
-common/kube/kube.h:
-common/base/strbuf.h:
-common/base/util.h:

@@ -17,6 +17,7 @@
 #include "base/fileio.h"
 #include "base/log.h"
 #include "base/parse.h"
+#include "base/memlock.h"
 #include "base/strbuf.h"
 #include "kernel/procfs.h"
 /* http, metrics and the 1 Hz timeline (hooks marked "obs hook") */
@@ -937,6 +938,9 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 		log_error("event loop: %s", strerror(-r));
 		return 1;
 	}
+	/* resident from here on (before the drop: CAP_IPC_LOCK) */
+	if ((r = memlock_all(512ull << 20, NULL)) < 0)
+		log_info("memory not locked: %s", strerror(-r));
 	/* obs hook: before seccomp (the threads inherit it) */
 	if (forecast_sampler_start(&a, l.ep) < 0 ||
 	    agent_http_start(a.opts.standalone) < 0)

@@ -43,7 +43,17 @@ const char *const privs_base_syscalls[] = {
 	"sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "shutdown",
 	/* threads and exit */
 	"clone", "clone3", "set_robust_list", "rseq", "set_tid_address", "exit",
-	"exit_group", NULL};
+	"exit_group",
+	/* residency and priority: mlockall at start-up keeps the lock on new
+	 * mappings (mlock2/munlock for glibc's own paths); the sampler thread
+	 * raises its own priority (sched_setscheduler, else setpriority) */
+	"mlock", "mlock2", "munlock", "mlockall", "munlockall",
+	"sched_setscheduler", "sched_getscheduler", "sched_setparam",
+	"sched_getparam", "sched_setattr", "sched_getattr", "setpriority",
+	"getpriority", "setrlimit",
+	/* the ptrace probe opens the target's libc with openat2
+	 * (RESOLVE_IN_ROOT): refused, it failed with EPERM, no fallback */
+	"openat2", NULL};
 
 bool privs_under_sanitizer(void)
 {

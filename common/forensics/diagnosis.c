@@ -119,6 +119,12 @@ static void part(struct diagnosis *d, int pid, const char *name, uint64_t bytes,
 	p->bytes = bytes;
 	p->estimate = estimate;
 	p->pid = pid;
+	/* every line says when its data was taken */
+	p->age_s = d->cur_age_s;
+	if (d->cur_age_s >= 0.05 && strlen(p->source) + 32 < sizeof(p->source))
+		snprintf(p->source + strlen(p->source),
+			 sizeof(p->source) - strlen(p->source),
+			 " (%.1f s before the kill)", d->cur_age_s);
 }
 
 /* Takes up to want bytes out of the anonymous memory left. */
@@ -238,6 +244,19 @@ static void ledger_glibc(struct ledger *l, const struct diag_proc *p)
 	}
 }
 
+/* A JVM the last attach did not reach: its heap's RSS by address
+ * (jvm/heap_rss.json, smaps, no attach) stands in for GC.heap_info. */
+static void ledger_jvm_heap_rss(struct ledger *l, const struct diag_input *in,
+				const struct diag_proc *p)
+{
+	for (size_t i = 0; !p->have_heap && i < in->n_jvms; i++)
+		if (in->jvms[i].pid == p->pid && in->jvms[i].have_heap_rss)
+			part(l->d, p->pid, "jvm heap",
+			     take_anon(l, in->jvms[i].heap_rss), false,
+			     "pid %d: RSS of the heap's address ranges (smaps)",
+			     p->pid);
+}
+
 static void ledger_anon(struct ledger *l, const struct diag_input *in)
 {
 	for (size_t i = 0; i < in->n_procs; i++) {
@@ -245,6 +264,7 @@ static void ledger_anon(struct ledger *l, const struct diag_input *in)
 
 		if (p->jvm)
 			ledger_jvm(l, p);
+		ledger_jvm_heap_rss(l, in, p);
 		ledger_glibc(l, p);
 		if (!p->jvm && p->have_smaps && p->stack_rss_kb)
 			part(l->d, p->pid, "thread stacks",
@@ -309,7 +329,9 @@ static void ledger_run(const struct diag_input *in, struct diagnosis *d)
 	classes_of(in, &c);
 	l.anon_left =
 		clip(d, &left, c.anon, "anonymous memory", !in->have_stats);
+	d->cur_age_s = in->have_snapshot ? in->snapshot_age_s : 0;
 	ledger_anon(&l, in);
+	d->cur_age_s = in->have_stats ? 0 : d->cur_age_s;
 	cache = clip(d, &left, sub_sat(c.file, c.shmem), "file cache",
 		     !in->have_stats);
 	part(d, 0, "file cache", cache, !in->have_stats, "%s: file minus shmem",
@@ -642,6 +664,9 @@ static void regress(const struct diag_input *in, double *ret_slope,
 	*ret_r2 = vx > 0 && vy > 0 ? cov * cov / (vx * vy) : 0;
 }
 
+static bool jvm_heap_grew(const struct diag_input *in,
+			  const struct diag_jvm **ret);
+
 static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 {
 	uint64_t lim = d->limit_bytes, low = UINT64_MAX, near = 0;
@@ -687,7 +712,7 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 		     "find what allocates in a burst (a large request, a "
 		     "batch); bound it, or raise the limit to %s",
 		     H(suggested_limit(in, d)));
-	} else if (linear) {
+	} else if (linear && !jvm_heap_grew(in, NULL)) {
 		/* the fitted rise, at most what was in use at the end */
 		double rise = fmin(slope * span, (double)d->usage_bytes);
 
@@ -717,6 +742,110 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 		RECO(v, "raise the limit to %s (peak × 1.25)",
 		     H(suggested_limit(in, d)));
 	}
+}
+
+/* ---- JVM facts from the sidecar (diagnosis_jvm.c) ---- */
+
+/* Whether a JVM's growth was its heap: the heap ranges held most of its
+ * RSS at the last snapshot (smaps by address), or its flags let the heap
+ * alone outgrow the container and the heap held a large part. *ret is
+ * the JVM. A JVM whose growth is its heap is never "native-growth". */
+static bool jvm_heap_grew(const struct diag_input *in,
+			  const struct diag_jvm **ret)
+{
+	for (size_t i = 0; i < in->n_jvms; i++) {
+		const struct diag_jvm *j = &in->jvms[i];
+		uint64_t rss = j->heap_rss + j->native_rss;
+
+		if (!j->have_heap_rss && !j->heap_outgrows)
+			continue;
+		if ((j->have_heap_rss && j->heap_rss * 2 >= rss && rss) ||
+		    (j->heap_outgrows &&
+		     (!j->have_heap_rss || j->heap_rss * 10 >= rss * 4))) {
+			if (ret)
+				*ret = j;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* -Xmx that fits: the limit minus the native part measured minus 10 %
+ * headroom, in 16 MiB steps (at least 32 MiB). */
+static uint64_t fitting_heap(uint64_t limit, uint64_t native)
+{
+	uint64_t room = limit / 10, h;
+
+	if (native + room + 32 * MiB >= limit)
+		return 32 * MiB;
+	h = limit - native - room;
+	return h / (16 * MiB) * (16 * MiB);
+}
+
+static void jvm_facts_evidence(struct diag_verdict *v, const struct diag_jvm *j,
+			       uint64_t lim)
+{
+	if (j->have_flags)
+		EVID(v,
+		     "pid %d is configured to outgrow its container: max heap "
+		     "%s + native %s %s the %s limit (VM.flags, %.0f s before "
+		     "the kill)",
+		     j->pid, H(j->max_heap), H(j->native_baseline),
+		     j->heap_outgrows ? "exceed" : "fit in", H(lim),
+		     j->flags_age_s);
+	if (j->have_heap_rss)
+		EVID(v,
+		     "pid %d: heap RSS %s, native %s (smaps by heap address, "
+		     "%.1f s before the kill)",
+		     j->pid, H(j->heap_rss), H(j->native_rss),
+		     j->heap_rss_age_s);
+	if (j->have_rss && j->rss_at_snapshot &&
+	    j->rss_last > j->rss_at_snapshot)
+		EVID(v,
+		     "after that the JVM's RSS grew by %s to %s (timeline, "
+		     "%.1f s before the kill)",
+		     H(j->rss_last - j->rss_at_snapshot), H(j->rss_last),
+		     j->rss_last_age_s);
+}
+
+/* java-heap from the sidecar's facts: joins an existing java-heap verdict
+ * (from GC.heap_info) or makes one, with the -Xmx that would fit. */
+static void v_jvm_facts(const struct diag_input *in, struct diagnosis *d)
+{
+	const struct diag_jvm *j = NULL;
+	struct diag_verdict *v = NULL;
+	uint64_t lim = d->limit_bytes, native, xmx;
+
+	if (!jvm_heap_grew(in, &j))
+		return;
+	if (lim == UINT64_MAX)
+		lim = j->limit ? j->limit : d->usage_bytes;
+	if (!lim)
+		return;
+	for (size_t i = 0; i < d->n_verdicts; i++)
+		if (d->verdicts[i].kind == DIAG_JAVA_HEAP)
+			v = &d->verdicts[i];
+	native = j->have_heap_rss ? j->native_rss : j->native_baseline;
+	if (j->have_rss && j->have_heap_rss && j->heap_rss >= j->native_rss &&
+	    j->rss_last > j->heap_rss + j->native_rss)
+		native = j->native_rss; /* growth after: the heap's */
+	xmx = fitting_heap(lim, native);
+	if (!v) {
+		v = verdict(d, DIAG_JAVA_HEAP, j->heap_outgrows ? 85 : 70,
+			    j->have_heap_rss ? j->heap_rss : j->max_heap);
+	} else {
+		v->confidence = v->confidence < 85 ? 85 : v->confidence;
+		v->n_recommend = 0; /* the measured fix replaces the guess */
+	}
+	jvm_facts_evidence(v, j, lim);
+	RECO(v,
+	     "-Xmx%lluM or -XX:MaxRAMPercentage=%d (limit %s minus the %s "
+	     "native measured minus 10%% headroom)",
+	     (unsigned long long)(xmx / MiB), (int)(pct(xmx, lim)), H(lim),
+	     H(native));
+	RECO(v, "or raise the limit to %s for the configured max heap",
+	     H(round_up((j->max_heap ? j->max_heap : xmx) + native + lim / 10,
+			64 * MiB)));
 }
 
 static void v_child(const struct diag_input *in, struct diagnosis *d)
@@ -818,6 +947,7 @@ int diagnosis_run(const struct diag_input *in, struct diagnosis *ret)
 	usage_of(in, d);
 	ledger_run(in, d);
 	v_jvm(in, d);
+	v_jvm_facts(in, d);
 	v_glibc(in, d);
 	v_shmem_kernel(in, d);
 	v_timeline(in, d);
@@ -929,6 +1059,10 @@ struct json_object *diagnosis_to_json(const struct diagnosis *d)
 				       json_object_new_string(p->source));
 		json_object_object_add(e, "estimate",
 				       json_object_new_boolean(p->estimate));
+		json_object_object_add(
+			e, "age_s",
+			p->age_s >= 0 ? json_object_new_double(p->age_s)
+				      : NULL);
 		json_object_array_add(parts, e);
 	}
 	json_object_object_add(o, "ledger", parts);

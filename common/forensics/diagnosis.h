@@ -62,6 +62,27 @@ struct diag_sample {
 	unsigned nprocs; /* processes sampled (0: before the workload ran) */
 };
 
+/* What the sidecar learned of a JVM while it was healthy (timeline
+ * "jvms", the snapshot's jvm/heap_rss.json) and the timeline's view of
+ * its RSS after that. Ages in seconds before the kill, < 0 unknown. */
+struct diag_jvm {
+	int pid;
+	bool have_flags; /* VM.flags at first sight */
+	uint64_t max_heap, max_direct, configured_total, native_baseline;
+	uint64_t limit; /* the container's limit the check used */
+	bool outgrows, heap_outgrows;
+	double flags_age_s;
+	bool have_heap_rss; /* smaps by heap address, at the snapshot */
+	uint64_t heap_rss, native_rss;
+	double heap_rss_age_s;
+	bool have_rss; /* the newest timeline sample with this pid */
+	uint64_t rss_last;
+	double rss_last_age_s;
+	uint64_t rss_at_snapshot; /* timeline sample nearest the heap RSS */
+};
+
+#define DIAG_MAX_JVMS 8
+
 struct diag_input {
 	/* usage and limit at the kill, each with where it was read: the
 	 * kernel's report, else the cgroup read at the OOM notification, else
@@ -90,6 +111,9 @@ struct diag_input {
 	char emptydir_medium_memory; /* reserved */
 	/* fields of the bundle's files dropped for a wrong JSON type */
 	struct jget_notes notes;
+	/* the sidecar's JVM facts (diagnosis_jvm.c) */
+	struct diag_jvm jvms[DIAG_MAX_JVMS];
+	size_t n_jvms;
 };
 
 void diag_input_init(struct diag_input *in);
@@ -113,10 +137,11 @@ const char *diag_kind_name(enum diag_kind k);
 
 struct diag_part {
 	char name[48];
-	char source[96];
+	char source[160]; /* ends with its age: "(3.2 s before the kill)" */
 	uint64_t bytes;
 	bool estimate;
-	int pid; /* the process it belongs to, 0: the whole cgroup */
+	int pid;      /* the process it belongs to, 0: the whole cgroup */
+	double age_s; /* its data's age before the kill; < 0 unknown */
 };
 
 struct diag_verdict {
@@ -149,6 +174,7 @@ struct diagnosis {
 	/* what the input lacked or had wrong (wrong JSON types, clipped
 	 * figures), one line each */
 	struct jget_notes notes;
+	double cur_age_s; /* the age part() gives the parts it adds */
 };
 
 /* Usage above the limit by at most this much is rounding (v1 charges in
@@ -174,3 +200,10 @@ struct json_object *diagnosis_to_json(const struct diagnosis *d);
  * Returns 0 or -ENOMEM; release ret with diag_input_release(). */
 int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 			  uint64_t kill_ms, struct diag_input *ret);
+
+/* Adds the sidecar's JVM facts to in (diagnosis_jvm.c): timeline.json
+ * "jvms", each processes/<pid>/jvm/heap_rss.json and the timeline's RSS
+ * per process; sets snapshot_age_s from spool/snapshot.json. Called by
+ * diagnosis_load_bundle(). */
+void diagnosis_load_jvm_facts(const struct bundle *b, uint64_t kill_ms,
+			      struct diag_input *in);

@@ -514,6 +514,7 @@ int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 	q = load_timeline(b, kill_ms, ret);
 	if (q < 0)
 		return q;
+	diagnosis_load_jvm_facts(b, kill_ms, ret);
 	usage_from_timeline(ret);
 	jget_where(&ret->notes, NULL);
 	return 0;

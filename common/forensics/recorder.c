@@ -64,6 +64,8 @@ void recorder_init(struct recorder *r)
 	memset(r, 0, sizeof(*r));
 	r->snapshots = json_object_new_array();
 	r->trims = json_object_new_array();
+	r->jvms = json_object_new_array();
+	r->events = json_object_new_array();
 }
 
 static struct json_object *sample_json(const struct rec_sample *s);
@@ -85,6 +87,8 @@ void recorder_release(struct recorder *r)
 	free(r->procs);
 	json_object_put(r->snapshots);
 	json_object_put(r->trims);
+	json_object_put(r->jvms);
+	json_object_put(r->events);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -241,6 +245,44 @@ int recorder_note_snapshot(struct recorder *r, uint64_t t_us, uint64_t mono_us,
 	return 0;
 }
 
+int recorder_note_snapshot_end(struct recorder *r, uint64_t t_us,
+			       bool after_kill)
+{
+	size_t n = json_object_array_length(r->snapshots);
+	struct json_object *o =
+		n ? json_object_array_get_idx(r->snapshots, n - 1) : NULL;
+
+	if (!o)
+		return -ENOENT;
+	json_object_object_add(o, "completed_ms",
+			       json_object_new_uint64(t_us / 1000));
+	json_object_object_add(o, "after_kill",
+			       json_object_new_boolean(after_kill));
+	return 0;
+}
+
+int recorder_note_jvm(struct recorder *r, struct json_object *facts)
+{
+	if (!facts)
+		return -ENOMEM;
+	return json_object_array_add(r->jvms, facts) < 0 ? -ENOMEM : 0;
+}
+
+int recorder_note_event(struct recorder *r, uint64_t t_us, const char *kind,
+			int pid, const char *text)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return -ENOMEM;
+	json_object_object_add(o, "t_ms", json_object_new_uint64(t_us / 1000));
+	json_object_object_add(o, "kind", json_object_new_string(kind));
+	json_object_object_add(o, "pid", json_object_new_int(pid));
+	json_object_object_add(o, "text", json_object_new_string(text));
+	json_object_array_add(r->events, o);
+	return 0;
+}
+
 int recorder_note_trim(struct recorder *r, uint64_t t_us, int pid,
 		       const char *command, uint64_t rss_before,
 		       uint64_t rss_after)
@@ -364,6 +406,8 @@ static struct json_object *timeline_json(const struct recorder *r,
 	json_object_object_add(o, "processes", procs);
 	json_object_object_add(o, "snapshots", json_object_get(r->snapshots));
 	json_object_object_add(o, "trims", json_object_get(r->trims));
+	json_object_object_add(o, "jvms", json_object_get(r->jvms));
+	json_object_object_add(o, "events", json_object_get(r->events));
 	return o;
 }
 

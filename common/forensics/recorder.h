@@ -67,6 +67,8 @@ struct recorder {
 	size_t n_procs;
 	struct json_object *snapshots; /* array: what was taken and why */
 	struct json_object *trims;     /* array: trims done (--trim) */
+	struct json_object *jvms;      /* array: JVM facts at first sight */
+	struct json_object *events;    /* array: findings before any kill */
 	uint64_t last_snapshot_mono_us;
 	bool any_snapshot;
 };
@@ -103,6 +105,20 @@ int recorder_note_snapshot(struct recorder *r, uint64_t t_us, uint64_t mono_us,
 			   const char *reason, const char *dir, uint64_t usage,
 			   uint64_t limit);
 
+/* Completes the newest snapshot entry: "completed_ms" and "after_kill"
+ * (the cgroup saw an OOM kill while it ran: not pre-kill data). Returns
+ * 0, or -ENOENT when no snapshot was noted. */
+int recorder_note_snapshot_end(struct recorder *r, uint64_t t_us,
+			       bool after_kill);
+
+/* Takes facts (a JSON object, reference taken) about a JVM into "jvms". */
+int recorder_note_jvm(struct recorder *r, struct json_object *facts);
+
+/* A finding made before any kill, "events":[{"t_ms","kind","pid","text"}]
+ * (kind e.g. "jvm-configured-to-outgrow"). */
+int recorder_note_event(struct recorder *r, uint64_t t_us, const char *kind,
+			int pid, const char *text);
+
 /* Records a trim of pid (--trim): the command and VmRSS before/after in
  * bytes, "trims":[{"t_ms","pid","command","rss_before","rss_after"}]. */
 int recorder_note_trim(struct recorder *r, uint64_t t_us, int pid,
@@ -112,8 +128,8 @@ int recorder_note_trim(struct recorder *r, uint64_t t_us, int pid,
 /* Builds timeline.json: {"schema":"oomlens.io/timeline/v1", "cgroup",
  * "interval_ms", "samples":[{"t_ms","usage","limit","procs":[…]}],
  * "processes":[{"pid","name","cmdline","first_ms","last_ms","end_ms"}],
- * "snapshots":[…], "trims":[…]}. New reference, NULL on allocation
- * failure. */
+ * "snapshots":[…], "trims":[…], "jvms":[…], "events":[…]}. New reference, NULL
+ * on allocation failure. */
 struct json_object *recorder_timeline_json(const struct recorder *r,
 					   const char *cgroup,
 					   unsigned interval_ms);

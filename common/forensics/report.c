@@ -659,6 +659,33 @@ static void label_arenas(struct scan_ctx *c, const char *dir, int pid)
 	json_object_put(ar);
 }
 
+/* Names the rows inside a JVM's heap ranges (jvm/heap_rss.json, written
+ * by the sidecar from GC.heap_info): "java heap (tenured generation)". */
+static void label_jvm_heap(struct scan_ctx *c, const char *dir, int pid)
+{
+	char path[160];
+	struct json_object *o, *ranges;
+
+	snprintf(path, sizeof(path), "%s/jvm/heap_rss.json", dir);
+	o = bundle_get_json(c->p->b, path);
+	ranges = arr(c->p, o, "ranges");
+	for (size_t i = 0; ranges && i < json_object_array_length(ranges);
+	     i++) {
+		struct json_object *r = json_object_array_get_idx(ranges, i);
+		uint64_t lo = (uint64_t)getb(c->p, r, "start"), b;
+		uint64_t hi = (uint64_t)getb(c->p, r, "end");
+
+		for (size_t j = 0; j < c->n_top; j++)
+			if (c->top[j].pid == pid && !c->top[j].name[0] &&
+			    parse_u64_base(c->top[j].addr, 16, &b) == 0 &&
+			    b >= lo && b < hi)
+				snprintf(c->top[j].name, sizeof(c->top[j].name),
+					 "java heap (%.60s)",
+					 jstr(c->p, r, "name"));
+	}
+	json_object_put(o);
+}
+
 static int scan_pmaps(const char *path, const char *data, size_t len, void *ud)
 {
 	struct scan_ctx *c = ud;
@@ -673,6 +700,7 @@ static int scan_pmaps(const char *path, const char *data, size_t len, void *ud)
 	scan_pmap(data, len, (int)pid, c->top, &c->n_top);
 	snprintf(dir, sizeof(dir), "%.*s", (int)(tail - path), path);
 	label_arenas(c, dir, (int)pid);
+	label_jvm_heap(c, dir, (int)pid);
 	return 0;
 }
 

@@ -312,13 +312,15 @@ int spool_find(const char *const *dirs, size_t n_dirs, const char *cgroup_path,
 	return r;
 }
 
-/* t_ms of snapshots/<name>/snapshot.json; 0 when unreadable. */
+/* t_ms of snapshots/<name>/snapshot.json; 0 when unreadable or taken
+ * after a kill. */
 static uint64_t snapshot_time(int snap_fd, const char *name, uint64_t deadline)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct json_object *o;
 	char path[300];
 	uint64_t v = 0;
+	bool after = false;
 
 	strbuf_init(&sb, MANIFEST_MAX + 1);
 	if (snprintf(path, sizeof(path), "%s/snapshot.json", name) >=
@@ -327,6 +329,9 @@ static uint64_t snapshot_time(int snap_fd, const char *name, uint64_t deadline)
 		return 0;
 	o = json_tokener_parse(sb.buf);
 	jget_u64(NULL, o, "t_ms", &v); /* a negative or "12x": 0 */
+	/* completed after a kill in its cgroup: never the pre-kill one */
+	if (jget_bool(NULL, o, "after_kill", &after) && after)
+		v = 0;
 	json_object_put(o);
 	return v;
 }

@@ -158,6 +158,7 @@ int jvm_nmt_to_json(const struct jvm_nmt *n, struct strbuf *sb);
 struct jvm_heap_space {
 	char name[40]; /* "garbage-first heap", "def new generation", ... */
 	uint64_t committed, used, reserved;
+	uint64_t start, end; /* its address range [start, end), 0 unknown */
 };
 
 struct jvm_heap_info {
@@ -176,6 +177,40 @@ struct jvm_heap_info {
  * Returns 0, -EBADMSG when no heap line is found. */
 int jvm_parse_heap_info(const char *buf, size_t len, struct jvm_heap_info *ret);
 int jvm_heap_info_to_json(const struct jvm_heap_info *hi, struct strbuf *sb);
+
+/* VM.flags: the limits of a JVM's memory areas (bytes). A flag VM.flags
+ * does not print keeps its default (has_* false). */
+struct jvm_flags {
+	uint64_t max_heap, max_direct, max_metaspace, code_cache;
+	uint64_t thread_stack; /* ThreadStackSize, converted from KiB */
+	uint64_t max_ram_pct;  /* MaxRAMPercentage, integer part */
+	uint64_t max_ram;
+	bool has_max_heap, has_max_direct, has_max_metaspace, has_code_cache,
+		has_thread_stack, has_max_ram_pct, has_max_ram;
+};
+
+/* Parses the VM.flags reply ("-XX:MaxHeapSize=268435456 -XX:+UseG1GC
+ * ..."). Returns 0, or -EBADMSG without MaxHeapSize (always printed). */
+int jvm_parse_flags(const char *buf, size_t len, struct jvm_flags *ret);
+int jvm_flags_to_json(const struct jvm_flags *f, struct strbuf *sb);
+
+/* Whether a JVM is configured to outgrow its container: the sum of what
+ * its flags allow (heap, direct buffers when bounded, metaspace when
+ * bounded else as measured, code cache, threads x stack) and the native
+ * memory measured outside the heap. Pure. */
+struct jvm_budget {
+	uint64_t heap, direct, metaspace, code_cache, stacks, native;
+	uint64_t total;
+	bool outgrows;	    /* total > limit */
+	bool heap_outgrows; /* heap + native alone > limit */
+};
+
+/* threads: the JVM's thread count; metaspace_committed: from GC.heap_info
+ * (used when MaxMetaspaceSize is unbounded); native: RSS outside the heap
+ * ranges; limit 0: unknown (nothing outgrows). */
+void jvm_budget_compute(const struct jvm_flags *f, uint64_t threads,
+			uint64_t metaspace_committed, uint64_t native,
+			uint64_t limit, struct jvm_budget *ret);
 
 #define JVM_MALLOC_MAX_ARENAS 128
 
@@ -204,10 +239,13 @@ int jvm_malloc_info_to_json(const struct jvm_malloc_info *m, struct strbuf *sb);
 
 struct jvm_snapshot_opts {
 	struct jvm_attach_opts attach;
+	/* CLOCK_MONOTONIC µs; 0 none. Each command gets what is left; none
+	 * is sent once it has passed ("deadline" in attach.json). */
+	uint64_t deadline_mono_us;
 };
 
 /* Writes, below out_dirfd: jvm/native_memory.txt + .json (or a JSON note
- * "NMT is not enabled"), jvm/heap_info.txt + .json,
+ * "NMT is not enabled"), jvm/heap_info.txt + .json, jvm/flags.txt + .json,
  * jvm/native_heap_info.xml + .json where the JDK has the command, and
  * jvm/attach.json describing what worked. Never runs VM.info. o may be
  * NULL. Returns 0 when the JVM answered at least one command,

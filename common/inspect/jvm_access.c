@@ -7,9 +7,30 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "base/fileio.h"
 #include "jvm_internal.h"
+
+/* Credentials of the calling thread only. glibc's setgroups/seteuid
+ * change every thread of the process (POSIX), which would also take root
+ * away from the sidecar's sampler and spool writer for as long as a reply
+ * is awaited; the raw system calls are per thread. */
+static int thread_setgroups(size_t n, const gid_t *g)
+{
+	return (int)syscall(SYS_setgroups, n, g);
+}
+
+static int thread_seteuid(uid_t uid)
+{
+	return (int)syscall(SYS_setresuid, (uid_t)-1, uid, (uid_t)-1);
+}
+
+static int thread_setegid(gid_t gid)
+{
+	return (int)syscall(SYS_setresgid, (gid_t)-1, gid, (gid_t)-1);
+}
 
 const char *jvm_strerror(int r)
 {
@@ -60,7 +81,7 @@ static int groups_enter(gid_t gid, struct jvm_creds *saved)
 	if (!saved->groups)
 		return -ENOMEM;
 	n = getgroups(n, saved->groups);
-	if (n < 0 || setgroups(1, &gid) < 0) {
+	if (n < 0 || thread_setgroups(1, &gid) < 0) {
 		int r = -errno;
 
 		free(saved->groups);
@@ -73,7 +94,7 @@ static int groups_enter(gid_t gid, struct jvm_creds *saved)
 
 static void groups_leave(struct jvm_creds *saved)
 {
-	if (setgroups((size_t)saved->n_groups, saved->groups) < 0)
+	if (thread_setgroups((size_t)saved->n_groups, saved->groups) < 0)
 		abort(); /* see jvm_creds_leave */
 	free(saved->groups);
 	saved->groups = NULL;
@@ -97,9 +118,9 @@ int jvm_creds_enter(uid_t uid, gid_t gid, struct jvm_creds *saved)
 	r = groups_enter(gid, saved);
 	if (r < 0)
 		return r;
-	if (setegid(gid) < 0 || seteuid(uid) < 0) {
+	if (thread_setegid(gid) < 0 || thread_seteuid(uid) < 0) {
 		r = -errno;
-		if (setegid(saved->egid) < 0)
+		if (thread_setegid(saved->egid) < 0)
 			abort();
 		groups_leave(saved);
 		return r;
@@ -114,7 +135,7 @@ void jvm_creds_leave(struct jvm_creds *saved)
 		return;
 	/* Running on as the target's uid would be a security bug: better to
 	 * stop than to go on with the wrong credentials. */
-	if (seteuid(saved->euid) < 0 || setegid(saved->egid) < 0)
+	if (thread_seteuid(saved->euid) < 0 || thread_setegid(saved->egid) < 0)
 		abort();
 	groups_leave(saved);
 	/* seteuid() cleared "dumpable"; our own /proc files need it back. */

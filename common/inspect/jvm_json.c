@@ -133,6 +133,8 @@ int jvm_heap_info_to_json(const struct jvm_heap_info *hi, struct strbuf *sb)
 		ADD(so, "committed", u64(s->committed));
 		ADD(so, "used", u64(s->used));
 		ADD(so, "max", u64(s->reserved));
+		ADD(so, "start", u64(s->start));
+		ADD(so, "end", u64(s->end));
 		json_object_array_add(spaces, so);
 	}
 	ADD(o, "spaces", spaces);
@@ -193,4 +195,27 @@ int jvm_trim_to_json(const struct jvm_trim_result *t, struct strbuf *sb)
 	ADD(o, "command", json_object_new_string(t->command));
 	ADD(o, "output", json_object_new_string(t->output));
 	return jvm_json_append(o, sb);
+}
+
+int jvm_flags_to_json(const struct jvm_flags *f, struct strbuf *sb)
+{
+	int r = strbuf_addf(sb, "{\"unit\":\"bytes\",\"MaxHeapSize\":%" PRIu64,
+			    f->max_heap);
+
+	if (r == 0 && f->has_max_direct)
+		r = strbuf_addf(sb, ",\"MaxDirectMemorySize\":%" PRIu64,
+				f->max_direct);
+	if (r == 0 && f->has_max_metaspace)
+		r = strbuf_addf(sb, ",\"MaxMetaspaceSize\":%" PRIu64,
+				f->max_metaspace);
+	if (r == 0 && f->has_code_cache)
+		r = strbuf_addf(sb, ",\"ReservedCodeCacheSize\":%" PRIu64,
+				f->code_cache);
+	if (r == 0 && f->has_thread_stack)
+		r = strbuf_addf(sb, ",\"ThreadStackSize\":%" PRIu64,
+				f->thread_stack);
+	if (r == 0 && f->has_max_ram_pct)
+		r = strbuf_addf(sb, ",\"MaxRAMPercentage\":%" PRIu64,
+				f->max_ram_pct);
+	return r == 0 ? strbuf_addch(sb, '}') : r;
 }

@@ -4,6 +4,7 @@
  * inputs need not be NUL-terminated and overlong lines are cut, not read
  * past. */
 #include <ctype.h>
+#include <stddef.h>
 
 #include "inspect/jvm.h"
 #include "base/parse.h"
@@ -216,8 +217,8 @@ int jvm_parse_nmt(const char *buf, size_t len, struct jvm_nmt *ret)
 
 /* ---- GC.heap_info ---- */
 
-/* "[0x..., 0x..., 0x...)": last minus first address. */
-static int heap_range(const char *s, uint64_t *ret)
+/* "[0x..., 0x..., 0x...)": the first and the last address. */
+static int heap_bounds(const char *s, uint64_t *ret_lo, uint64_t *ret_hi)
 {
 	const char *p = strchr(s, '[');
 	uint64_t lo = 0, hi = 0, v;
@@ -244,7 +245,8 @@ static int heap_range(const char *s, uint64_t *ret)
 	}
 	if (first || hi < lo || *p != ')')
 		return -EBADMSG;
-	*ret = hi - lo;
+	*ret_lo = lo;
+	*ret_hi = hi;
 	return 0;
 }
 
@@ -266,7 +268,6 @@ static int heap_space(struct jvm_heap_info *hi, const char *s)
 	const char *t = strstr(s, " total ");
 	struct jvm_heap_space sp = {0};
 	const char *p;
-	uint64_t range;
 
 	if (!t || t == s)
 		return -EBADMSG;
@@ -281,8 +282,8 @@ static int heap_space(struct jvm_heap_info *hi, const char *s)
 	}
 	if (find_bytes(p, "used ", &sp.used) < 0)
 		return -EBADMSG;
-	if (sp.reserved == 0 && heap_range(p, &range) == 0)
-		sp.reserved = range;
+	if (heap_bounds(p, &sp.start, &sp.end) == 0 && sp.reserved == 0)
+		sp.reserved = sp.end - sp.start;
 	if (hi->n_spaces == 0)
 		strlcpy_safe(hi->collector, collector_of(sp.name),
 			     sizeof(hi->collector));
@@ -456,5 +457,79 @@ int jvm_parse_malloc_info(const char *buf, size_t len,
 	m->system_max = tot.system_max;
 	*ret = *m;
 	free(m);
+	return 0;
+}
+
+/* ---- VM.flags ---- */
+
+/* One "-XX:Name=value" token; values are bytes except ThreadStackSize
+ * (KiB) and MaxRAMPercentage (a percentage, maybe fractional). */
+static void flag_token(struct jvm_flags *f, const char *tok, size_t n)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+		size_t has;
+	} names[] = {
+#define F(n, v)                                \
+	{n "=", offsetof(struct jvm_flags, v), \
+	 offsetof(struct jvm_flags, has_##v)}
+		F("MaxHeapSize", max_heap),
+		F("MaxDirectMemorySize", max_direct),
+		F("MaxMetaspaceSize", max_metaspace),
+		F("ReservedCodeCacheSize", code_cache),
+		F("ThreadStackSize", thread_stack),
+		F("MaxRAMPercentage", max_ram_pct),
+		F("MaxRAM", max_ram),
+#undef F
+	};
+	uint64_t v;
+
+	if (n < 5 || memcmp(tok, "-XX:", 4) != 0)
+		return;
+	tok += 4;
+	n -= 4;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		size_t k = strlen(names[i].name);
+
+		if (n <= k || memcmp(tok, names[i].name, k) != 0)
+			continue;
+		/* MaxRAMPercentage=75.000000: the integer part */
+		size_t digits = 0;
+
+		while (digits < n - k && tok[k + digits] >= '0' &&
+		       tok[k + digits] <= '9')
+			digits++;
+		if (!digits || parse_u64_n(tok + k, digits, &v) < 0)
+			return;
+		if (streq(names[i].name, "ThreadStackSize="))
+			v *= 1024;
+		*(uint64_t *)((char *)f + names[i].off) = v;
+		*(bool *)((char *)f + names[i].has) = true;
+		return;
+	}
+}
+
+int jvm_parse_flags(const char *buf, size_t len, struct jvm_flags *ret)
+{
+	struct jvm_flags f = {0};
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *tok;
+
+		while (p < end &&
+		       (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+			p++;
+		tok = p;
+		while (p < end && *p != ' ' && *p != '\n' && *p != '\t' &&
+		       *p != '\r')
+			p++;
+		if (p > tok)
+			flag_token(&f, tok, (size_t)(p - tok));
+	}
+	if (!f.has_max_heap)
+		return -EBADMSG;
+	*ret = f;
 	return 0;
 }

@@ -139,17 +139,19 @@ int jvm_trim_snapshot(const struct host *h, int pid, int out_dirfd,
 	return r;
 }
 
-enum snap_kind { SNAP_NMT, SNAP_HEAP, SNAP_MALLOC };
+enum snap_kind { SNAP_NMT, SNAP_HEAP, SNAP_MALLOC, SNAP_FLAGS };
 
 struct snap_cmd {
 	const char *cmdline, *raw_name, *json_name;
 	enum snap_kind kind;
 };
 
+/* Cheap first: a JVM near its limit may stop answering part way. */
 static const struct snap_cmd snap_cmds[] = {
+	{"GC.heap_info", "jvm/heap_info.txt", "jvm/heap_info.json", SNAP_HEAP},
+	{"VM.flags", "jvm/flags.txt", "jvm/flags.json", SNAP_FLAGS},
 	{"VM.native_memory summary", "jvm/native_memory.txt",
 	 "jvm/native_memory.json", SNAP_NMT},
-	{"GC.heap_info", "jvm/heap_info.txt", "jvm/heap_info.json", SNAP_HEAP},
 	{"System.native_heap_info", "jvm/native_heap_info.xml",
 	 "jvm/native_heap_info.json", SNAP_MALLOC},
 };
@@ -162,6 +164,7 @@ static int snap_parse(enum snap_kind kind, const struct strbuf *text,
 		struct jvm_nmt nmt;
 		struct jvm_heap_info heap;
 		struct jvm_malloc_info mi;
+		struct jvm_flags flags;
 	} *u = calloc(1, sizeof(*u));
 	int r;
 
@@ -175,6 +178,10 @@ static int snap_parse(enum snap_kind kind, const struct strbuf *text,
 		r = jvm_parse_heap_info(text->buf, text->len, &u->heap);
 		if (r == 0)
 			r = jvm_heap_info_to_json(&u->heap, json);
+	} else if (kind == SNAP_FLAGS) {
+		r = jvm_parse_flags(text->buf, text->len, &u->flags);
+		if (r == 0)
+			r = jvm_flags_to_json(&u->flags, json);
 	} else {
 		r = jvm_parse_malloc_info(text->buf, text->len, &u->mi);
 		if (r == 0)
@@ -289,7 +296,24 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 		return rm;
 	attach = snap_attach_json(&t, r, &cmds);
 	for (size_t k = 0; r == 0 && cmds && k < ARRAY_SIZE(snap_cmds); k++) {
-		int rk = snap_one(&t, out_dirfd, &snap_cmds[k], cmds);
+		uint64_t now = now_monotonic_us(),
+			 dl = o ? o->deadline_mono_us : 0;
+		int rk;
+
+		if (dl && now + 20000 >= dl) {
+			struct json_object *e = json_object_new_object();
+
+			json_object_object_add(
+				e, "command",
+				json_object_new_string(snap_cmds[k].cmdline));
+			json_object_object_add(
+				e, "error", json_object_new_string("deadline"));
+			json_object_array_add(cmds, e);
+			break;
+		}
+		if (dl && (dl - now) / 1000 < t.opts.reply_timeout_ms)
+			t.opts.reply_timeout_ms = (unsigned)((dl - now) / 1000);
+		rk = snap_one(&t, out_dirfd, &snap_cmds[k], cmds);
 
 		if (rk == 0)
 			answered++;

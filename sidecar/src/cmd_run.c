@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* oomlens-sidecar run: the flight recorder. Samples the watched processes
- * every interval, snapshots them when usage crosses a threshold or the
- * growth predicts the limit within 10 s, and keeps the spool current. */
+/* oomlens-sidecar run: the flight recorder. A sampler thread samples the
+ * watched processes every interval (every fast interval near the limit);
+ * this thread, the worker, snapshots them when usage crosses a threshold,
+ * the limit is seconds away or the growth predicts it, and learns each
+ * JVM's configuration at first sight. */
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "commands.h"
 #include "base/log.h"
+#include "base/memlock.h"
 #include "base/parse.h"
 #include "base/util.h"
 #include "run.h"
@@ -30,13 +34,17 @@ static void run_usage(FILE *f)
 		"         [--interval-ms 1000] [--thresholds 80,90,95] "
 		"[--limit BYTES]\n"
 		"         [--predict-s 10] [--host-root /] [--no-redact]\n"
+		"         [--fast-interval-ms 100] [--ttl-s 5] [--no-mlock]\n"
 		"         [--allocator-probe off|ptrace] "
 		"[--trim off|test|on-pressure]\n"
 		"--cgroup PATH is a path in the memory hierarchy "
 		"(\"/demo/app\"),"
 		" v1 or v2.\n--limit overrides the cgroup's limit (needed with "
 		"--pid for thresholds).\n--predict-s 0 turns the growth "
-		"prediction off.\n--trim test trims each JVM's C heap once at "
+		"prediction off.\n--fast-interval-ms: the rate above the first "
+		"threshold or when the limit is predicted (0: off).\n--ttl-s: "
+		"snapshot when the limit is this many seconds away (0: off)."
+		"\n--trim test trims each JVM's C heap once at "
 		"the top threshold\n(jvm/trim.json: RSS before and after); "
 		"on-pressure at every threshold.\nWith --allocator-probe "
 		"ptrace, "
@@ -98,6 +106,19 @@ static int parse_opt(struct run_cfg *c, int opt, const char *arg)
 		else
 			return -EINVAL;
 		return 0;
+	case 'F':
+		if (parse_u64(arg, &v) < 0 || (v && v < 10) || v > 3600000)
+			return -EINVAL;
+		c->fast_interval_ms = (unsigned)v;
+		return 0;
+	case 'L':
+		if (parse_u64(arg, &v) < 0 || v > 3600)
+			return -EINVAL;
+		c->ttl_s = (double)v;
+		return 0;
+	case 'M':
+		c->no_mlock = true;
+		return 0;
 	case 'S':
 		return 0;
 	}
@@ -118,6 +139,9 @@ static int parse_args(int argc, char **argv, struct run_cfg *c)
 		{"no-redact", no_argument, NULL, 'n'},
 		{"allocator-probe", required_argument, NULL, 'A'},
 		{"trim", required_argument, NULL, 'T'},
+		{"fast-interval-ms", required_argument, NULL, 'F'},
+		{"ttl-s", required_argument, NULL, 'L'},
+		{"no-mlock", no_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -147,103 +171,82 @@ static int parse_args(int argc, char **argv, struct run_cfg *c)
 	return 0;
 }
 
-/* Decides whether this sample calls for a snapshot; fills reason. */
-static bool want_snapshot(struct run_state *st, char *reason, size_t size)
+/* The worker: snapshots the sampler asked for, and new processes' JVM
+ * facts. Waits on st->wake (a request, or 200 ms for new pids and the
+ * signal flag). */
+static void worker_loop(struct run_state *st)
 {
-	const struct rec_sample *s =
-		recorder_sample(&st->rec, st->rec.count - 1);
-	uint64_t now = now_monotonic_us();
-	unsigned crossed;
-	double eta;
+	int news[64];
 
-	/* Nothing to snapshot (the victim is gone, memory not yet freed). */
-	if (!s || !s->limit || st->n_alive == 0)
-		return false;
-	crossed = rec_thresholds_update(&st->cfg->th, 100.0 * (double)s->usage /
-							      (double)s->limit);
-	if (crossed) {
-		snprintf(reason, size, "threshold-%u", crossed);
-		return true;
-	}
-	if (st->cfg->predict_s <= 0)
-		return false;
-	if (st->rec.any_snapshot &&
-	    now - st->rec.last_snapshot_mono_us < RUN_PREDICT_GAP_US)
-		return false;
-	eta = recorder_predict_s(&st->rec, REC_PREDICT_WINDOW);
-	if (eta < 0 || eta >= st->cfg->predict_s)
-		return false;
-	snprintf(reason, size, "predicted");
-	return true;
-}
+	for (;;) {
+		struct run_snap_req req = {0};
+		struct timespec ts;
+		size_t n_new;
+		int r;
 
-static void flush_spool(struct run_state *st, bool force)
-{
-	int r;
-
-	if (st->manifest_dirty) {
-		r = run_write_manifest(st);
+		pthread_mutex_lock(&st->mu);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += 200 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (!st->n_req && !st->n_new && !st->stop)
+			pthread_cond_timedwait(&st->wake, &st->mu, &ts);
+		if (stop_requested)
+			st->stop = true;
+		if (st->stop) {
+			pthread_mutex_unlock(&st->mu);
+			return;
+		}
+		if (st->n_req) {
+			req = st->req[0];
+			memmove(&st->req[0], &st->req[1],
+				(--st->n_req) * sizeof(st->req[0]));
+			/* A kill came first, or nobody is left: pre-kill
+			 * data cannot be had any more. */
+			if (st->oom_kills > req.oom_kills || !st->n_alive) {
+				log_info("snapshot (%s) dropped: %s",
+					 req.reason,
+					 st->n_alive ? "a kill came first"
+						     : "no process left");
+				req.pending = false;
+			}
+			st->snapping = req.pending;
+		}
+		n_new = st->n_new;
+		memcpy(news, st->new_pids, n_new * sizeof(int));
+		st->n_new = 0;
+		/* pod hook: annotations change the sampler's thresholds */
+		pod_tick(st);
+		pthread_mutex_unlock(&st->mu);
+		for (size_t i = 0; i < n_new; i++)
+			run_jvm_first_sight(st, news[i]);
+		run_jvm_poll(st);
+		if (!req.pending)
+			continue;
+		r = run_take_snapshot(st, &req);
 		if (r < 0)
-			log_warn("cannot write manifest: %s, ignoring",
-				 strerror(-r));
+			log_warn("snapshot (%s) failed: %s, ignoring",
+				 req.reason, strerror(-r));
+		else
+			log_info("snapshot taken: reason=%s in %llu ms%s",
+				 req.reason,
+				 (unsigned long long)((now_monotonic_us() -
+						       req.mono_us) /
+						      1000),
+				 r > 0 ? " (completed after a kill)" : "");
+		if (r >= 0)
+			pod_on_snapshot(st); /* pod hook */
+		pthread_mutex_lock(&st->mu);
+		st->snapping = false;
+		pthread_mutex_unlock(&st->mu);
 	}
-	if (!st->timeline_dirty)
-		return;
-	if (!force && now_monotonic_us() - st->last_timeline_mono_us < 1000000)
-		return;
-	r = run_write_timeline(st);
-	if (r < 0)
-		log_warn("cannot write timeline: %s, ignoring", strerror(-r));
-}
-
-static void one_round(struct run_state *st)
-{
-	char reason[32];
-	int r;
-
-	pod_tick(st); /* pod hook */
-	r = run_sample(st);
-
-	if (r < 0) {
-		log_warn("sampling failed: %s, ignoring", strerror(-r));
-		return;
-	}
-	if (!want_snapshot(st, reason, sizeof(reason)))
-		return;
-	r = run_take_snapshot(st, reason);
-	if (r < 0)
-		log_warn("snapshot (%s) failed: %s, ignoring", reason,
-			 strerror(-r));
-	else
-		log_info("snapshot taken: reason=%s pids=%zu", reason,
-			 st->n_alive);
-	if (r >= 0)
-		pod_on_snapshot(st); /* pod hook */
-}
-
-static bool finished(const struct run_state *st)
-{
-	if (stop_requested)
-		return true;
-	if (st->cfg->cgroup)
-		return st->cgroup_gone;
-	return st->n_alive == 0 && st->rec.count > 0;
-}
-
-static void sleep_until(uint64_t mono_us)
-{
-	struct timespec ts = {.tv_sec = (time_t)(mono_us / 1000000),
-			      .tv_nsec = (long)(mono_us % 1000000) * 1000};
-
-	while (!stop_requested &&
-	       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
-		       EINTR)
-		;
 }
 
 static int run_loop(struct run_state *st)
 {
-	uint64_t next = now_monotonic_us();
+	pthread_t sampler, flusher;
 	int r = run_spool_open(st);
 
 	if (r < 0) {
@@ -252,25 +255,57 @@ static int run_loop(struct run_state *st)
 		return 1;
 	}
 	st->manifest_dirty = true;
-	log_info("recording %s%s into \"%s\" every %u ms",
+	log_info("recording %s%s into \"%s\" every %u ms (%u ms near the "
+		 "limit)",
 		 st->cfg->cgroup ? "cgroup " : "pids",
 		 st->cfg->cgroup ? st->cfg->cgroup : "", st->cfg->spool,
-		 st->cfg->interval_ms);
-	while (!finished(st)) {
-		one_round(st);
-		flush_spool(st, false);
-		next += (uint64_t)st->cfg->interval_ms * 1000;
-		if (next < now_monotonic_us())
-			next = now_monotonic_us();
-		if (!finished(st))
-			sleep_until(next);
+		 st->cfg->interval_ms, st->cfg->fast_interval_ms);
+	r = run_threads_start(st, &sampler, &flusher);
+	if (r < 0) {
+		log_error("cannot start the sampler: %s", strerror(-r));
+		return 1;
 	}
-	st->manifest_dirty = true;
-	flush_spool(st, true);
+	worker_loop(st);
+	pthread_mutex_lock(&st->mu);
+	st->stop = true;
+	pthread_cond_broadcast(&st->flush);
+	pthread_mutex_unlock(&st->mu);
+	pthread_join(sampler, NULL);
+	pthread_join(flusher, NULL);
+	pthread_mutex_lock(&st->mu);
+	st->manifest_dirty = st->timeline_dirty = true;
+	pthread_mutex_unlock(&st->mu);
+	(void)run_flush(st);
 	log_info("stopped: %s", stop_requested	  ? "signal"
 				: st->cfg->cgroup ? "cgroup removed"
 						  : "all processes exited");
 	return 0;
+}
+
+/* Before the privilege drop: the limits that let the sampler raise its
+ * priority later, and the lock of our own memory (earlyoom's way). */
+static void residency(const struct run_cfg *c)
+{
+	bool future = false;
+	int r;
+
+	/* One arena for all threads: each new arena would reserve 64 MiB
+	 * of address space, counted whole against RLIMIT_MEMLOCK once
+	 * locked. */
+	(void)mallopt(M_ARENA_MAX, 1);
+	(void)memlock_allow_priority();
+	if (c->no_mlock)
+		return;
+	r = memlock_all(RUN_MEMLOCK_MAX, &future);
+	if (r < 0)
+		log_info("memory not locked (needs CAP_IPC_LOCK or "
+			 "RLIMIT_MEMLOCK): %s",
+			 strerror(-r));
+	else if (!future)
+		log_info("memory locked as mapped now; later mappings are not "
+			 "(RLIMIT_MEMLOCK below %llu MiB: raise it, or grant "
+			 "CAP_SYS_RESOURCE at start)",
+			 (unsigned long long)(RUN_MEMLOCK_MAX >> 20));
 }
 
 static int setup(struct run_state *st)
@@ -291,6 +326,10 @@ static int setup(struct run_state *st)
 		return r;
 	}
 	st->have_fs = true;
+	r = run_sample_open(st);
+	if (r < 0)
+		log_warn("cannot open cgroup \"%s\": %s", st->cfg->cgroup,
+			 strerror(-r));
 	return 0;
 }
 
@@ -299,11 +338,14 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	static struct run_cfg cfg;
 	static struct run_state st;
 	struct sigaction sa = {.sa_handler = on_signal};
+	pthread_condattr_t ca;
 	int r;
 
 	cfg = (struct run_cfg){.interval_ms = 1000,
 			       .host_root = g->host_root,
 			       .predict_s = RUN_PREDICT_S,
+			       .fast_interval_ms = RUN_FAST_INTERVAL_MS,
+			       .ttl_s = RUN_TTL_S,
 			       .redact = true};
 	(void)rec_thresholds_parse("80,90,95", &cfg.th);
 	r = parse_args(argc, argv, &cfg);
@@ -316,11 +358,22 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	memset(&st, 0, sizeof(st));
 	st.cfg = &cfg;
 	st.spool_fd = -1;
+	st.cg_fd = -1;
+	st.ttl_armed = true;
 	st.started_us = now_realtime_us();
 	recorder_init(&st.rec);
+	pthread_mutex_init(&st.mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&st.wake, &ca);
+	pthread_cond_init(&st.flush, &ca);
+	pthread_condattr_destroy(&ca);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	r = setup(&st) < 0 || cli_enter_steady_state(&sidecar_run_privs, g) < 0
+	r = setup(&st);
+	if (r == 0)
+		residency(&cfg);
+	r = r < 0 || cli_enter_steady_state(&sidecar_run_privs, g) < 0
 		    ? 1
 		    : run_loop(&st);
 	pod_stop(); /* pod hook */
@@ -329,5 +382,6 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 		cgroup_fs_close(&st.fs);
 	host_close(&st.h);
 	closep(&st.spool_fd);
+	closep(&st.cg_fd);
 	return r;
 }

@@ -1,9 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* oomlens-sidecar run: shared state of the flight recorder loop
- * (cmd_run.c: options and loop; run_sample.c: sampling; run_spool.c: the
- * spool directory). */
+/* oomlens-sidecar run: shared state of the flight recorder (cmd_run.c:
+ * options, start-up and the snapshot worker; run_sampler.c: the sampler
+ * thread, the adaptive rate and the triggers; run_sample.c: one cheap
+ * sample; run_spool.c: the spool directory; run_jvm.c: JVM facts).
+ *
+ * Three threads meet in struct run_state, under st->mu:
+ * - the sampler (raised priority when permitted) samples every interval
+ *   (fast_interval_ms near the limit) and only ever holds st->mu while it
+ *   reads the cheap files and updates st->rec; it never waits on anything
+ *   else;
+ * - the flusher rewrites timeline.json and manifest.json after each fast
+ *   sample (else once a second): a serialization under st->mu, the write
+ *   outside it;
+ * - the main thread is the worker: heavy snapshots, JVM attach, ptrace
+ *   probes, each step with a deadline, none of it under st->mu. */
 #pragma once
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +29,15 @@
 #define RUN_KEEP_SNAPSHOTS 3
 #define RUN_PREDICT_S 10.0
 #define RUN_PREDICT_GAP_US (10ull * 1000 * 1000)
+#define RUN_FAST_INTERVAL_MS 100
+#define RUN_TTL_S 5.0		  /* time to limit that fires a snapshot */
+#define RUN_SNAP_BUDGET_MS 10000u /* a snapshot's deadline far from it */
+/* The least a snapshot gets near the limit: under a loaded node (load 30
+ * on 2 cores here) attach and the ptrace probe took over a second; one
+ * that ends after the kill is labelled and the previous one is used. */
+#define RUN_SNAP_MIN_MS 2000u
+#define RUN_MAX_JVMS 16
+#define RUN_MEMLOCK_MAX (128ull << 20) /* RLIMIT_MEMLOCK wanted */
 
 struct run_cfg {
 	const char *spool;
@@ -23,12 +45,15 @@ struct run_cfg {
 	int pids[RUN_MAX_PIDS];
 	size_t n_pids;
 	unsigned interval_ms;
+	unsigned fast_interval_ms; /* near the limit; 0 disables */
+	double ttl_s;		   /* time-to-limit trigger; 0 disables */
 	struct rec_thresholds th;
 	uint64_t limit; /* --limit; 0 = from the cgroup */
 	const char *host_root;
 	double predict_s; /* 0 disables the prediction trigger */
 	bool redact;
 	bool allocator_probe; /* --allocator-probe ptrace: allocator.json */
+	bool no_mlock;	      /* --no-mlock */
 	enum run_trim {
 		RUN_TRIM_OFF,
 		RUN_TRIM_TEST,	      /* once, at the top threshold */
@@ -36,32 +61,107 @@ struct run_cfg {
 	} trim;
 };
 
+/* A snapshot the sampler asks the worker for. */
+struct run_snap_req {
+	bool pending;
+	char reason[32];
+	double eta_s; /* seconds to the limit at the request, < 0 unknown */
+	uint64_t oom_kills; /* the cgroup's count then: a kill since voids it */
+	uint64_t mono_us;   /* when asked */
+};
+
+/* What the worker learned of one JVM (run_jvm.c). */
+struct run_jvm {
+	int pid;
+	bool done;	 /* facts taken (or given up) */
+	size_t n_ranges; /* heap address ranges from GC.heap_info */
+	uint64_t start[4], end[4];
+	char name[4][40]; /* the space: "garbage-first heap", "tenured ..." */
+};
+
 struct run_state {
 	struct run_cfg *cfg;
 	struct host h;
 	struct cgroup_fs fs;
 	bool have_fs;
-	bool cgroup_gone;
 	int spool_fd;
-	struct recorder rec;
 	uint64_t started_us;
-	uint64_t last_timeline_mono_us;
-	bool timeline_dirty;
-	bool trim_tested; /* --trim test: done once */
-	bool manifest_dirty;
+	/* ---- under mu ---- */
+	pthread_mutex_t mu;
+	pthread_cond_t wake;  /* worker: a snapshot request or stop */
+	pthread_cond_t flush; /* flusher: a sample to write */
+	struct recorder rec;
+	bool cgroup_gone;
+	bool stop;
+	bool timeline_dirty, manifest_dirty;
+	bool flush_now;		     /* fast mode: write after each sample */
+	bool fast;		     /* sampling at fast_interval_ms */
+	uint64_t fast_until_mono_us; /* fast at least until then */
+	bool ttl_armed;	    /* the time-to-limit trigger, re-armed on retreat */
+	bool snapping;	    /* the worker is in a snapshot */
+	uint64_t oom_kills; /* the cgroup's oom_kill count, last sample */
+	uint64_t ooms_at_start;	    /* at the snapshot's start */
+	struct run_snap_req req[4]; /* FIFO: each threshold gets its own */
+	size_t n_req;
 	int alive[RUN_MAX_PIDS]; /* pids sampled in the last round */
 	size_t n_alive;
+	int new_pids[64]; /* first seen, for the worker's JVM check */
+	size_t n_new;
+	/* ---- sampler only ---- */
+	int cg_fd; /* the watched cgroup's directory, -1 without */
 	int scratch_pids[RUN_MAX_PIDS], scratch_ok[RUN_MAX_PIDS];
+	/* ---- worker only ---- */
+	bool trim_tested; /* --trim test: done once */
+	struct run_jvm jvms[RUN_MAX_JVMS];
+	size_t n_jvms;
+	struct run_jvm_retry {
+		int pid;
+		unsigned tries;
+		uint64_t at_mono_us;
+	} jvm_retry[RUN_MAX_JVMS];
+	size_t n_retry;
+	uint64_t last_timeline_mono_us; /* flusher only */
 };
 
-/* One sampling round: pids, their status, the cgroup. Adds a sample to
- * st->rec. Returns 0 or -errno (-ENOENT: the cgroup is gone). */
+/* One sampling round: pids, their status, the cgroup's usage, limit and
+ * oom_kill count. Adds a sample to st->rec. Called with st->mu held.
+ * Returns 0 or -errno. */
 int run_sample(struct run_state *st);
+/* The cgroup's oom_kill count now (any thread; 0 when unreadable). */
+uint64_t run_read_oom_kills(struct run_state *st);
+/* Opens the watched cgroup's directory for the cheap reads (st->cg_fd). */
+int run_sample_open(struct run_state *st);
 
-/* Spool. */
+/* The sampler and flusher threads (run_sampler.c). */
+int run_threads_start(struct run_state *st, pthread_t *sampler,
+		      pthread_t *flusher);
+/* Decides, after a sample (mu held), whether to sample fast and whether
+ * to ask for a snapshot; queues it in st->req. Exposed for the worker's loop.
+ */
+void run_after_sample(struct run_state *st);
+/* Sleeps until the monotonic time, or until st->stop. */
+void run_sleep_until(struct run_state *st, uint64_t mono_us);
+
+/* Spool. run_flush: the flusher's write (manifest when dirty, timeline
+ * after each fast sample or once a second). */
+int run_flush(struct run_state *st);
 int run_spool_open(struct run_state *st);
 int run_write_manifest(struct run_state *st);
 int run_write_timeline(struct run_state *st);
 /* Takes a snapshot of every alive pid into snapshots/<time>/ and prunes to
- * the newest RUN_KEEP_SNAPSHOTS. */
-int run_take_snapshot(struct run_state *st, const char *reason);
+ * the newest RUN_KEEP_SNAPSHOTS. Called by the worker without st->mu:
+ * steps in order of cost (status and smaps of each process, the JVMs'
+ * heap RSS by address, then attach and the ptrace probe), each bounded
+ * by the deadline derived from req->eta_s. */
+int run_take_snapshot(struct run_state *st, const struct run_snap_req *req);
+
+/* JVM facts (run_jvm.c), worker only: the first sight of a process. A
+ * JVM not ready yet (the launcher before libjvm, no attach listener) is
+ * tried again by run_jvm_poll(), up to 10 times over ~10 s. */
+void run_jvm_first_sight(struct run_state *st, int pid);
+void run_jvm_poll(struct run_state *st);
+/* The heap ranges known for pid, NULL when none. */
+const struct run_jvm *run_jvm_find(const struct run_state *st, int pid);
+/* Writes <pid>/jvm/heap_rss.json: the RSS of the heap ranges, read from
+ * smaps by address (no attach). */
+void run_jvm_heap_rss(struct run_state *st, int pid, int pid_dirfd);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 
 #include "base/fileio.h"
+#include "base/strbuf.h"
 #include "base/parse.h"
 #include "kernel/procfs.h"
 #include "base/util.h"
@@ -96,6 +97,8 @@ static int sample_pid(struct run_state *st, int pid, uint64_t t_us,
 		(void)procfs_read_cmdline(fd, st->cfg->redact, &cmd);
 		r = recorder_proc_seen(&st->rec, pid, ps.name, cmd.buf, t_us);
 		st->manifest_dirty = true;
+		if (st->n_new < ARRAY_SIZE(st->new_pids))
+			st->new_pids[st->n_new++] = pid;
 	} else {
 		r = recorder_proc_seen(&st->rec, pid, NULL, NULL, t_us);
 	}
@@ -128,23 +131,77 @@ static void note_ended(struct run_state *st, const int *now, size_t n,
 	st->n_alive = n;
 }
 
-static void cgroup_usage(struct run_state *st, struct rec_sample *s)
+/* One value file of the watched cgroup; false when absent/unreadable. */
+static bool cg_value(struct run_state *st, const char *name,
+		     struct cgroup_value *ret)
 {
-	struct cgroup_state cs = {0};
+	char buf[64];
+	ssize_t n;
+	_cleanup_close_ int fd =
+		openat(st->cg_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENODEV)
+			st->cgroup_gone = true;
+		return false;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	cgroup_parse_value(buf, (size_t)n, st->fs.mode, ret);
+	return true;
+}
+
+uint64_t run_read_oom_kills(struct run_state *st)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct cgroup_events ev = {0};
+	bool v2 = st->fs.mode == CGROUP_V2;
 	int r;
 
-	if (!st->have_fs)
-		return;
-	r = cgroup_read_state(&st->fs, st->cfg->cgroup, &cs);
-	if (r == -ENOENT)
-		st->cgroup_gone = true;
+	if (st->cg_fd < 0)
+		return 0;
+	strbuf_init(&sb, 4096);
+	r = read_file_at(st->cg_fd, v2 ? "memory.events" : "memory.oom_control",
+			 4096, &sb);
 	if (r < 0)
+		return 0;
+	r = v2 ? cgroup_parse_events(sb.buf, sb.len, &ev)
+	       : cgroup_parse_oom_control(sb.buf, sb.len, &ev);
+	return r == 0 ? ev.oom_kill : 0;
+}
+
+/* The cheap part of the cgroup: usage, limit, oom_kill; three small
+ * reads through a directory fd kept open (memory.stat is for snapshots). */
+static void cgroup_usage(struct run_state *st, struct rec_sample *s)
+{
+	bool v2 = st->fs.mode == CGROUP_V2;
+	struct cgroup_value v;
+
+	if (st->cg_fd < 0)
 		return;
-	if (cs.usage.state == CGV_OK)
-		s->usage = cs.usage.v;
-	if (cs.limit.state == CGV_OK)
-		s->limit = cs.limit.v;
-	cgroup_state_release(&cs);
+	if (cg_value(st, v2 ? "memory.current" : "memory.usage_in_bytes", &v) &&
+	    v.state == CGV_OK)
+		s->usage = v.v;
+	if (cg_value(st, v2 ? "memory.max" : "memory.limit_in_bytes", &v) &&
+	    v.state == CGV_OK)
+		s->limit = v.v;
+	st->oom_kills = run_read_oom_kills(st);
+}
+
+int run_sample_open(struct run_state *st)
+{
+	const char *rel = st->cfg->cgroup;
+
+	st->cg_fd = -1;
+	if (!st->have_fs || !rel)
+		return 0;
+	while (*rel == '/')
+		rel++;
+	st->cg_fd = openat(st->fs.mem_fd, *rel ? rel : ".",
+			   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return st->cg_fd < 0 ? -errno : 0;
 }
 
 int run_sample(struct run_state *st)

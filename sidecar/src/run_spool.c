@@ -70,12 +70,15 @@ int run_spool_open(struct run_state *st)
 	return 0;
 }
 
-int run_write_manifest(struct run_state *st)
+/* manifest.json as text; st->mu held (reads st->alive). */
+static int manifest_text(struct run_state *st, struct strbuf *out)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *pids = json_object_new_array();
 	struct json_object *th = json_object_new_array();
 	const struct run_cfg *c = st->cfg;
+	const char *s;
+	int r;
 
 	if (!o || !pids || !th) {
 		json_object_put(o);
@@ -100,6 +103,8 @@ int run_write_manifest(struct run_state *st)
 	json_object_object_add(o, "thresholds", th);
 	json_object_object_add(o, "interval_ms",
 			       json_object_new_int((int)c->interval_ms));
+	json_object_object_add(o, "fast_interval_ms",
+			       json_object_new_int((int)c->fast_interval_ms));
 	json_object_object_add(o, "limit", json_object_new_uint64(c->limit));
 	json_object_object_add(o, "sidecar_pid", json_object_new_int(getpid()));
 	json_object_object_add(o, "started_ms",
@@ -107,8 +112,26 @@ int run_write_manifest(struct run_state *st)
 	json_object_object_add(
 		o, "updated_ms",
 		json_object_new_uint64(now_realtime_us() / 1000));
+	s = json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	r = s ? strbuf_adds(out, s) : -ENOMEM;
+	json_object_put(o);
+	return r;
+}
+
+int run_write_manifest(struct run_state *st)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int r;
+
+	strbuf_init(&sb, 1u << 20);
+	pthread_mutex_lock(&st->mu);
+	r = manifest_text(st, &sb);
 	st->manifest_dirty = false;
-	return write_json_at(st->spool_fd, SPOOL_MANIFEST, o);
+	pthread_mutex_unlock(&st->mu);
+	return r < 0 ? r
+		     : write_file_atomic_at(st->spool_fd, SPOOL_MANIFEST,
+					    sb.buf, sb.len, MODE_PRIVATE_FILE);
 }
 
 int run_write_timeline(struct run_state *st)
@@ -117,14 +140,41 @@ int run_write_timeline(struct run_state *st)
 	int r;
 
 	strbuf_init(&sb, STRBUF_DEFAULT_MAX);
+	pthread_mutex_lock(&st->mu);
 	st->timeline_dirty = false;
-	st->last_timeline_mono_us = now_monotonic_us();
 	r = recorder_timeline_write(&st->rec, st->cfg->cgroup,
 				    st->cfg->interval_ms, &sb);
+	pthread_mutex_unlock(&st->mu);
+	st->last_timeline_mono_us = now_monotonic_us();
 	if (r < 0)
 		return r;
 	return write_file_atomic_at(st->spool_fd, SPOOL_TIMELINE, sb.buf,
 				    sb.len, MODE_PRIVATE_FILE);
+}
+
+/* The flusher: the manifest when it changed, the timeline after each
+ * fast sample, else at most once a second. Serialized under st->mu (the
+ * samples are JSON already), written outside it. */
+int run_flush(struct run_state *st)
+{
+	bool man, tl;
+	int r = 0, q;
+
+	pthread_mutex_lock(&st->mu);
+	man = st->manifest_dirty;
+	tl = st->timeline_dirty &&
+	     (st->flush_now || st->stop ||
+	      now_monotonic_us() - st->last_timeline_mono_us >= 1000000);
+	pthread_mutex_unlock(&st->mu);
+	if (man && (q = run_write_manifest(st)) < 0) {
+		log_warn("cannot write manifest: %s, ignoring", strerror(-q));
+		r = q;
+	}
+	if (tl && (q = run_write_timeline(st)) < 0) {
+		log_warn("cannot write timeline: %s, ignoring", strerror(-q));
+		r = q;
+	}
+	return r;
 }
 
 static void time_name(uint64_t t_us, char *buf, size_t size)
@@ -151,23 +201,74 @@ static void prune(int snap_fd, size_t keep)
 	}
 }
 
-static int snapshot_meta(int dir_fd, const char *reason,
-			 const struct rec_sample *s, struct json_object *pids)
+/* How a snapshot went: its deadline, when each step ended, and whether
+ * the kernel killed in the cgroup while it ran (after_kill: the agent
+ * never uses it in place of an earlier snapshot). */
+struct snap_run {
+	const struct run_snap_req *req;
+	uint64_t started_us, deadline_mono_us;
+	uint64_t ooms_before;
+	struct rec_sample last; /* usage and limit when it started */
+	struct json_object *steps;
+};
+
+static uint64_t left_ms(const struct snap_run *sr)
+{
+	uint64_t now = now_monotonic_us();
+
+	return now >= sr->deadline_mono_us
+		       ? 0
+		       : (sr->deadline_mono_us - now) / 1000;
+}
+
+static void step_done(struct snap_run *sr, const char *name, size_t n,
+		      size_t skipped)
 {
 	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return;
+	json_object_object_add(o, "step", json_object_new_string(name));
+	json_object_object_add(
+		o, "t_ms", json_object_new_uint64(now_realtime_us() / 1000));
+	json_object_object_add(o, "done", json_object_new_int((int)n));
+	json_object_object_add(o, "skipped_deadline",
+			       json_object_new_int((int)skipped));
+	json_object_array_add(sr->steps, o);
+}
+
+static int snapshot_meta(int dir_fd, struct snap_run *sr, bool after_kill,
+			 struct json_object *pids)
+{
+	struct json_object *o = json_object_new_object();
+	uint64_t now = now_realtime_us();
 
 	if (!o) {
 		json_object_put(pids);
 		return -ENOMEM;
 	}
-	json_object_object_add(o, "reason", json_object_new_string(reason));
+	json_object_object_add(o, "reason",
+			       json_object_new_string(sr->req->reason));
+	/* t_ms: when it completed (the agent compares it with the kill) */
+	json_object_object_add(o, "t_ms", json_object_new_uint64(now / 1000));
+	json_object_object_add(o, "started_ms",
+			       json_object_new_uint64(sr->started_us / 1000));
+	json_object_object_add(o, "after_kill",
+			       json_object_new_boolean(after_kill));
+	json_object_object_add(o, "eta_s",
+			       sr->req->eta_s >= 0
+				       ? json_object_new_double(sr->req->eta_s)
+				       : NULL);
 	json_object_object_add(
-		o, "t_ms", json_object_new_uint64(now_realtime_us() / 1000));
+		o, "budget_ms",
+		json_object_new_uint64(
+			(sr->deadline_mono_us - sr->req->mono_us) / 1000));
 	json_object_object_add(o, "usage",
-			       json_object_new_uint64(s ? s->usage : 0));
+			       json_object_new_uint64(sr->last.usage));
 	json_object_object_add(o, "limit",
-			       json_object_new_uint64(s ? s->limit : 0));
+			       json_object_new_uint64(sr->last.limit));
 	json_object_object_add(o, "pids", pids);
+	json_object_object_add(o, "steps", json_object_get(sr->steps));
 	return write_json_at(dir_fd, "snapshot.json", o);
 }
 
@@ -239,9 +340,11 @@ static void trim_after_snapshot(struct run_state *st, int proc_fd, int pid)
 	}
 	if (r >= 0) {
 		/* In the timeline too: a later snapshot replaces this one. */
+		pthread_mutex_lock(&st->mu);
 		recorder_note_trim(&st->rec, now_realtime_us(), pid, t.command,
 				   t.rss_before, t.rss_after);
 		st->timeline_dirty = true;
+		pthread_mutex_unlock(&st->mu);
 	}
 	if (r >= 0)
 		log_info("trimmed pid %d: rss %llu -> %llu KiB", pid,
@@ -249,71 +352,185 @@ static void trim_after_snapshot(struct run_state *st, int proc_fd, int pid)
 			 (unsigned long long)(t.rss_after >> 10));
 }
 
-static int snapshot_into(struct run_state *st, int dir_fd, const char *reason)
+static int open_pid_dir(int proc_fd, int pid)
 {
-	bool trim = trim_now(st, reason);
-	const struct rec_sample *last = recorder_sample(
-		&st->rec, st->rec.count ? st->rec.count - 1 : 0);
+	char name[32];
+
+	snprintf(name, sizeof(name), "%d", pid);
+	return openat(proc_fd, name,
+		      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Step 3 for one process: attach (a JVM), then the ptrace probe, each
+ * bounded by what is left of the deadline. */
+static void snapshot_slow(struct run_state *st, struct snap_run *sr,
+			  int proc_fd, int pid, size_t *skipped)
+{
+	_cleanup_close_ int pfd = open_pid_dir(proc_fd, pid);
+	struct jvm_snapshot_opts jo = {0};
+	uint64_t left = left_ms(sr);
+	int r = -JVM_E_NOT_JVM;
+
+	if (pfd < 0)
+		return;
+	if (left < 50) {
+		(*skipped)++;
+		return;
+	}
+	jo.attach.timeout_ms = (unsigned)(left < 5000 ? left : 5000);
+	jo.attach.reply_timeout_ms = (unsigned)left;
+	jo.deadline_mono_us = sr->deadline_mono_us;
+	r = jvm_snapshot(&st->h, pid, pfd, &jo);
+	if (r != -JVM_E_NOT_JVM)
+		run_jvm_heap_rss(st, pid, pfd);
+	left = left_ms(sr);
+	if (r == -JVM_E_NOT_JVM && st->cfg->allocator_probe && left >= 50)
+		(void)ptcall_write_allocator_json(st->h.proc_fd, pid, pfd,
+						  (unsigned)left);
+	else if (r == -JVM_E_NOT_JVM && st->cfg->allocator_probe)
+		(*skipped)++;
+}
+
+/* Returns 1 when the cgroup saw a kill while it ran, 0, or -errno. */
+static int snapshot_into(struct run_state *st, int dir_fd, struct snap_run *sr,
+			 const int *pids, size_t n)
+{
+	bool trim = trim_now(st, sr->req->reason), after_kill;
 	struct snapshot_opts o = {.no_redact = !st->cfg->redact,
-				  .allocator_probe = st->cfg->allocator_probe};
-	struct json_object *pids = json_object_new_array();
+				  .skip_jvm = true};
+	struct json_object *jp = json_object_new_array();
 	_cleanup_close_ int proc_fd = -1;
+	size_t done = 0, skipped = 0;
 	int r = mkdir_p_at(dir_fd, SPOOL_PROCESSES_DIR, MODE_PRIVATE_DIR);
 
-	if (r < 0 || !pids) {
-		json_object_put(pids);
+	if (r < 0 || !jp) {
+		json_object_put(jp);
 		return r < 0 ? r : -ENOMEM;
 	}
 	proc_fd = openat(dir_fd, SPOOL_PROCESSES_DIR,
 			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	for (size_t i = 0; proc_fd >= 0 && i < st->n_alive; i++) {
+	/* 1: status and smaps of every process, the cheap part. */
+	for (size_t i = 0; proc_fd >= 0 && i < n; i++) {
 		struct snapshot_result res;
 
-		r = snapshot_process(&st->h, st->alive[i], proc_fd, &o, &res);
+		r = snapshot_process(&st->h, pids[i], proc_fd, &o, &res);
 		if (r < 0) {
 			log_warn("snapshot of pid %d failed: %s, ignoring",
-				 st->alive[i], strerror(-r));
+				 pids[i], strerror(-r));
 			continue;
 		}
-		json_object_array_add(pids, json_object_new_int(res.pid));
-		if (trim)
-			trim_after_snapshot(st, proc_fd, st->alive[i]);
+		json_object_array_add(jp, json_object_new_int(res.pid));
+		done++;
 	}
+	step_done(sr, "smaps", done, 0);
+	/* 2: the heap ranges' RSS of the JVMs known (smaps, no attach). */
+	done = 0;
+	for (size_t i = 0; proc_fd >= 0 && i < n; i++) {
+		_cleanup_close_ int pfd = -1;
+
+		if (!run_jvm_find(st, pids[i]))
+			continue;
+		pfd = open_pid_dir(proc_fd, pids[i]);
+		if (pfd >= 0) {
+			run_jvm_heap_rss(st, pids[i], pfd);
+			done++;
+		}
+	}
+	step_done(sr, "jvm-heap-rss", done, 0);
+	/* 3: attach and the ptrace probe, within the deadline. */
+	for (size_t i = 0; proc_fd >= 0 && i < n; i++)
+		snapshot_slow(st, sr, proc_fd, pids[i], &skipped);
+	step_done(sr, "attach", n - skipped, skipped);
+	for (size_t i = 0; trim && proc_fd >= 0 && i < n; i++)
+		trim_after_snapshot(st, proc_fd, pids[i]);
 	if (trim && st->cfg->trim == RUN_TRIM_TEST)
 		st->trim_tested = true;
-	return snapshot_meta(dir_fd, reason, last, pids);
+	after_kill =
+		st->cfg->cgroup && run_read_oom_kills(st) > sr->ooms_before;
+	r = snapshot_meta(dir_fd, sr, after_kill, jp);
+	return r < 0 ? r : after_kill;
 }
 
-int run_take_snapshot(struct run_state *st, const char *reason)
+/* The deadline: 80 % of the time left at the growth rate, between
+ * RUN_SNAP_MIN_MS and RUN_SNAP_BUDGET_MS. */
+static uint64_t budget_ms(const struct run_snap_req *req)
+{
+	double ms = req->eta_s >= 0 ? req->eta_s * 800.0 : RUN_SNAP_BUDGET_MS;
+
+	if (ms < RUN_SNAP_MIN_MS)
+		ms = RUN_SNAP_MIN_MS;
+	return ms > RUN_SNAP_BUDGET_MS ? RUN_SNAP_BUDGET_MS : (uint64_t)ms;
+}
+
+/* Takes the pids and the newest sample under st->mu. */
+static size_t snap_begin(struct run_state *st, struct snap_run *sr, int *pids)
+{
+	const struct rec_sample *last;
+	size_t n;
+
+	pthread_mutex_lock(&st->mu);
+	n = st->n_alive;
+	memcpy(pids, st->alive, n * sizeof(*pids));
+	last = recorder_sample(&st->rec, st->rec.count ? st->rec.count - 1 : 0);
+	sr->last.usage = last ? last->usage : 0;
+	sr->last.limit = last ? last->limit : 0;
+	pthread_mutex_unlock(&st->mu);
+	sr->ooms_before = st->cfg->cgroup ? run_read_oom_kills(st) : 0;
+	return n;
+}
+
+int run_take_snapshot(struct run_state *st, const struct run_snap_req *req)
 {
 	_cleanup_close_ int snap_fd = -1, dir_fd = -1;
+	struct snap_run sr = {.req = req,
+			      .started_us = now_realtime_us(),
+			      .deadline_mono_us =
+				      req->mono_us + budget_ms(req) * 1000};
 	char name[64], tmp[80], rel[128];
-	uint64_t t = now_realtime_us();
-	const struct rec_sample *last;
+	int *pids = calloc(RUN_MAX_PIDS, sizeof(int));
+	size_t n = 0;
+	bool after_kill = false;
 	int r;
 
+	sr.steps = json_object_new_array();
 	snap_fd = openat(st->spool_fd, SPOOL_SNAPSHOTS_DIR,
 			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (snap_fd < 0)
-		return -errno;
-	time_name(t, name, sizeof(name));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	if (mkdirat(snap_fd, tmp, MODE_PRIVATE_DIR) < 0)
-		return -errno;
-	dir_fd = openat(snap_fd, tmp,
-			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	r = dir_fd < 0 ? -errno : snapshot_into(st, dir_fd, reason);
-	if (r >= 0 && renameat(snap_fd, tmp, snap_fd, name) < 0)
-		r = -errno;
+	r = !pids || !sr.steps ? -ENOMEM : snap_fd < 0 ? -errno : 0;
+	if (r == 0) {
+		n = snap_begin(st, &sr, pids);
+		time_name(sr.started_us, name, sizeof(name));
+		snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+		if (mkdirat(snap_fd, tmp, MODE_PRIVATE_DIR) < 0)
+			r = -errno;
+	}
+	if (r == 0) {
+		dir_fd =
+			openat(snap_fd, tmp,
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		r = dir_fd < 0 ? -errno
+			       : snapshot_into(st, dir_fd, &sr, pids, n);
+		after_kill = r > 0;
+		if (r >= 0 && renameat(snap_fd, tmp, snap_fd, name) < 0)
+			r = -errno;
+		if (r < 0)
+			(void)rm_rf_at(snap_fd, tmp);
+	}
+	free(pids);
 	if (r < 0) {
-		(void)rm_rf_at(snap_fd, tmp);
+		json_object_put(sr.steps);
 		return r;
 	}
 	prune(snap_fd, RUN_KEEP_SNAPSHOTS);
-	last = recorder_sample(&st->rec, st->rec.count - 1);
 	snprintf(rel, sizeof(rel), "%s/%s", SPOOL_SNAPSHOTS_DIR, name);
+	pthread_mutex_lock(&st->mu);
 	st->timeline_dirty = true;
-	return recorder_note_snapshot(&st->rec, t, now_monotonic_us(), reason,
-				      rel, last ? last->usage : 0,
-				      last ? last->limit : 0);
+	r = recorder_note_snapshot(&st->rec, sr.started_us, now_monotonic_us(),
+				   req->reason, rel, sr.last.usage,
+				   sr.last.limit);
+	if (r >= 0)
+		r = recorder_note_snapshot_end(&st->rec, now_realtime_us(),
+					       after_kill);
+	pthread_mutex_unlock(&st->mu);
+	json_object_put(sr.steps);
+	return r;
 }

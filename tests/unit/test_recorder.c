@@ -218,3 +218,50 @@ Test(recorder, timeline_text_equals_object)
 	strbuf_release(&sb);
 	recorder_release(&r);
 }
+
+/* Issue 12: a snapshot's completion and whether a kill came first, JVM
+ * facts and events; the text and the object still agree. */
+Test(recorder, snapshot_end_jvms_and_events)
+{
+	struct recorder r;
+	struct json_object *o, *parsed, *s, *e, *facts;
+	struct strbuf sb;
+
+	recorder_init(&r);
+	cr_assert_eq(recorder_note_snapshot_end(&r, 1, false), -ENOENT);
+	cr_assert_eq(recorder_note_snapshot(&r, 9000000, 1, "time-to-limit",
+					    "snapshots/z", 1, 2),
+		     0);
+	cr_assert_eq(recorder_note_snapshot_end(&r, 9400000, true), 0);
+	facts = json_object_new_object();
+	json_object_object_add(facts, "pid", json_object_new_int(42));
+	json_object_object_add(facts, "max_heap",
+			       json_object_new_uint64(1ull << 30));
+	cr_assert_eq(recorder_note_jvm(&r, facts), 0);
+	cr_assert_eq(recorder_note_event(&r, 8000000,
+					 "jvm-configured-to-outgrow", 42,
+					 "pid 42 is configured to outgrow"),
+		     0);
+	o = recorder_timeline_json(&r, "/x", 1000);
+	s = json_object_array_get_idx(get(o, "snapshots"), 0);
+	cr_assert_eq(json_object_get_int64(get(s, "t_ms")), 9000);
+	cr_assert_eq(json_object_get_int64(get(s, "completed_ms")), 9400);
+	cr_assert(json_object_get_boolean(get(s, "after_kill")));
+	cr_assert_eq(json_object_get_int64(
+			     get(json_object_array_get_idx(get(o, "jvms"), 0),
+				 "max_heap")),
+		     1ll << 30);
+	e = json_object_array_get_idx(get(o, "events"), 0);
+	cr_assert_str_eq(json_object_get_string(get(e, "kind")),
+			 "jvm-configured-to-outgrow");
+	cr_assert_eq(json_object_get_int(get(e, "pid")), 42);
+	cr_assert_eq(json_object_get_int64(get(e, "t_ms")), 8000);
+	strbuf_init(&sb, 1u << 20);
+	cr_assert_eq(recorder_timeline_write(&r, "/x", 1000, &sb), 0);
+	parsed = json_tokener_parse(sb.buf);
+	cr_assert(json_object_equal(o, parsed));
+	json_object_put(o);
+	json_object_put(parsed);
+	strbuf_release(&sb);
+	recorder_release(&r);
+}

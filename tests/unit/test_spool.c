@@ -376,3 +376,27 @@ Test(spool, jvm_outputs_from_an_earlier_snapshot_when_the_jvm_stalled)
 	cr_assert(bundle_has(b, "processes/7/pmap.txt"), "the rest is newest");
 	bundle_free(b);
 }
+
+/* Issue 12: a snapshot that completed after a kill in its cgroup says so
+ * (after_kill) and never replaces an earlier pre-kill one, even when its
+ * completion time is not after the kill time the agent has. */
+Test(spool, after_kill_snapshot_is_never_picked)
+{
+	char d[128];
+	const char *dirs[1] = {d};
+	struct bundle *b;
+	struct spool_info info;
+
+	snprintf(d, sizeof(d), "%s/s", root);
+	spool("s", "/demo/app");
+	snap("s", "20261130T100000.000Z", 1000, 41);
+	put("s/snapshots/20261130T100001.000Z/snapshot.json",
+	    "{\"reason\":\"threshold-90\",\"t_ms\":2000,\"after_kill\":true}");
+	put("s/snapshots/20261130T100001.000Z/processes/42/pmap.txt", "x\n");
+	cr_assert_eq(bundle_new("t1", &b), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app", 2500, NULL, &info),
+		     0);
+	cr_assert_str_eq(info.snapshot, "20261130T100000.000Z");
+	cr_assert_not(bundle_has(b, "processes/42/pmap.txt"));
+	bundle_free(b);
+}

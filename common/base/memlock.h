@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* memlock: keep a long-running daemon resident under memory pressure.
+ * Once start-up is done, mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT)
+ * (as earlyoom does): its own pages are never reclaimed, so a page fault
+ * of the agent or the sidecar does not stall next to a container that is
+ * being OOM-killed. MCL_ONFAULT locks pages as they are touched, not
+ * whole reservations (thread stacks, malloc arenas): the locked footprint
+ * is what the program uses. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Raises RLIMIT_MEMLOCK to max_bytes where permitted (CAP_SYS_RESOURCE),
+ * then locks: MCL_CURRENT | MCL_FUTURE when RLIMIT_MEMLOCK allows
+ * max_bytes (after the privilege drop, without CAP_IPC_LOCK, every new
+ * mapping counts against it: a smaller limit would make large allocations
+ * fail), else MCL_CURRENT only; *ret_future says which. MCL_ONFAULT when
+ * the kernel has it. Call before the drop (CAP_IPC_LOCK). Returns 0 or
+ * -errno from mlockall; the caller logs and runs on unlocked. */
+int memlock_all(uint64_t max_bytes, bool *ret_future);
+
+/* Raises RLIMIT_RTPRIO to 1 and RLIMIT_NICE to 30 (nice -10) where
+ * permitted, so that a thread may still raise its own priority after
+ * CAP_SYS_NICE is dropped. Returns 0 or -errno (EPERM: not permitted). */
+int memlock_allow_priority(void);
+
+/* VmLck of this process in bytes from /proc/self/status, 0 when unknown. */
+uint64_t memlock_locked_bytes(void);

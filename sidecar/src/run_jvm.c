@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* JVM facts taken while the JVM is healthy: at first sight, VM.flags and
+ * GC.heap_info (the heap's address ranges) over the attach socket, and
+ * smaps for the RSS inside and outside those ranges. The configuration
+ * check goes into the timeline (an event) before any kill; the ranges let
+ * every later snapshot say how much of the JVM's RSS is heap without
+ * attaching (jvm/heap_rss.json). Worker thread only. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+
+#include "base/fileio.h"
+#include "base/log.h"
+#include "base/util.h"
+#include "inspect/jvm.h"
+#include "kernel/procfs.h"
+#include "kernel/smaps.h"
+#include "run.h"
+
+#define FACTS_TIMEOUT_MS 2000u
+
+const struct run_jvm *run_jvm_find(const struct run_state *st, int pid)
+{
+	for (size_t i = 0; i < st->n_jvms; i++)
+		if (st->jvms[i].pid == pid && st->jvms[i].n_ranges)
+			return &st->jvms[i];
+	return NULL;
+}
+
+/* RSS (bytes) of pid inside the ranges, and in all. */
+static int heap_rss(struct run_state *st, int pid, const struct run_jvm *j,
+		    uint64_t *ret_heap, uint64_t *ret_total)
+{
+	_cleanup_close_ int fd = host_open_pid(&st->h, pid);
+	struct smaps s;
+	uint64_t heap = 0, total = 0;
+	int r;
+
+	if (fd < 0)
+		return fd;
+	smaps_init(&s);
+	r = smaps_read_at(fd, "smaps", &s);
+	if (r >= 0 && s.idx[SMAPS_F_RSS] < 0)
+		r = -EBADMSG;
+	for (size_t i = 0; r >= 0 && i < s.n; i++) {
+		const struct smaps_mapping *m = &s.m[i];
+		uint64_t kb = m->v[s.idx[SMAPS_F_RSS]];
+
+		total += kb * 1024;
+		for (size_t k = 0; k < j->n_ranges; k++)
+			if (m->start >= j->start[k] && m->end <= j->end[k])
+				heap += kb * 1024;
+	}
+	smaps_release(&s);
+	if (r < 0)
+		return r;
+	*ret_heap = heap;
+	*ret_total = total;
+	return 0;
+}
+
+void run_jvm_heap_rss(struct run_state *st, int pid, int pid_dirfd)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const struct run_jvm *j = run_jvm_find(st, pid);
+	uint64_t heap, total;
+	int r;
+
+	if (!j || heap_rss(st, pid, j, &heap, &total) < 0)
+		return;
+	strbuf_init(&sb, 4096);
+	r = strbuf_addf(&sb,
+			"{\"t_ms\":%" PRIu64 ",\"heap_rss\":%" PRIu64
+			",\"rss\":%" PRIu64 ",\"native_rss\":%" PRIu64
+			",\"ranges\":[",
+			now_realtime_us() / 1000, heap, total, total - heap);
+	/* the ranges, for the report's largest-mappings table */
+	for (size_t i = 0; r >= 0 && i < j->n_ranges; i++) {
+		r = strbuf_addf(&sb,
+				"%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64
+				",\"name\":",
+				i ? "," : "", j->start[i], j->end[i]);
+		if (r >= 0)
+			r = strbuf_add_json_str(&sb, j->name[i],
+						strlen(j->name[i]));
+		if (r >= 0)
+			r = strbuf_addch(&sb, '}');
+	}
+	if (r >= 0)
+		r = strbuf_adds(&sb, "]}\n");
+	if (r >= 0 && mkdir_p_at(pid_dirfd, "jvm", 0755) == 0)
+		(void)write_file_atomic_at(pid_dirfd, "jvm/heap_rss.json",
+					   sb.buf, sb.len, 0644);
+}
+
+/* One command's reply text; 0 or -errno. */
+static int ask(struct jvm_target *t, const char *cmd, struct jvm_reply *rep)
+{
+	int r = jvm_jcmd(t, cmd, rep);
+
+	if (r == 0 && rep->status != 0) {
+		jvm_reply_release(rep);
+		r = -JVM_E_NO_COMMAND;
+	}
+	return r;
+}
+
+struct facts {
+	struct jvm_flags flags;
+	struct jvm_heap_info heap;
+	uint64_t heap_rss, rss, limit;
+	int threads;
+	struct jvm_budget b;
+};
+
+static int take_facts(struct run_state *st, int pid, struct run_jvm *j,
+		      struct facts *f)
+{
+	struct jvm_attach_opts o = {.timeout_ms = FACTS_TIMEOUT_MS,
+				    .reply_timeout_ms = FACTS_TIMEOUT_MS};
+	struct jvm_reply rep = {0};
+	struct jvm_target t;
+	int r = jvm_attach(&st->h, pid, &o, &t);
+
+	if (r == 0 && (r = ask(&t, "VM.flags", &rep)) == 0) {
+		r = jvm_parse_flags(rep.text.buf, rep.text.len, &f->flags);
+		jvm_reply_release(&rep);
+	}
+	if (r == 0 && (r = ask(&t, "GC.heap_info", &rep)) == 0) {
+		r = jvm_parse_heap_info(rep.text.buf, rep.text.len, &f->heap);
+		jvm_reply_release(&rep);
+	}
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < f->heap.n_spaces && j->n_ranges < 4; i++)
+		if (f->heap.spaces[i].end > f->heap.spaces[i].start) {
+			j->start[j->n_ranges] = f->heap.spaces[i].start;
+			j->end[j->n_ranges] = f->heap.spaces[i].end;
+			strlcpy_safe(j->name[j->n_ranges++],
+				     f->heap.spaces[i].name,
+				     sizeof(j->name[0]));
+		}
+	return heap_rss(st, pid, j, &f->heap_rss, &f->rss);
+}
+
+/* The facts into the timeline ("jvms") and, when the JVM is configured
+ * to outgrow its container, an event with the numbers. */
+static void note_facts(struct run_state *st, int pid, const struct facts *f)
+{
+	const struct jvm_budget *b = &f->b;
+	struct json_object *o = json_object_new_object();
+	struct json_object *ranges = json_object_new_array();
+	const struct run_jvm *j = run_jvm_find(st, pid);
+	char text[400];
+	uint64_t t = now_realtime_us();
+
+	if (!o || !ranges) {
+		json_object_put(o);
+		json_object_put(ranges);
+		return;
+	}
+	for (size_t i = 0; j && i < j->n_ranges; i++) {
+		struct json_object *r = json_object_new_array();
+
+		json_object_array_add(r, json_object_new_uint64(j->start[i]));
+		json_object_array_add(r, json_object_new_uint64(j->end[i]));
+		json_object_array_add(ranges, r);
+	}
+#define U(k, v) json_object_object_add(o, k, json_object_new_uint64(v))
+	json_object_object_add(o, "pid", json_object_new_int(pid));
+	U("t_ms", t / 1000);
+	U("max_heap", f->flags.max_heap);
+	if (f->flags.has_max_direct)
+		U("max_direct", f->flags.max_direct);
+	if (f->flags.has_max_metaspace)
+		U("max_metaspace", f->flags.max_metaspace);
+	U("code_cache", b->code_cache);
+	U("thread_stack", b->stacks / (f->threads > 0 ? f->threads : 1));
+	U("threads", (uint64_t)f->threads);
+	U("metaspace_committed", f->heap.metaspace_committed);
+	U("heap_committed", f->heap.committed);
+	U("heap_rss", f->heap_rss);
+	U("rss", f->rss);
+	U("native_baseline", b->native);
+	U("limit", f->limit);
+	U("configured_total", b->total);
+	json_object_object_add(o, "heap_ranges", ranges);
+	json_object_object_add(o, "outgrows",
+			       json_object_new_boolean(b->outgrows));
+	json_object_object_add(o, "heap_outgrows",
+			       json_object_new_boolean(b->heap_outgrows));
+#undef U
+	snprintf(text, sizeof(text),
+		 "pid %d is configured to outgrow its container: max heap "
+		 "%" PRIu64 " MiB + direct %" PRIu64 " + metaspace %" PRIu64
+		 " + code cache %" PRIu64 " + %d threads x stack = %" PRIu64
+		 " MiB + native baseline %" PRIu64 " MiB = %" PRIu64
+		 " MiB > limit %" PRIu64 " MiB",
+		 pid, b->heap >> 20, b->direct >> 20, b->metaspace >> 20,
+		 b->code_cache >> 20, f->threads, b->stacks >> 20,
+		 b->native >> 20, b->total >> 20, f->limit >> 20);
+	pthread_mutex_lock(&st->mu);
+	(void)recorder_note_jvm(&st->rec, o);
+	if (b->outgrows)
+		(void)recorder_note_event(
+			&st->rec, t, "jvm-configured-to-outgrow", pid, text);
+	st->timeline_dirty = true;
+	pthread_mutex_unlock(&st->mu);
+	if (b->outgrows)
+		log_warn("%s", text);
+}
+
+static void retry_later(struct run_state *st, int pid, unsigned tries)
+{
+	if (tries >= 10 || st->n_retry == RUN_MAX_JVMS)
+		return;
+	st->jvm_retry[st->n_retry++] = (struct run_jvm_retry){
+		.pid = pid,
+		.tries = tries + 1,
+		.at_mono_us = now_monotonic_us() + 1000000ull,
+	};
+}
+
+/* 0 facts taken, 1 not a JVM, -errno (maybe not ready yet). */
+static int first_sight(struct run_state *st, int pid)
+{
+	_cleanup_close_ int fd = -1;
+	struct jvm_info info;
+	struct proc_status ps;
+	struct run_jvm *j;
+	struct facts *f;
+	int r;
+
+	if (st->n_jvms == RUN_MAX_JVMS)
+		return 1;
+	r = jvm_detect(&st->h, pid, &info);
+	if (r < 0)
+		return r;
+	if (!jvm_info_is_jvm(&info))
+		return -JVM_E_NOT_JVM;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	j = &st->jvms[st->n_jvms];
+	*j = (struct run_jvm){.pid = pid};
+	r = take_facts(st, pid, j, f);
+	fd = host_open_pid(&st->h, pid);
+	if (r == 0 && fd >= 0 && procfs_read_status(fd, &ps) == 0)
+		f->threads = ps.threads;
+	if (r < 0) {
+		free(f);
+		return r;
+	}
+	j->done = true;
+	st->n_jvms++;
+	pthread_mutex_lock(&st->mu);
+	if (st->rec.count)
+		f->limit = recorder_sample(&st->rec, st->rec.count - 1)->limit;
+	pthread_mutex_unlock(&st->mu);
+	jvm_budget_compute(&f->flags,
+			   (uint64_t)(f->threads > 0 ? f->threads : 0),
+			   f->heap.metaspace_committed, f->rss - f->heap_rss,
+			   f->limit, &f->b);
+	note_facts(st, pid, f);
+	log_info("JVM pid %d: max heap %" PRIu64 " MiB, heap RSS %" PRIu64
+		 " MiB of %" PRIu64 " MiB, limit %" PRIu64 " MiB",
+		 pid, f->flags.max_heap >> 20, f->heap_rss >> 20, f->rss >> 20,
+		 f->limit >> 20);
+	free(f);
+	return 0;
+}
+
+static void sight(struct run_state *st, int pid, unsigned tries)
+{
+	int r = first_sight(st, pid);
+
+	if (r == -ESRCH || r >= 0)
+		return;
+	/* A process that is no JVM after 3 looks is left alone. */
+	if (r == -JVM_E_NOT_JVM && tries >= 2)
+		return;
+	if (tries >= 9)
+		log_info("JVM pid %d: no facts at first sight: %s", pid,
+			 jvm_strerror(r));
+	retry_later(st, pid, tries);
+}
+
+void run_jvm_first_sight(struct run_state *st, int pid)
+{
+	sight(st, pid, 0);
+}
+
+void run_jvm_poll(struct run_state *st)
+{
+	struct run_jvm_retry due[RUN_MAX_JVMS];
+	uint64_t now = now_monotonic_us();
+	size_t n_due = 0, k = 0;
+
+	for (size_t i = 0; i < st->n_retry; i++) {
+		if (st->jvm_retry[i].at_mono_us <= now)
+			due[n_due++] = st->jvm_retry[i];
+		else
+			st->jvm_retry[k++] = st->jvm_retry[i];
+	}
+	st->n_retry = k;
+	for (size_t i = 0; i < n_due; i++)
+		sight(st, due[i].pid, due[i].tries);
+}

@@ -5,13 +5,16 @@ OOM-killed by the kernel. Each scenario asserts OOMReport (pod + container
 named, a verdict), OOMBundle (its sha256 matches its data), the Event, each
 exactly once."""
 import base64
+import errno
 import hashlib
+import os
+import signal
 import threading
 import time
 
 import pytest
 
-from conftest import (AGENT_NS, agent_pods, agent_ready, apiserver_start,
+from conftest import (AGENT_NS, CLUSTER_DIR, agent_ready, apiserver_start,
                       apiserver_stop)
 
 NS = "oomlens-victims"
@@ -65,10 +68,13 @@ def reports(kube, pod, ready=True):
             (not ready or r.get("status", {}).get("phase") == "Ready")]
 
 
-def events(kube, pod):
+def events(kube, pod, uid):
+    """OOMForensics Events of this pod (earlier runs' pods of the same name
+    have other UIDs)."""
     items = kube.get(f"/api/v1/namespaces/{NS}/events?fieldSelector="
                      f"involvedObject.name%3D{pod}")["items"]
-    return [e for e in items if e["reason"] == "OOMForensics"]
+    return [e for e in items if e["reason"] == "OOMForensics" and
+            e["involvedObject"].get("uid") == uid]
 
 
 def terminated(kube, name, min_restarts=0, timeout=90):
@@ -104,11 +110,11 @@ def check_report(kube, r, pod, uid=None):
     assert [o["name"] for o in owners] == [r["metadata"]["name"]], owners
 
 
-def one_event(kube, pod, count):
-    ev = kube.wait(lambda: [e for e in events(kube, pod)
+def one_event(kube, pod, uid, count):
+    ev = kube.wait(lambda: [e for e in events(kube, pod, uid)
                             if e.get("count") == count], 60,
                    f"the OOMForensics Event with count {count}")
-    assert len(events(kube, pod)) == 1, events(kube, pod)
+    assert len(events(kube, pod, uid)) == 1, events(kube, pod, uid)
     e = ev[0]
     assert e["type"] == "Warning"
     assert e["involvedObject"]["name"] == pod
@@ -138,13 +144,14 @@ def test_c_victim_without_sidecar(kube):
     cid = t["containerID"].removeprefix("containerd://")
     assert r["spec"]["containerID"].removeprefix("containerd://") == cid
     assert r["spec"]["limit"] == 64 << 20, r["spec"]
-    one_event(kube, "c-victim", 1)
+    one_event(kube, "c-victim", uid, 1)
 
 
 def test_restarted_container_killed_twice(kube):
     """Two kills of one container: two reports, each naming its killed
     instance's containerID; one Event whose count is 2."""
-    create_pod(kube, victim("twice", restart="Always"))
+    uid = create_pod(kube, victim("twice", restart="Always"))["metadata"][
+        "uid"]
     rs = settle_once(kube, "twice", n=2)
     for r in rs:
         check_report(kube, r, "twice")
@@ -158,7 +165,7 @@ def test_restarted_container_killed_twice(kube):
     # the later kill is the last terminated instance (or the current one
     # while the kubelet catches up)
     assert ids & known, (ids, known)
-    one_event(kube, "twice", 2)
+    one_event(kube, "twice", uid, 2)
     kube.delete(f"/api/v1/namespaces/{NS}/pods/twice")
 
 
@@ -167,7 +174,8 @@ def test_apiserver_stopped_30s_across_a_kill(kube):
     delivered once it is back, exactly once."""
     # ~10 s to reach 64 MiB at 4 MiB per 600 ms: the kill falls in the
     # outage
-    create_pod(kube, victim("outage", step_mb=4, delay_ms=600))
+    uid = create_pod(kube, victim("outage", step_mb=4, delay_ms=600))[
+        "metadata"]["uid"]
     kube.wait(lambda: _pod(kube, "outage")["status"].get("phase") ==
               "Running", 60, "the victim to run")
     apiserver_stop()
@@ -176,46 +184,199 @@ def test_apiserver_stopped_30s_across_a_kill(kube):
     finally:
         apiserver_start()
     (r,) = settle_once(kube, "outage")
-    check_report(kube, r, "outage")
-    one_event(kube, "outage", 1)
+    check_report(kube, r, "outage", uid)
+    one_event(kube, "outage", uid, 1)
+
+
+def agent_pid(kube):
+    """The host pid of the running agent pod's oomlens-agent."""
+    uid = agent_ready(kube)["metadata"]["uid"]
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                comm = f.read().strip()
+            with open(f"/proc/{pid}/cgroup") as f:
+                cg = f.read()
+        except OSError:
+            continue
+        if comm == "oomlens-agent" and f"pod{uid}/" in cg:
+            return int(pid)
+    raise AssertionError("no oomlens-agent process in the agent's pod")
+
+
+def queued(kube):
+    """The kill files in the agent's durable queue (host path)."""
+    d = f"{CLUSTER_DIR}/agent-state/queue"
+    return sorted(n for n in os.listdir(d) if n.endswith(".json")) \
+        if os.path.isdir(d) else []
+
+
+def kill_queued_unpublished(kube, name):
+    """Kills NAME's hog while the apiserver is down, waits until the agent
+    has queued it, and freezes the agent (SIGSTOP) before the apiserver
+    comes back: the kill is in the queue, unpublished. Returns the agent's
+    pid (stopped)."""
+    uid = create_pod(kube, victim(name, delay_ms=800))["metadata"]["uid"]
+    kube.wait(lambda: _pod(kube, name)["status"].get("phase") ==
+              "Running", 60, "the victim to run")
+    before = set(queued(kube))
+    apiserver_stop()
+    try:
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not set(queued(kube)) - before:
+            time.sleep(0.2)
+        new = set(queued(kube)) - before
+        assert new, "the kill never reached the agent's queue"
+        pid = agent_pid(kube)
+        os.kill(pid, signal.SIGSTOP)
+    finally:
+        apiserver_start()
+    return uid, pid
 
 
 def test_agent_pod_recreated_with_a_queue(kube):
-    """The agent is deleted while its queue holds a kill (the apiserver
-    down, so nothing can be published); the DaemonSet's next pod resumes
-    the queue from the hostPath state: one report."""
-    create_pod(kube, victim("requeue"))
-    old = agent_pods(kube)[0]["metadata"]["name"]
-    t = terminated(kube, "requeue")
-    assert t["reason"] == "OOMKilled"
-    kube.delete(f"/api/v1/namespaces/{AGENT_NS}/pods/{old}")
+    """The agent pod is deleted while its queue holds an unpublished kill;
+    the DaemonSet's next pod resumes the queue from the hostPath state:
+    one report, one Event."""
+    old = agent_ready(kube)["metadata"]["name"]
+    uid, pid = kill_queued_unpublished(kube, "requeue")
+    try:
+        assert reports(kube, "requeue", ready=False) == []
+        kube.delete(f"/api/v1/namespaces/{AGENT_NS}/pods/{old}")
+    finally:
+        os.kill(pid, signal.SIGCONT)  # the kubelet's SIGTERM is handled
     kube.wait(lambda: (p := agent_ready(kube)) and
               p["metadata"]["name"] != old, 120, "the new agent pod")
     (r,) = settle_once(kube, "requeue")
-    check_report(kube, r, "requeue")
-    one_event(kube, "requeue", 1)
+    check_report(kube, r, "requeue", uid)
+    one_event(kube, "requeue", uid, 1)
 
 
 def test_victim_pod_deleted_before_publishing(kube):
     """The pod is gone by the time the agent publishes: the report still
-    names it (from the agent's pod map), no Event (nothing to attach it
-    to)."""
-    uid = create_pod(kube, victim("gone"))["metadata"]["uid"]
-    kube.wait(lambda: _pod(kube, "gone")["status"].get("phase") ==
-              "Running", 60, "the victim to run")
-    apiserver_stop()
+    names it (from the agent's pod map), and no Event (nothing to attach
+    it to)."""
+    uid, pid = kill_queued_unpublished(kube, "gone")
     try:
-        # the kill lands while nothing can be published; the pod is
-        # deleted as soon as the apiserver is back, before the agent's
-        # backoff retries
-        time.sleep(20)
+        assert reports(kube, "gone", ready=False) == []
+        kube.delete(f"/api/v1/namespaces/{NS}/pods/gone")
+        kube.wait(lambda: not _pod(kube, "gone"), 60, "the pod to go")
     finally:
-        apiserver_start()
-    kube.delete(f"/api/v1/namespaces/{NS}/pods/gone")
-    kube.wait(lambda: not _pod(kube, "gone"), 60, "the pod to go")
+        os.kill(pid, signal.SIGCONT)
     (r,) = settle_once(kube, "gone")
     check_report(kube, r, "gone", uid)
-    assert events(kube, "gone") == []
+    assert events(kube, "gone", uid) == []
+
+
+class Watcher:
+    """Watches PATH from its current resourceVersion in a thread; the
+    monotonic time each event arrived is kept with it."""
+
+    def __init__(self, kube, path):
+        rv = kube.get(path)["metadata"]["resourceVersion"]
+        sep = "&" if "?" in path else "?"
+        self.events = []
+        self.url = f"{path}{sep}watch=1&resourceVersion={rv}"
+        self.kube = kube
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        try:
+            for ev in self.kube.watch_lines(self.url, 120):
+                self.events.append((time.monotonic(), ev))
+        except Exception:  # the timeout ends the watch
+            pass
+
+    def first(self, pred):
+        for t, ev in list(self.events):
+            if ev["type"] in ("ADDED", "MODIFIED") and pred(ev["object"]):
+                return t
+        return None
+
+
+def kmsg_offset(fd):
+    """kmsg timestamp (s) minus CLOCK_MONOTONIC, from a marker record."""
+    marker = f"oomlens-test clock probe {time.monotonic_ns()}"
+    t = time.monotonic()
+    os.write(fd, f"<6>{marker}\n".encode())
+    for _ in range(1000):
+        rec = kmsg_next(fd)
+        if rec and marker in rec[1]:
+            return rec[0] - t
+    raise AssertionError("the clock probe did not come back")
+
+
+def kmsg_next(fd):
+    """(seconds, text) of the next /dev/kmsg record, None when dry."""
+    while True:
+        try:
+            raw = os.read(fd, 8192).decode(errors="replace")
+        except BlockingIOError:
+            return None
+        except OSError as e:  # EPIPE: records overwritten, go on
+            if e.errno == errno.EPIPE:
+                continue
+            raise
+        head, _, text = raw.partition(";")
+        return int(head.split(",")[2]) / 1e6, text
+
+
+def kill_time(fd, uid, timeout=60):
+    """Monotonic time of the kernel's oom-kill record for pod uid."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        rec = kmsg_next(fd)
+        if rec is None:
+            time.sleep(0.05)
+        elif "oom-kill:" in rec[1] and f"pod{uid}/" in rec[1]:
+            return rec[0]
+    raise AssertionError(f"no oom-kill record for pod {uid}")
+
+
+KILLS = 3
+
+
+def test_publish_latency_beats_kubelet_status(kube):
+    """kill -> OOMReport visible (watch on oomreports) against kill ->
+    the kubelet's OOMKilled status, on the same kills: oomlens is first."""
+    fd = os.open("/dev/kmsg", os.O_RDWR | os.O_NONBLOCK)
+    try:
+        os.lseek(fd, 0, os.SEEK_END)
+        off = kmsg_offset(fd)
+        ours, kubelets, ready = [], [], []
+        for i in range(KILLS):
+            name = f"latency-{i}"
+            kube.delete(f"/api/v1/namespaces/{NS}/pods/{name}")
+            kube.wait(lambda: not _pod(kube, name), 60, "the old pod")
+            pods = Watcher(kube, f"/api/v1/namespaces/{NS}/pods?"
+                           f"fieldSelector=metadata.name%3D{name}")
+            reps = Watcher(kube, REPORTS)
+            uid = create_pod(kube, victim(name))["metadata"]["uid"]
+            t_kill = kill_time(fd, uid) - off
+            oomkilled = (lambda o: any(
+                (cs.get("state", {}).get("terminated") or {})
+                .get("reason") == "OOMKilled"
+                for cs in o["status"].get("containerStatuses", [])))
+            mine = (lambda o: o["spec"]["pod"] == name)
+            t_status = kube.wait(lambda: pods.first(oomkilled), 60,
+                                 "the kubelet's OOMKilled status")
+            t_report = kube.wait(lambda: reps.first(mine), 60,
+                                 "the OOMReport")
+            t_ready = kube.wait(lambda: reps.first(
+                lambda o: mine(o) and o.get("status", {})
+                .get("phase") == "Ready"), 60, "the Ready OOMReport")
+            ours.append(t_report - t_kill)
+            ready.append(t_ready - t_kill)
+            kubelets.append(t_status - t_kill)
+            kube.delete(f"/api/v1/namespaces/{NS}/pods/{name}")
+    finally:
+        os.close(fd)
+    print(f"\nkill -> OOMReport visible: "
+          f"{' '.join(f'{x:.3f}' for x in ours)} s; Ready: "
+          f"{' '.join(f'{x:.3f}' for x in ready)} s; kubelet OOMKilled: "
+          f"{' '.join(f'{x:.3f}' for x in kubelets)} s")
+    for o, k in zip(ours, kubelets):
+        assert 0 < o < k, (ours, kubelets)
 
 
 def test_jvm_pod_with_sidecar():

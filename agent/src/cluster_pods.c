@@ -103,6 +103,13 @@ int cluster_pods_match(const struct cluster_pods *m, const char *cgroup,
 			if (r.container)
 				break;
 		}
+		/* A container killed within a second of its start is not in
+		 * the kubelet's status yet (it reports containerIDs ~0.8 s
+		 * late; a restarted one still shows the previous ID). With
+		 * one container the kill is its: the pause sibling runs at
+		 * oom_score_adj -998 and is never chosen while it is. */
+		if (!r.container && p->n == 1 && r.path.container_id[0])
+			r.container = p->ctr[0].name;
 	}
 	*ret = r;
 	return 0;

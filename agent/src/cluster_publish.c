@@ -323,9 +323,9 @@ static void resolve(struct cluster *c, struct pub_item *it)
 	struct kube_pod **pods = NULL;
 	size_t n = 0;
 
-	if (it->pod[0])
-		return;
-	if (it->pod_uid[0] &&
+	/* a known pod whose container the detector could not name still
+	 * gets a container (the CRD requires one): the ID's prefix below */
+	if (!it->pod[0] && it->pod_uid[0] &&
 	    kube_pod_list(c->client, &lo, &pods, &n, NULL, NULL) >= 0) {
 		for (size_t i = 0; i < n; i++) {
 			const struct kube_container *k;

@@ -61,6 +61,55 @@ class Kube:
                 raise
             return None
 
+    # where each kind the suite applies lives: (API prefix, plural,
+    # namespaced)
+    KINDS = {
+        "Namespace": ("/api/v1", "namespaces", False),
+        "ServiceAccount": ("/api/v1", "serviceaccounts", True),
+        "ClusterRole": ("/apis/rbac.authorization.k8s.io/v1", "clusterroles",
+                        False),
+        "ClusterRoleBinding": ("/apis/rbac.authorization.k8s.io/v1",
+                               "clusterrolebindings", False),
+        "DaemonSet": ("/apis/apps/v1", "daemonsets", True),
+        "CustomResourceDefinition": ("/apis/apiextensions.k8s.io/v1",
+                                     "customresourcedefinitions", False),
+    }
+
+    def path_of(self, obj):
+        """The collection path of obj's kind (in its namespace)."""
+        prefix, plural, namespaced = self.KINDS[obj["kind"]]
+        if namespaced:
+            return (f"{prefix}/namespaces/{obj['metadata']['namespace']}"
+                    f"/{plural}")
+        return f"{prefix}/{plural}"
+
+    def apply(self, obj):
+        """Creates obj, or replaces the one of its name (resourceVersion
+        taken from the stored object)."""
+        base = self.path_of(obj)
+        try:
+            return self.create(base, obj)
+        except ApiError as e:
+            if e.code != 409:
+                raise
+        path = f"{base}/{obj['metadata']['name']}"
+        cur = self.get(path)
+        obj = json.loads(json.dumps(obj))
+        obj["metadata"]["resourceVersion"] = \
+            cur["metadata"]["resourceVersion"]
+        return self.request("PUT", path, obj)
+
+    def watch_lines(self, path, timeout):
+        """A watch (path with ?watch=1...) as a generator of decoded events,
+        ending after timeout seconds or with the stream."""
+        req = urllib.request.Request(self.server + path)
+        req.add_header("Authorization", "Bearer " + self.token)
+        with urllib.request.urlopen(req, context=self.ctx,
+                                    timeout=timeout) as r:
+            for line in r:
+                if line.strip():
+                    yield json.loads(line)
+
     def ensure_namespace(self, name):
         try:
             self.create("/api/v1/namespaces",

@@ -239,6 +239,10 @@ int run_sample(struct run_state *st)
 	note_ended(st, ok, n_ok, s.t_us);
 	s.usage = rss_sum;
 	cgroup_usage(st, &s);
+	/* The cgroup went away during this sample (its files after its task
+	 * list): nothing of it is left, so every process has ended. */
+	if (st->cgroup_gone && st->n_alive)
+		note_ended(st, ok, 0, s.t_us);
 	if (st->cfg->limit)
 		s.limit = st->cfg->limit;
 	st->timeline_dirty = true;

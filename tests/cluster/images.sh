@@ -98,7 +98,8 @@ image_bin() {
 	mkdir -p "$OUT/bin"
 	${CC:-cc} -O2 -o "$bin.tmp" "${objs[@]}" "$B/liboomlens.a" \
 		-Wl,--gc-sections -Wl,--as-needed "${lib[@]}" -Wl,-Bstatic \
-		-lcurl -lnghttp2 -larchive -lssl -lcrypto -ljson-c -lyaml -lz \
+		-lcurl -lnghttp2 -larchive -lwebsockets -lssl -lcrypto -ljson-c \
+		-lyaml -lz \
 		-lseccomp -lcap -Wl,-Bdynamic -lpthread -lm -ldl
 	mv "$bin.tmp" "$bin"
 }

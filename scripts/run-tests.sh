@@ -129,6 +129,10 @@ for s in "${suites[@]}"; do
 			grep '^images: .*goal' /tmp/oomlens-images.$$
 			rm -f /tmp/oomlens-images.$$
 		fi
+		# A node left up (OOMLENS_CLUSTER_KEEP) may run another
+		# checkout's images: the suite starts its own.
+		[ -n "${OOMLENS_CLUSTER_KEEP:-}" ] ||
+			B=$B tests/cluster/down.sh >/dev/null 2>&1 || true
 		run_pytest tests/cluster ;;
 	*) echo "run-tests: unknown suite '$s'" >&2; exit 2 ;;
 	esac

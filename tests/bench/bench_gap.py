@@ -10,6 +10,7 @@ kill or a bundle is missing. Needs root, a memory cgroup and the host
 lock (bench_gap.sh takes it)."""
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -44,8 +45,10 @@ def one_kill(cg, agent, tmp, name, hog):
                  ["--fast-interval-ms", str(FAST_MS)])
     hogs = []
     if hog:
+        # own process groups: killing timeout(1) alone leaves its child
         hogs = [subprocess.Popen(["timeout", "60", "nice", "-n", "-5", "sh",
-                                  "-c", "while :; do :; done"])
+                                  "-c", "while :; do :; done"],
+                                 start_new_session=True)
                 for _ in range(os.cpu_count() or 1)]
     t0 = time.time()
     try:
@@ -58,7 +61,10 @@ def one_kill(cg, agent, tmp, name, hog):
                 status(sc.proc.pid, "VmLck"), time.time() - t0)
     finally:
         for h in hogs:
-            h.kill()
+            try:
+                os.killpg(h.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             h.wait()
         sc.stop()
     files = bundle_files(line["path"])

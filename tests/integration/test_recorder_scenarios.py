@@ -6,6 +6,7 @@ two fast intervals of it) and that no snapshot completed after the kill
 is used. Run under the host lock (/tmp/oomlens-realkill.lock)."""
 import json
 import os
+import signal
 import shutil
 import subprocess
 import time
@@ -47,13 +48,19 @@ class CpuHog:
     it may raise its own), each bounded by timeout(1)."""
 
     def __init__(self, seconds=150):
+        # Each in a process group of its own: killing timeout(1) alone
+        # would leave its busy child running for good.
         self.procs = [subprocess.Popen(
             ["timeout", str(seconds), "nice", "-n", "-5", "sh", "-c",
-             "while :; do :; done"]) for _ in range(os.cpu_count() or 1)]
+             "while :; do :; done"], start_new_session=True)
+            for _ in range(os.cpu_count() or 1)]
 
     def stop(self):
         for p in self.procs:
-            p.kill()
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             p.wait()
 
 

@@ -146,7 +146,7 @@ busybox_image() {
 	done
 	install -d -m 1777 "$r/tmp"
 	for v in "$B"/victims/*; do
-		[ -x "$v" ] && copy_elf "$r" "$v" "/usr/local/bin/$(basename "$v")"
+		[ -f "$v" ] && [ -x "$v" ] && copy_elf "$r" "$v" "/usr/local/bin/$(basename "$v")"
 	done
 	build busybox localhost/oomlens-busybox:1 "$OUT/busybox.tar"
 }

@@ -442,16 +442,21 @@ static const struct lws_protocols protocols[] = {
 	{NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
-static void lws_to_log(int level, const char *line)
+void agent_lws_log(const char *who, int level, const char *line)
 {
 	size_t n = strlen(line);
 
 	while (n && line[n - 1] == '\n')
 		n--;
 	if (level & LLL_ERR)
-		log_warn("http: %.*s", (int)n, line);
+		log_warn("%s: %.*s", who, (int)n, line);
 	else
-		log_debug("http: %.*s", (int)n, line);
+		log_debug("%s: %.*s", who, (int)n, line);
+}
+
+static void lws_to_log(int level, const char *line)
+{
+	agent_lws_log("http", level, line);
 }
 
 static void *http_main(void *unused)

@@ -34,3 +34,7 @@ void agent_http_stop(void);
 
 /* The bound port (0 when not started): for logs and tests. */
 int agent_http_port(void);
+
+/* A libwebsockets log line into our log, prefixed by who ("http", "tls"):
+ * errors as warnings, the rest at debug, its trailing newline dropped. */
+void agent_lws_log(const char *who, int level, const char *line);

@@ -15,6 +15,7 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "http.h"
 #include "commands.h"
 #include "webhook.h"
 
@@ -172,14 +173,7 @@ static const struct lws_protocols protocols[] = {
 
 static void lws_to_log(int level, const char *line)
 {
-	size_t n = strlen(line);
-
-	while (n && line[n - 1] == '\n')
-		n--;
-	if (level & LLL_ERR)
-		log_warn("tls: %.*s", (int)n, line);
-	else
-		log_debug("tls: %.*s", (int)n, line);
+	agent_lws_log("tls", level, line);
 }
 
 static int file_id_read(const char *path, struct file_id *ret)

@@ -58,6 +58,15 @@ void cluster_pod_free(void *p);
 
 struct cluster;
 
+/* Cluster mode's /readyz: the pod watch has delivered its first list and
+ * the API server answered within the last minute (the publisher asks for
+ * /version when nothing else reached it for CLUSTER_API_PROBE_MS). Pure:
+ * writes the reason into why (size bytes). */
+#define CLUSTER_API_STALE_MS 60000
+#define CLUSTER_API_PROBE_MS 20000
+bool cluster_ready(const struct agent_counters *k, uint64_t now_ms, char *why,
+		   size_t size);
+
 /* Loads credentials (kubeconfig or in-cluster), checks NODE_NAME, makes
  * the client. Logs and returns -errno with a message that names the
  * missing piece. No thread yet. */

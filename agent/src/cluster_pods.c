@@ -2,6 +2,7 @@
 /* The detector's pod map: snapshots the watch thread sends, looked up by
  * the pod UID in a victim's cgroup path. Detector thread only. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,4 +131,22 @@ bool cluster_wanted(const struct cluster_opts *o, const struct cluster_pod *p)
 	if (o->n_namespaces && !listed(o->namespaces, o->n_namespaces, p->ns))
 		return false;
 	return !listed(o->exclude, o->n_exclude, p->ns);
+}
+
+bool cluster_ready(const struct agent_counters *k, uint64_t now_ms, char *why,
+		   size_t size)
+{
+	uint64_t ok = atomic_load(&k->last_api_ok_ms);
+
+	if (!atomic_load(&k->pods_synced)) {
+		snprintf(why, size, "the pod watch has not listed yet");
+		return false;
+	}
+	if (!ok || now_ms > ok + CLUSTER_API_STALE_MS) {
+		snprintf(why, size, "no answer from the API server for %llu s",
+			 ok ? (unsigned long long)(now_ms - ok) / 1000 : 0ull);
+		return false;
+	}
+	snprintf(why, size, "pod watch synced, API server answering");
+	return true;
 }

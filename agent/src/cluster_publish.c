@@ -386,10 +386,35 @@ static void update_counters(struct cluster *c)
 	atomic_store(&c->counters->queue_depth, pubqueue_depth(c->queue));
 }
 
+/* /readyz wants an answer from the API server within the last minute; a
+ * quiet node (no pod changes, nothing to publish) asks for /version, which
+ * every authenticated identity may read. */
+static void probe_api(struct cluster *c, uint64_t *last_probe_ms)
+{
+	uint64_t now = now_realtime_us() / 1000;
+	uint64_t ok = atomic_load(&c->counters->last_api_ok_ms);
+	struct kube_request rq = {
+		.method = "GET", .path = "/version", .cancel = c->cancel};
+	_cleanup_strbuf_ struct strbuf body = STRBUF_INIT;
+	struct kube_error e = {0};
+	long status = 0;
+
+	if (now < ok + CLUSTER_API_PROBE_MS ||
+	    now < *last_probe_ms + CLUSTER_API_PROBE_MS)
+		return;
+	*last_probe_ms = now;
+	strbuf_init(&body, 64 * 1024);
+	if (kube_request(c->client, &rq, &status, &body, &e) == 0)
+		api_ok(c);
+	else
+		log_debug("API server probe (/version): %s",
+			  e.message[0] ? e.message : "no answer");
+}
+
 void *cluster_pub_main(void *ud)
 {
 	struct cluster *c = ud;
-	uint64_t next_ms = 0, next_retention = 0;
+	uint64_t next_ms = 0, next_retention = 0, last_probe = 0;
 
 	for (;;) {
 		uint64_t now = now_monotonic_us() / 1000, wait;
@@ -400,6 +425,7 @@ void *cluster_pub_main(void *ud)
 			break;
 		take_kills(c);
 		pubqueue_run(c->queue, now, &next_ms);
+		probe_api(c, &last_probe);
 		update_counters(c);
 		if (now_monotonic_us() >= next_retention) {
 			cluster_retention(c);

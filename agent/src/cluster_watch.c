@@ -288,8 +288,6 @@ static int on_pod(void *ud, enum kube_event_type t, struct json_object *obj)
 	struct cluster_pod *s;
 	int i;
 
-	if (w->stats.connects > 0)
-		atomic_store(&c->counters->pods_synced, true);
 	atomic_store(&c->counters->last_api_ok_ms, now_realtime_us() / 1000);
 	if (t == KUBE_EVENT_BOOKMARK || kube_pod_decode(obj, &p) < 0 ||
 	    !p->uid || !p->namespace)
@@ -313,6 +311,15 @@ static int on_pod(void *ud, enum kube_event_type t, struct json_object *obj)
 	return 0;
 }
 
+/* The first complete list: the pod cache has every pod of the node. */
+static void on_synced(void *ud)
+{
+	struct watch_ctx *w = ud;
+
+	atomic_store(&w->c->counters->pods_synced, true);
+	atomic_store(&w->c->counters->last_api_ok_ms, now_realtime_us() / 1000);
+}
+
 void *cluster_watch_main(void *ud)
 {
 	struct cluster *c = ud;
@@ -327,6 +334,7 @@ void *cluster_watch_main(void *ud)
 		.fn = on_pod,
 		.userdata = &w,
 		.stats = &w.stats,
+		.synced = on_synced,
 	};
 	int r;
 

@@ -768,6 +768,17 @@ static int loop_setup(struct loop *l)
 	return 0;
 }
 
+/* Cluster mode's /readyz, judged once a second by the detector (the
+ * standalone agent is ready once its detector runs). */
+static void update_ready(struct agent *a)
+{
+	char why[128];
+	bool r = cluster_ready(&a->counters, now_realtime_us() / 1000, why,
+			       sizeof(why));
+
+	agent_health_set_ready(r, why);
+}
+
 /* Pod snapshots from the watch thread. */
 static void on_pods(struct agent *a)
 {
@@ -898,6 +909,8 @@ static int run_loop(struct loop *l)
 				on_pods(a);
 			} else if (fd == forecast_sampler_fd()) {
 				forecast_sampler_tick(); /* obs hook */
+				if (a->cluster)
+					update_ready(a);
 			}
 		}
 		atomic_store(&a->counters.detector_alive_ms,

@@ -358,6 +358,9 @@ struct kube_watch_options {
 	kube_watch_fn fn;
 	void *userdata;
 	struct kube_watch_stats *stats; /* optional, updated live */
+	/* optional: called after each complete list (every item delivered):
+	 * the caller's cache is in step with the server from here on */
+	void (*synced)(void *userdata);
 };
 
 /* List-then-watch until cancelled (or fn < 0, or max_failures). Keeps a

@@ -315,6 +315,8 @@ static int round_once(struct watch *w, bool *need_list, struct kube_error *e)
 		if (r < 0)
 			return 1;
 		*need_list = false;
+		if (w->o->synced)
+			w->o->synced(w->o->userdata);
 	}
 	w->expired = w->lost = w->ev_failed = false;
 	seen = w->st.events + w->st.bookmarks;

@@ -587,7 +587,19 @@ struct seen {
 	pthread_mutex_t lock;
 	char ev[64][48];
 	int n;
+	int synced;	   /* complete lists reported */
+	int at_first_sync; /* events delivered when the first was */
 };
+
+static void on_synced(void *ud)
+{
+	struct seen *s = ud;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->synced++ == 0)
+		s->at_first_sync = s->n;
+	pthread_mutex_unlock(&s->lock);
+}
 
 static int record(void *ud, enum kube_event_type t, struct json_object *obj)
 {
@@ -671,7 +683,8 @@ Test(kube_fake, watch_survives_drop_410_and_restart_exactly_once)
 					  .backoff_max_ms = 800,
 					  .fn = record,
 					  .userdata = &s,
-					  .stats = &st};
+					  .stats = &st,
+					  .synced = on_synced};
 	create_pod(admin, "p1", "node1");
 	pthread_create(&th, NULL, watch_thread, &w);
 	wait_events(&s, 1);
@@ -714,6 +727,9 @@ Test(kube_fake, watch_survives_drop_410_and_restart_exactly_once)
 		      st.expired, st.relists, st.connects);
 	cr_assert_geq(st.relists, 2);
 	cr_assert_geq(st.connects, 4);
+	/* each complete list said so, the first after p1 was delivered */
+	cr_assert_eq((unsigned)s.synced, st.relists);
+	cr_assert_eq(s.at_first_sync, 1);
 	kube_cancel_free(cancel);
 	kube_client_free(admin);
 	kube_client_free(c);

@@ -70,3 +70,23 @@ Test(cluster_pods, two_container_pod_unknown_id_names_none)
 	cr_assert_null(r.container);
 	cluster_pods_free(m);
 }
+
+/* /readyz in cluster mode: watch listed, and an API answer in the last
+ * minute; the reason says which part is missing. */
+Test(cluster_pods, ready_needs_the_list_and_a_recent_answer)
+{
+	struct agent_counters k = {0};
+	char why[128];
+	uint64_t now = 1000000;
+
+	cr_assert_not(cluster_ready(&k, now, why, sizeof(why)));
+	cr_assert_str_eq(why, "the pod watch has not listed yet");
+	atomic_store(&k.pods_synced, true);
+	cr_assert_not(cluster_ready(&k, now, why, sizeof(why)));
+	cr_assert_str_eq(why, "no answer from the API server for 0 s");
+	atomic_store(&k.last_api_ok_ms, now - CLUSTER_API_STALE_MS);
+	cr_assert(cluster_ready(&k, now, why, sizeof(why)));
+	cr_assert_str_eq(why, "pod watch synced, API server answering");
+	cr_assert_not(cluster_ready(&k, now + 1, why, sizeof(why)));
+	cr_assert_str_eq(why, "no answer from the API server for 60 s");
+}

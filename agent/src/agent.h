@@ -87,6 +87,15 @@ bool agent_map_report(struct agent *a, struct oom_report *r);
 bool agent_kernel_path(const struct agent *a, const char *path, char *buf,
 		       size_t size);
 
+/* What the diagnosis of a kill concluded: the report line, the manifest
+ * and the OOMReport say the same. usage and limit are the diagnosis's
+ * reconciled figures (0: not known). */
+struct agent_verdict {
+	char verdict[32];
+	char summary[320];
+	uint64_t usage, limit;
+};
+
 /* cluster_capture.c: the pod side of a capture in cluster mode. */
 struct agent_kill_pod {
 	struct cluster_match m;
@@ -107,5 +116,4 @@ const char *agent_cluster_spool(const struct agent *a,
 /* Hands the saved bundle to the publisher. */
 void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 			   const struct agent_kill_pod *p, const char *id,
-			   const char *verdict, const char *summary,
-			   uint64_t kill_ms);
+			   const struct agent_verdict *v, uint64_t kill_ms);

@@ -238,16 +238,11 @@ static void fill_manifest(struct agent *a, const struct corr_kill *k,
 	json_object_object_add(man, "victims", victims_json(r));
 }
 
-struct line_verdict {
-	char verdict[32];
-	char summary[320];
-};
-
 /* diagnosis.json from what the bundle holds so far; the verdict and summary
  * also go into the manifest and the report line. */
 static void add_diagnosis(struct bundle *b, const struct oom_report *r,
 			  struct json_object *man, uint64_t kill_ms,
-			  struct line_verdict *ret)
+			  struct agent_verdict *ret)
 {
 	struct diag_input in;
 	struct diagnosis *d = calloc(1, sizeof(*d));
@@ -270,6 +265,8 @@ static void add_diagnosis(struct bundle *b, const struct oom_report *r,
 	strlcpy_safe(ret->verdict, diag_kind_name(d->verdicts[0].kind),
 		     sizeof(ret->verdict));
 	strlcpy_safe(ret->summary, d->summary, sizeof(ret->summary));
+	ret->usage = d->usage_bytes;
+	ret->limit = d->limit_bytes;
 	json_object_object_add(man, "verdict",
 			       json_object_new_string(ret->verdict));
 	json_object_object_add(man, "summary",
@@ -362,7 +359,7 @@ static void add_report(struct agent *a, struct bundle *b, const char *id)
 
 static void print_line(const char *id, const char *path,
 		       const struct corr_kill *k, int64_t latency, long size,
-		       const struct line_verdict *v)
+		       const struct agent_verdict *v)
 {
 	const struct oom_report *r = &k->report;
 	char html[4096];
@@ -407,7 +404,7 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	char id[96], name[128], path[4096];
 	struct bundle *b;
 	struct json_object *man, *kj;
-	struct line_verdict verdict = {0};
+	struct agent_verdict verdict = {0};
 	struct agent_kill_pod kp = {0};
 	uint64_t kill_ms;
 	long size;
@@ -459,7 +456,6 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	a->reports_written++;
 	/* saved on the node first; the API gets it from the publisher */
 	if (a->cluster)
-		agent_cluster_publish(a, k, &kp, id, verdict.verdict,
-				      verdict.summary, kill_ms);
+		agent_cluster_publish(a, k, &kp, id, &verdict, kill_ms);
 	return 0;
 }

@@ -90,7 +90,8 @@ const char *agent_cluster_spool(const struct agent *a,
 }
 
 static void fill_item(const struct agent *a, const struct corr_kill *k,
-		      struct pub_item *it, uint64_t kill_ms)
+		      const struct agent_verdict *v, struct pub_item *it,
+		      uint64_t kill_ms)
 {
 	const struct oom_report *r = &k->report;
 	time_t t = (time_t)(kill_ms / 1000);
@@ -101,13 +102,13 @@ static void fill_item(const struct agent *a, const struct corr_kill *k,
 		 &tm);
 	strlcpy_safe(it->node, a->opts.cluster.node, sizeof(it->node));
 	if (r->n_victims) {
-		const struct kmsg_victim *v = &r->victims[0];
+		const struct kmsg_victim *vi = &r->victims[0];
 
-		it->pid = v->pid;
-		strlcpy_safe(it->comm, v->comm, sizeof(it->comm));
-		it->anon_rss = (int64_t)v->anon_rss_kb * 1024;
-		it->file_rss = (int64_t)v->file_rss_kb * 1024;
-		it->shmem_rss = (int64_t)v->shmem_rss_kb * 1024;
+		it->pid = vi->pid;
+		strlcpy_safe(it->comm, vi->comm, sizeof(it->comm));
+		it->anon_rss = (int64_t)vi->anon_rss_kb * 1024;
+		it->file_rss = (int64_t)vi->file_rss_kb * 1024;
+		it->shmem_rss = (int64_t)vi->shmem_rss_kb * 1024;
 	}
 	if (k->have_state) {
 		const struct cgroup_state *s = &k->state_at_notification;
@@ -117,12 +118,18 @@ static void fill_item(const struct agent *a, const struct corr_kill *k,
 		if (s->usage.state == CGV_OK)
 			it->usage = (int64_t)s->usage.v;
 	}
+	/* the diagnosis's figures, reconciled from every source (the cgroup
+	 * read at the notification may be missing, or the pod's when the
+	 * container's own cgroup was killed) */
+	if (v->limit)
+		it->limit = (int64_t)v->limit;
+	if (v->usage)
+		it->usage = (int64_t)v->usage;
 }
 
 void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 			   const struct agent_kill_pod *p, const char *id,
-			   const char *verdict, const char *summary,
-			   uint64_t kill_ms)
+			   const struct agent_verdict *v, uint64_t kill_ms)
 {
 	struct pub_item *it;
 
@@ -144,10 +151,10 @@ void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 	if (p->m.container)
 		strlcpy_safe(it->container, p->m.container,
 			     sizeof(it->container));
-	strlcpy_safe(it->verdict, verdict[0] ? verdict : "unknown",
+	strlcpy_safe(it->verdict, v->verdict[0] ? v->verdict : "unknown",
 		     sizeof(it->verdict));
-	strlcpy_safe(it->summary, summary, sizeof(it->summary));
-	fill_item(a, k, it, kill_ms);
+	strlcpy_safe(it->summary, v->summary, sizeof(it->summary));
+	fill_item(a, k, v, it, kill_ms);
 	it->added_ms = now_realtime_us() / 1000;
 	if (cluster_publish(a->cluster, it) < 0) {
 		log_error("report %s: the publish queue is full; the bundle "

@@ -69,33 +69,35 @@ def node(host_before):
 
 
 AGENT_NS = "oomlens-system"
-AGENT_LABEL = "app.kubernetes.io/name%3Doomlens-agent"
+AGENT_LABEL = "app.kubernetes.io/component%3Dagent"
 CLUSTER_DIR = os.environ.get("OOMLENS_CLUSTER_DIR", "/var/lib/oomlens-cluster")
 
 
-def manifests(*dirs):
-    """The YAML documents of manifests/DIR/*.yaml, in file-name order."""
-    import yaml
-    docs = []
-    for d in dirs:
-        full = os.path.join(TOP, "manifests", d)
-        for name in sorted(os.listdir(full)):
-            if name.endswith(".yaml"):
-                with open(os.path.join(full, name)) as f:
-                    docs += [x for x in yaml.safe_load_all(f) if x]
-    return docs
+BUILD = os.environ.get("OOMLENS_BUILD", os.path.join(TOP, "build"))
+HELM = os.environ.get("OOMLENS_HELM") or os.path.join(BUILD, "tools", "bin",
+                                                      "helm")
+KUBECTL = os.path.join(BUILD, "tools", "bin", "kubectl")
+VALUES = os.path.join(HERE, "values-node.yaml")
+RELEASE = "oomlens"
+# the namespaces values-node.yaml names for the sidecars' RBAC (the chart
+# makes a Role in each: they exist first)
+VICTIMS_NS = "oomlens-victims"
+INJECT_NS = "oomlens-inject-apps"
 
 
-def agent_for_node(ds):
-    """The shipped DaemonSet, adapted to the test node only where the node
-    differs: the kubelet's root is under the harness's state dir, and the
-    agent's state goes there too (the host stays as it was)."""
-    for v in ds["spec"]["template"]["spec"]["volumes"]:
-        if v["name"] == "pods":
-            v["hostPath"]["path"] = f"{CLUSTER_DIR}/kubelet/pods"
-        if v["name"] == "state":
-            v["hostPath"]["path"] = f"{CLUSTER_DIR}/agent-state"
-    return ds
+def helm(kube, *args, timeout=300, check=True):
+    """Runs the real helm (make deps DEPS=test) against the node."""
+    env = dict(os.environ, KUBECONFIG=kube.kubeconfig,
+               HELM_CACHE_HOME="/tmp/oomlens-helm-cache",
+               HELM_CONFIG_HOME="/tmp/oomlens-helm-config",
+               HELM_DATA_HOME="/tmp/oomlens-helm-data")
+    p = subprocess.run([HELM, *args], env=env, capture_output=True,
+                       text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError(f"helm {' '.join(args)} exited "
+                             f"{p.returncode}:\n{p.stdout[-2000:]}"
+                             f"\n{p.stderr[-2000:]}")
+    return p
 
 
 def agent_pods(kube):
@@ -109,34 +111,71 @@ def agent_ready(kube):
         if p["status"].get("phase") != "Running" or \
                 p["metadata"].get("deletionTimestamp"):
             continue
+        ready = any(c["type"] == "Ready" and c["status"] == "True"
+                    for c in p["status"].get("conditions", []))
         log = kube.log(AGENT_NS, p["metadata"]["name"], "agent")
-        if "watching" in log and "memory cgroups" in log:
+        if ready and "watching" in log and "memory cgroups" in log:
             return p
     return None
 
 
+def recreate_namespace(kube, name, labels=None):
+    """NAME empty, as a new user's namespace (an earlier run's pods and
+    reports go with the old one)."""
+    kube.delete(f"/api/v1/namespaces/{name}")
+    kube.wait(lambda: not _exists(kube, f"/api/v1/namespaces/{name}"), 180,
+              f"namespace {name} to go")
+    kube.create("/api/v1/namespaces", {
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": name, "labels": labels or {}}})
+    kube.ensure_namespace(name)
+
+
+def _exists(kube, path):
+    from kube import ApiError
+    try:
+        kube.get(path)
+        return True
+    except ApiError as e:
+        if e.code == 404:
+            return False
+        raise
+
+
 @pytest.fixture(scope="session")
-def agent(node):
-    """The agent DaemonSet from manifests/ (CRDs, RBAC, DaemonSet) running
-    on the node; yields the Kube client."""
-    for obj in manifests("crds"):
-        node.apply(obj)
-    for obj in manifests("crds"):
-        name = obj["metadata"]["name"]
-        node.wait(lambda: any(
-            c["type"] == "Established" and c["status"] == "True"
-            for c in node.get("/apis/apiextensions.k8s.io/v1/"
-                              f"customresourcedefinitions/{name}")
-            .get("status", {}).get("conditions", [])), 30, f"CRD {name}")
-    order = ["Namespace", "ServiceAccount", "ClusterRole",
-             "ClusterRoleBinding", "DaemonSet"]
-    for obj in sorted(manifests("agent"),
-                      key=lambda o: order.index(o["kind"])):
-        if obj["kind"] == "DaemonSet":
-            obj = agent_for_node(obj)
-        node.apply(obj)
-    node.wait(lambda: agent_ready(node), 90, "the agent pod to watch")
+def installed(node):
+    """oomlens installed as users install it: `helm install` of helm/oomlens
+    (CRDs, RBAC, the agent DaemonSet, the injector with its certificates)
+    with values-node.yaml. Yields the Kube client once the agent watches
+    and the webhook has its two endpoints."""
+    if not os.access(HELM, os.X_OK):
+        pytest.fail(f"no helm at {HELM}: make deps DEPS=test installs it")
+    helm(node, "uninstall", RELEASE, "-n", AGENT_NS, "--wait", check=False)
+    recreate_namespace(node, VICTIMS_NS)
+    recreate_namespace(node, INJECT_NS, {"oomlens.io/injection": "enabled"})
+    node.wait(lambda: not agent_pods(node), 120, "an earlier agent to go")
+    helm(node, "install", RELEASE, os.path.join(TOP, "helm", "oomlens"),
+         "-n", AGENT_NS, "--create-namespace", "-f", VALUES, "--wait",
+         "--timeout", "4m")
+    node.wait(lambda: agent_ready(node), 120, "the agent pod to watch")
+    node.wait(lambda: webhook_endpoints(node) == 2, 120,
+              "the webhook's two endpoints")
     yield node
+
+
+@pytest.fixture(scope="session")
+def agent(installed):
+    yield installed
+
+
+def webhook_endpoints(kube):
+    """Ready addresses behind the injector's Service."""
+    try:
+        ep = kube.get(f"/api/v1/namespaces/{AGENT_NS}/endpoints/"
+                      "oomlens-injector")
+    except Exception:
+        return 0
+    return sum(len(s.get("addresses", [])) for s in ep.get("subsets", []))
 
 
 def apiserver_stop():

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Cluster mode on the real node: the agent runs as the DaemonSet of
-manifests/agent/ (its own image, exactly the RBAC shipped) and real pods are
+"""Cluster mode on the real node: the agent runs as the chart installs it
+(conftest.installed: its own image, exactly the RBAC shipped) and real pods are
 OOM-killed by the kernel. Each scenario asserts OOMReport (pod + container
 named, a verdict), OOMBundle (its sha256 matches its data), the Event, each
 exactly once."""
@@ -9,13 +9,14 @@ import errno
 import hashlib
 import os
 import signal
+import subprocess
 import threading
 import time
 
 import pytest
 
-from conftest import (AGENT_NS, CLUSTER_DIR, agent_ready, apiserver_start,
-                      apiserver_stop)
+from conftest import (AGENT_NS, BUILD, CLUSTER_DIR, KUBECTL, agent_ready,
+                      apiserver_start, apiserver_stop)
 
 NS = "oomlens-victims"
 BUSYBOX = "localhost/oomlens-busybox:1"
@@ -133,13 +134,6 @@ def settle_once(kube, pod, n=1, secs=5):
     return got
 
 
-# Written and run on the test node, not yet passing there every time
-# (they have passed, one by one): they run with OOMLENS_CLUSTER_WIP=1
-# (issue "oomlens on Kubernetes" stays open for them).
-WIP = pytest.mark.skipif(
-    not os.environ.get("OOMLENS_CLUSTER_WIP"),
-    reason="not yet passing on the test node: set OOMLENS_CLUSTER_WIP=1 to run")
-pytestmark = WIP
 
 
 def test_c_victim_without_sidecar(kube):
@@ -229,6 +223,7 @@ def kill_queued_unpublished(kube, name):
     kube.wait(lambda: _pod(kube, name)["status"].get("phase") ==
               "Running", 60, "the victim to run")
     before = set(queued(kube))
+    pid = agent_pid(kube)  # asks the API server: before it stops
     apiserver_stop()
     try:
         end = time.monotonic() + 60
@@ -236,14 +231,12 @@ def kill_queued_unpublished(kube, name):
             time.sleep(0.2)
         new = set(queued(kube)) - before
         assert new, "the kill never reached the agent's queue"
-        pid = agent_pid(kube)
         os.kill(pid, signal.SIGSTOP)
     finally:
         apiserver_start()
     return uid, pid
 
 
-@WIP
 def test_agent_pod_recreated_with_a_queue(kube):
     """The agent pod is deleted while its queue holds an unpublished kill;
     the DaemonSet's next pod resumes the queue from the hostPath state:
@@ -346,7 +339,6 @@ def kill_time(fd, uid, timeout=60):
 KILLS = 3
 
 
-@WIP
 def test_publish_latency_beats_kubelet_status(kube):
     """kill -> OOMReport visible (watch on oomreports) against kill ->
     the kubelet's OOMKilled status, on the same kills: oomlens is first."""
@@ -390,7 +382,41 @@ def test_publish_latency_beats_kubelet_status(kube):
         assert 0 < o < k, (ours, kubelets)
 
 
-def test_jvm_pod_with_sidecar():
-    pytest.skip("the sidecar's pod mode (shareProcessNamespace, spool in an "
-                "emptyDir) is built in another part of issue 15; this "
-                "scenario lands with it")
+def test_kubectl_oomlens_reads_the_agents_reports(kube, tmp_path):
+    """kubectl's plugin discovery finds kubectl-oomlens (build/bin on
+    PATH), and list/show/get/open/describe read what the agent wrote for
+    the C victim (the test above), with the node's kubeconfig."""
+    (r,) = reports(kube, "c-victim")
+    name = r["metadata"]["name"]
+    env = dict(os.environ, KUBECONFIG=kube.kubeconfig,
+               PATH=f"{BUILD}/bin:{os.environ.get('PATH', '')}",
+               DISPLAY="", WAYLAND_DISPLAY="", HOME=str(tmp_path))
+
+    def oomlens(*args):
+        p = subprocess.run([KUBECTL, "oomlens", *args], env=env,
+                           capture_output=True, text=True, timeout=60,
+                           cwd=tmp_path)
+        assert p.returncode == 0, (args, p.stdout, p.stderr)
+        return p.stdout
+    # as kubectl get: NAMESPACE only with -A
+    rows = [ln.split() for ln in oomlens("list", "-n", NS).splitlines()]
+    assert rows[0] == ["NAME", "POD", "CONTAINER", "PROCESS", "VERDICT",
+                       "AGE"], rows
+    mine = [x for x in rows[1:] if x[1] == "c-victim"]
+    assert mine and mine[0][:5] == [name, "c-victim", "hog", "hog",
+                                    r["spec"]["verdict"]], rows
+    rows = [ln.split() for ln in oomlens("list", "-A").splitlines()]
+    assert rows[0][:2] == ["NAMESPACE", "NAME"], rows
+    assert [NS, name] in [x[:2] for x in rows[1:]], rows
+    shown = oomlens("show", name, "-n", NS)
+    assert r["spec"]["verdict"] in shown and "hog" in shown, shown
+    oomlens("get", name, "-n", NS, "-o", "b.tar.gz", "--extract", "x")
+    with open(tmp_path / "b.tar.gz", "rb") as f:
+        data = f.read()
+    b = kube.get(f"{BUNDLES}/{name}")
+    assert hashlib.sha256(data).hexdigest() == b["spec"]["sha256"]
+    assert (tmp_path / "x" / "manifest.json").is_file()
+    opened = oomlens("open", name, "-n", NS)
+    assert "report.html" in opened, opened
+    desc = oomlens("describe", "pod", "c-victim", "-n", NS)
+    assert name in desc, desc

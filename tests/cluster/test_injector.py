@@ -1,130 +1,31 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The sidecar injector on the real node: manifests/injector/injector.yaml
-installed with a CA and a serving certificate made here with openssl
-(the chart makes them with genCA/genSignedCert), the webhook's two pods
-behind a Service the API server reaches without kube-proxy
+"""The sidecar injector on the real node, installed by the chart
+(conftest.installed: `helm install` makes the CA and the serving
+certificate with genCA/genSignedCert and sets caBundle): the webhook's two
+pods behind a Service the API server reaches without kube-proxy
 (--enable-aggregator-routing, tests/cluster/up.sh). An annotated
-Deployment's pod comes up with the sidecar, its volumes and env; an
-unannotated pod is untouched; with the webhook scaled to 0 pods are
-still created (failurePolicy Ignore)."""
+Deployment's pod comes up with the sidecar, its volumes and env, and its
+OOM kill yields an OOMReport with the sidecar's pre-kill snapshot; an
+unannotated pod is untouched; with the webhook scaled to 0 pods are still
+created (failurePolicy Ignore)."""
 import base64
 import copy
+import hashlib
+import io
 import json
 import os
-import subprocess
-import tempfile
+import tarfile
 import time
 
 import pytest
-import yaml
 
-from conftest import TOP
+from conftest import AGENT_NS, BUILD, INJECT_NS, webhook_endpoints
 from kube import ApiError
 
-# not the manifest's oomlens-system: the node may be shared with a suite
-# that runs the agent there
-SYS = "oomlens-injector-test"
-APPS = "oomlens-inject-apps"
-AGENT_IMAGE = "localhost/oomlens-agent:dev"
+SYS = AGENT_NS
+APPS = INJECT_NS
 SIDECAR_IMAGE = "localhost/oomlens-sidecar:dev"
 BUSYBOX = "localhost/oomlens-busybox:1"
-MANIFEST = os.path.join(TOP, "manifests", "injector", "injector.yaml")
-
-
-def certs(d):
-    """A CA and a serving certificate for the Service's DNS name."""
-    svc = f"oomlens-injector.{SYS}.svc"
-
-    def run(*a):
-        subprocess.run(a, check=True, capture_output=True, cwd=d)
-    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-        "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
-        "-subj", "/CN=oomlens-injector-test-ca")
-    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout",
-        "tls.key", "-out", "tls.csr", "-subj", "/CN=" + svc)
-    with open(os.path.join(d, "ext"), "w") as f:
-        f.write(f"subjectAltName=DNS:{svc},DNS:{svc}.cluster.local\n")
-    run("openssl", "x509", "-req", "-in", "tls.csr", "-CA", "ca.crt",
-        "-CAkey", "ca.key", "-CAcreateserial", "-out", "tls.crt", "-days",
-        "2", "-extfile", "ext")
-
-    def b64(name):
-        with open(os.path.join(d, name), "rb") as f:
-            return base64.b64encode(f.read()).decode()
-    return b64("ca.crt"), b64("tls.crt"), b64("tls.key")
-
-
-def objects(kube):
-    ca, crt, key = certs(tempfile.mkdtemp(prefix="oomlens-injector-"))
-    with open(MANIFEST) as f:
-        text = (f.read().replace("oomlens-system", SYS)
-                .replace("__CA_BUNDLE__", ca)
-                .replace("__TLS_CRT__", crt).replace("__TLS_KEY__", key))
-    docs = [d for d in yaml.safe_load_all(text) if d]
-    try:
-        kube.get("/apis/policy/v1")
-    except ApiError:
-        for d in docs:  # 1.20: PodDisruptionBudget is still v1beta1
-            if d["kind"] == "PodDisruptionBudget":
-                d["apiVersion"] = "policy/v1beta1"
-    for d in docs:
-        if d["kind"] == "Deployment":
-            c = d["spec"]["template"]["spec"]["containers"][0]
-            c["image"] = AGENT_IMAGE
-            c["imagePullPolicy"] = "Never"
-            c["args"] = [a.replace("ghcr.io/oomlens/oomlens-sidecar:latest",
-                                   SIDECAR_IMAGE)
-                         .replace("--pull-policy=IfNotPresent",
-                                  "--pull-policy=Never")
-                         # no kube-proxy: the ClusterIP of /version is
-                         # unreachable from a pod here; 1.20 has none
-                         .replace("--native-sidecars=auto",
-                                  "--native-sidecars=false")
-                         for a in c["args"]] + ["--log-level=debug"]
-    return docs
-
-
-def path_of(d):
-    kind = d["kind"]
-    group = d["apiVersion"]
-    base = "/api/v1" if group == "v1" else f"/apis/{group}"
-    plural = {"PodDisruptionBudget": "poddisruptionbudgets",
-              "MutatingWebhookConfiguration": "mutatingwebhookconfigurations"
-              }.get(kind, kind.lower() + "s")
-    ns = d["metadata"].get("namespace")
-    return base + (f"/namespaces/{ns}" if ns else "") + "/" + plural
-
-
-def create(kube, d):
-    try:
-        kube.create(path_of(d), d)
-    except ApiError as e:
-        if e.code != 409:
-            raise
-
-
-def wait_gone(kube, path, timeout=120):
-    def gone():
-        try:
-            kube.get(path)
-            return False
-        except ApiError as e:
-            return e.code == 404
-    kube.wait(gone, timeout, f"{path} to go")
-
-
-def import_images():
-    """The node may have been up already (up.sh leaves it running) with
-    another build's images: this build's agent has the webhook mode."""
-    build = os.environ.get("OOMLENS_BUILD", os.path.join(TOP, "build"))
-    sock = subprocess.run(
-        ["bash", "-c", f". {TOP}/tests/cluster/lib.sh && echo $SOCK"],
-        capture_output=True, text=True, check=True).stdout.strip()
-    for name in ("oomlens-agent", "oomlens-sidecar"):
-        subprocess.run(["ctr", "--address", sock, "-n", "k8s.io", "images",
-                        "import", os.path.join(build, "images",
-                                               name + ".tar")],
-                       check=True, capture_output=True)
 
 
 def diagnose(kube):
@@ -142,48 +43,12 @@ def diagnose(kube):
 
 
 def ready_endpoints(kube):
-    ep = kube.get(f"/api/v1/namespaces/{SYS}/endpoints/oomlens-injector")
-    return sum(len(s.get("addresses", [])) for s in ep.get("subsets", []))
+    return webhook_endpoints(kube)
 
-
-
-# The end-to-end run on the test node has not passed yet: it runs with
-# OOMLENS_CLUSTER_WIP=1 (issue "Opt in with one annotation" stays open).
-pytestmark = pytest.mark.skipif(
-    not os.environ.get("OOMLENS_CLUSTER_WIP"),
-    reason="not yet passing on the test node: set OOMLENS_CLUSTER_WIP=1 to run")
 
 @pytest.fixture(scope="module")
-def injector(node):
-    import_images()
-    docs = objects(node)
-    mwc = [d for d in docs if d["kind"] == "MutatingWebhookConfiguration"]
-    for d in docs:
-        if d["kind"] == "Namespace":
-            wait_gone(node, f"/api/v1/namespaces/{d['metadata']['name']}")
-            create(node, d)
-            node.ensure_namespace(d["metadata"]["name"])
-    for d in docs:
-        if d["kind"] not in ("Namespace", "MutatingWebhookConfiguration"):
-            create(node, d)
-    try:
-        node.wait(lambda: ready_endpoints(node) == 2, 120,
-                  "the webhook's two pods to be ready")
-    except AssertionError as e:
-        raise AssertionError(f"{e}\n{diagnose(node)}")
-    for d in mwc:
-        create(node, d)
-    wait_gone(node, f"/api/v1/namespaces/{APPS}")
-    node.create("/api/v1/namespaces", {
-        "apiVersion": "v1", "kind": "Namespace",
-        "metadata": {"name": APPS,
-                     "labels": {"oomlens.io/injection": "enabled"}}})
-    node.ensure_namespace(APPS)
-    yield node
-    node.delete("/apis/admissionregistration.k8s.io/v1/"
-                "mutatingwebhookconfigurations/oomlens-injector")
-    node.delete(f"/api/v1/namespaces/{APPS}")
-    node.delete(f"/api/v1/namespaces/{SYS}")
+def injector(installed):
+    yield installed
 
 
 def app_pod(name, annotations=None):
@@ -316,9 +181,97 @@ def test_own_namespace_and_pdb(injector):
     kube.delete(f"/api/v1/namespaces/{SYS}/pods/selfns")
 
 
-@pytest.mark.skip(reason="the OOM kill with the sidecar's pre-kill snapshot "
-                  "needs the sidecar's pod mode (Downward API env, "
-                  "annotations file), which is not on main yet: the "
-                  "injected sidecar cannot record in a pod until it is")
+JRE = "localhost/oomlens-jre17:1"
+VICTIMS = os.path.join(BUILD, "victims", "java")
+REPORTS = f"/apis/oomlens.io/v1alpha1/namespaces/{APPS}/oomreports"
+BUNDLES = f"/apis/oomlens.io/v1alpha1/namespaces/{APPS}/oombundles"
+
+
+def jvm_pod(name):
+    """A JVM allowed a 1 GiB heap in a 256 MiB container, growing its live
+    heap at 16 MiB/s after 8 s of rest (the sidecar takes its JVM facts
+    while it is healthy): the most common JVM OOM on Kubernetes. Its
+    classes come from the build tree (a test-only hostPath)."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": APPS,
+                         "annotations": {"oomlens.io/capture": "true"}},
+            "spec": {"restartPolicy": "Never",
+                     "terminationGracePeriodSeconds": 0,
+                     "containers": [{
+                         "name": "app", "image": JRE,
+                         "imagePullPolicy": "Never",
+                         "command": ["java", "-Xmx1g", "-XX:+UseSerialGC",
+                                     "-cp", "/victims", "HeapGrower", "16",
+                                     "8000"],
+                         "resources": {"requests": {"memory": "64Mi"},
+                                       "limits": {"memory": "256Mi"}},
+                         "volumeMounts": [{"name": "victims",
+                                           "mountPath": "/victims",
+                                           "readOnly": True}]}],
+                     "volumes": [{"name": "victims", "hostPath": {
+                         "path": VICTIMS, "type": "Directory"}}]}}
+
+
+def bundle_files(kube, name):
+    """The OOMBundle's tar.gz (sha256 checked): {path in the bundle:
+    bytes}."""
+    b = kube.get(f"{BUNDLES}/{name}")
+    data = base64.b64decode(b["spec"]["data"])
+    assert hashlib.sha256(data).hexdigest() == b["spec"]["sha256"]
+    out = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as t:
+        for m in t.getmembers():
+            if m.isfile():  # below the bundle's one top directory
+                out[m.name.split("/", 1)[1]] = t.extractfile(m).read()
+    return out
+
+
 def test_oom_kill_of_injected_pod_has_snapshot(injector):
-    pass
+    """The injected sidecar records the JVM before the kill; the agent's
+    report of the kill is java-heap and its bundle carries the sidecar's
+    pre-kill snapshot."""
+    kube = injector
+    name = "jvm-heap"
+    made = kube.create(f"/api/v1/namespaces/{APPS}/pods", jvm_pod(name))
+    assert "oomlens-sidecar" in [c["name"] for c in made["spec"]
+                                 ["containers"]], made["spec"]
+    uid = made["metadata"]["uid"]
+
+    def ready_report():
+        for r in kube.get(REPORTS)["items"]:
+            if r["spec"]["pod"] == name and \
+                    r.get("status", {}).get("phase") == "Ready":
+                return r
+        return None
+    try:
+        r = kube.wait(ready_report, 240, "the JVM's Ready OOMReport")
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n{pod_story(kube, name)}")
+    spec = r["spec"]
+    assert (spec["container"], spec["podUID"]) == ("app", uid), spec
+    assert spec["process"]["comm"] == "java", spec
+    assert spec["limit"] == 256 << 20, spec
+    assert spec["verdict"] == "java-heap", (spec, pod_story(kube, name))
+    files = bundle_files(kube, r["metadata"]["name"])
+    # the sidecar's spool, and its snapshot of the JVM (pid as the pod's
+    # PID namespace numbers it)
+    assert "spool/manifest.json" in files, sorted(files)
+    jvm = [f for f in files if f.startswith("processes/") and
+           f.endswith("/jvm/heap_info.json")]
+    assert jvm, sorted(files)
+    man = json.loads(files["manifest.json"])
+    assert man["pod"]["name"] == name, man
+    diag = json.loads(files["diagnosis.json"])
+    assert diag["verdict"] == "java-heap", diag
+    assert "Xmx" in json.dumps(diag), diag
+
+
+def pod_story(kube, name):
+    """The pod's status and its sidecar's log tail, for a failure."""
+    try:
+        p = kube.pod(APPS, name)
+        out = [json.dumps(p.get("status", {}))[:2000]]
+        out.append(kube.log(APPS, name, "oomlens-sidecar")[-3000:])
+        return "\n".join(out)
+    except ApiError as e:
+        return f"(pod: {e.code})"

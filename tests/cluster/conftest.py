@@ -153,6 +153,11 @@ def installed(node):
     helm(node, "uninstall", RELEASE, "-n", AGENT_NS, "--wait", check=False)
     recreate_namespace(node, VICTIMS_NS)
     recreate_namespace(node, INJECT_NS, {"oomlens.io/injection": "enabled"})
+    # an earlier run's agent pod whose image was re-imported under it can
+    # stay Terminating on this kubelet (1.20): removed at once
+    for p in agent_pods(node):
+        node.delete(f"/api/v1/namespaces/{AGENT_NS}/pods/"
+                    f"{p['metadata']['name']}")
     node.wait(lambda: not agent_pods(node), 120, "an earlier agent to go")
     helm(node, "install", RELEASE, os.path.join(TOP, "helm", "oomlens"),
          "-n", AGENT_NS, "--create-namespace", "-f", VALUES, "--wait",

@@ -95,6 +95,10 @@ def test_package(tmp_path):
     (["--set", "image.tag=latest"], "image.tag"),
     (["--set", "log.level=loud"], "log.level"),
     (["--set", "hostPaths.proc=relative"], "hostPaths.proc"),
+    (["--set", "injector.replcas=2"], "Additional property replcas is not allowed"),
+    (["--set", "injector.timeoutSeconds=60"], "injector.timeoutSeconds"),
+    (["--set", "injector.sidecar.nativeSidecars=maybe"], "injector.sidecar.nativeSidecars"),
+    (["--set", "injector.sidecar.image.tag=latest"], "injector.sidecar.image.tag"),
 ])
 def test_schema_refuses(args, err):
     r = helm("template", "x", CHART, *args, check=False)

@@ -142,6 +142,13 @@ def _exists(kube, path):
         raise
 
 
+def wait_agent(kube, timeout=90):
+    """agent_ready(), waited for: after an API server outage the agent
+    (and the kubelet's view of it) takes a few seconds to be Ready again."""
+    return kube.wait(lambda: agent_ready(kube), timeout,
+                     "the agent pod to be Ready")
+
+
 @pytest.fixture(scope="session")
 def installed(node):
     """oomlens installed as users install it: `helm install` of helm/oomlens

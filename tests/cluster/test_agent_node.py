@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import (AGENT_NS, BUILD, CLUSTER_DIR, KUBECTL, agent_ready,
-                      apiserver_start, apiserver_stop)
+                      apiserver_start, apiserver_stop, wait_agent)
 
 NS = "oomlens-victims"
 BUSYBOX = "localhost/oomlens-busybox:1"
@@ -193,7 +193,7 @@ def test_apiserver_stopped_30s_across_a_kill(kube):
 
 def agent_pid(kube):
     """The host pid of the running agent pod's oomlens-agent."""
-    uid = agent_ready(kube)["metadata"]["uid"]
+    uid = wait_agent(kube)["metadata"]["uid"]
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/comm") as f:
@@ -241,7 +241,7 @@ def test_agent_pod_recreated_with_a_queue(kube):
     """The agent pod is deleted while its queue holds an unpublished kill;
     the DaemonSet's next pod resumes the queue from the hostPath state:
     one report, one Event."""
-    old = agent_ready(kube)["metadata"]["name"]
+    old = wait_agent(kube)["metadata"]["name"]
     uid, pid = kill_queued_unpublished(kube, "requeue")
     try:
         assert reports(kube, "requeue", ready=False) == []
@@ -445,7 +445,9 @@ def test_kubectl_oomlens_reads_the_agents_reports(kube, tmp_path):
         data = f.read()
     b = kube.get(f"{BUNDLES}/{name}")
     assert hashlib.sha256(data).hexdigest() == b["spec"]["sha256"]
-    assert (tmp_path / "x" / "manifest.json").is_file()
+    # the bundle's one top directory is its name
+    assert (tmp_path / "x" / name / "manifest.json").is_file(), \
+        list((tmp_path / "x").rglob("*"))[:10]
     opened = oomlens("open", name, "-n", NS)
     assert "report.html" in opened, opened
     desc = oomlens("describe", "pod", "c-victim", "-n", NS)

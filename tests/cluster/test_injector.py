@@ -132,12 +132,19 @@ def test_unannotated_pod_untouched(injector):
                for v in made["spec"].get("volumes", []))
 
 
+def set_replicas(kube, scale, n):
+    """PUT of the scale subresource without a resourceVersion: the
+    Deployment controller writes its status meanwhile (409 otherwise)."""
+    s = kube.get(scale)
+    s["spec"]["replicas"] = n
+    s["metadata"].pop("resourceVersion", None)
+    kube.request("PUT", scale, s)
+
+
 def test_webhook_down_pods_still_created(injector):
     kube = injector
     scale = f"/apis/apps/v1/namespaces/{SYS}/deployments/oomlens-injector/scale"
-    s = kube.get(scale)
-    s["spec"]["replicas"] = 0
-    kube.request("PUT", scale, s)
+    set_replicas(kube, scale, 0)
     try:
         kube.wait(lambda: ready_endpoints(kube) == 0, 60, "no endpoints")
         t0 = time.monotonic()
@@ -148,9 +155,7 @@ def test_webhook_down_pods_still_created(injector):
         assert [c["name"] for c in made["spec"]["containers"]] == ["app"]
         assert took < 10, f"creation took {took:.1f}s (timeoutSeconds 5)"
     finally:
-        s = kube.get(scale)
-        s["spec"]["replicas"] = 2
-        kube.request("PUT", scale, s)
+        set_replicas(kube, scale, 2)
     kube.wait(lambda: ready_endpoints(kube) == 2, 120, "the webhook back")
     made = kube.create(f"/api/v1/namespaces/{APPS}/pods",
                        app_pod("webhookback", {"oomlens.io/capture": "true"}))
@@ -232,6 +237,7 @@ def test_oom_kill_of_injected_pod_has_snapshot(injector):
     pre-kill snapshot."""
     kube = injector
     name = "jvm-heap"
+    kube.wait(lambda: ready_endpoints(kube) == 2, 120, "the webhook")
     made = kube.create(f"/api/v1/namespaces/{APPS}/pods", jvm_pod(name))
     assert "oomlens-sidecar" in [c["name"] for c in made["spec"]
                                  ["containers"]], made["spec"]

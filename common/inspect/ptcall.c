@@ -351,7 +351,6 @@ int ptcall_open(int pid, const struct ptcall_opts *o,
 
 	if (pid <= 0)
 		return -EINVAL;
-	ptcall_reap();
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;

@@ -184,5 +184,5 @@ int ptcall_close(struct ptcall_session *s);
 /* Waits (without blocking) for the end of threads that were killed while
  * seized and had not ended by ptcall_close: until then their process
  * cannot be reaped by its parent. Cheap when there are none; call it now
- * and then (ptcall_open does). Thread-safe. */
+ * and then (ptcall_attach does). Thread-safe. */
 void ptcall_reap(void);

@@ -426,6 +426,7 @@ int ptcall_attach(struct ptcall_session *s)
 
 	if (s->attached)
 		return -EINVAL;
+	ptcall_reap();
 	r = list_candidates(s, &c, &n);
 	if (r < 0)
 		return explain_attach_error(s, r);

@@ -666,6 +666,7 @@ static void regress(const struct diag_input *in, double *ret_slope,
 
 static bool jvm_heap_grew(const struct diag_input *in,
 			  const struct diag_jvm **ret);
+static bool jvm_native_grew(const struct diag_input *in, uint64_t usage);
 
 static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 {
@@ -712,7 +713,8 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 		     "find what allocates in a burst (a large request, a "
 		     "batch); bound it, or raise the limit to %s",
 		     H(suggested_limit(in, d)));
-	} else if (linear && !jvm_heap_grew(in, NULL)) {
+	} else if (linear && !jvm_heap_grew(in, NULL) &&
+		   !jvm_native_grew(in, d->usage_bytes)) {
 		/* the fitted rise, at most what was in use at the end */
 		double rise = fmin(slope * span, (double)d->usage_bytes);
 
@@ -848,6 +850,168 @@ static void v_jvm_facts(const struct diag_input *in, struct diagnosis *d)
 			64 * MiB)));
 }
 
+/* ---- NMT growth (jvm/nmt_history.json) ---- */
+
+/* NMT committed outside the heap grew by at least a fifth of the usage:
+ * the growth the JVM's own accounting explains. */
+static bool nmt_explains(const struct diag_jvm *j, uint64_t usage)
+{
+	return j->have_nmt_growth && usage &&
+	       mul_sat(j->nmt_nonheap_growth, 5) >= usage;
+}
+
+static bool jvm_native_grew(const struct diag_input *in, uint64_t usage)
+{
+	for (size_t i = 0; i < in->n_jvms; i++)
+		if (nmt_explains(&in->jvms[i], usage))
+			return true;
+	return false;
+}
+
+/* The fix for one category that grew (bytes at the newest summary). */
+static void reco_growth(struct diag_verdict *v, const struct diag_jvm *j,
+			const struct diag_nmt_growth *g)
+{
+	unsigned long long half = round_up(g->to / 2, MiB) / MiB,
+			   all = round_up(g->to, MiB) / MiB;
+
+	if (streq(g->name, "Thread"))
+		RECO(v,
+		     "bound the thread count (%lld threads at the last "
+		     "summary, %lld at first sight: bounded pools) or shrink "
+		     "the stacks: -Xss512k",
+		     (long long)j->threads_to, (long long)j->threads_from);
+	else if (streq(g->name, "Other") || streq(g->name, "Internal"))
+		RECO(v,
+		     "cap direct buffers: -XX:MaxDirectMemorySize=%lluM (half "
+		     "of the %s NMT \"%s\" reached; NIO direct ByteBuffers "
+		     "are counted there) and release them when done",
+		     half, H(g->to), g->name);
+	else if (streq(g->name, "Class") || streq(g->name, "Metaspace"))
+		RECO(v,
+		     "bound class metadata: -XX:MaxMetaspaceSize=%lluM and "
+		     "look for class loader leaks",
+		     all);
+	else if (streq(g->name, "Code"))
+		RECO(v, "-XX:ReservedCodeCacheSize=%lluM", all);
+	else
+		RECO(v,
+		     "NMT \"%s\" grew: run with "
+		     "-XX:NativeMemoryTracking=detail and compare "
+		     "VM.native_memory baseline/summary.diff over time",
+		     g->name);
+}
+
+/* "Other +80 MiB (0 B -> 80 MiB), Thread +18 MiB (...)": the three
+ * largest non-heap growths. */
+static void growth_line(const struct diag_jvm *j, char *buf, size_t size)
+{
+	size_t n = 0, shown = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < j->n_growth && shown < 3 && n < size; i++) {
+		const struct diag_nmt_growth *g = &j->growth[i];
+		int w;
+
+		if (streq(g->name, "Java Heap"))
+			continue;
+		w = snprintf(buf + n, size - n, "%s%s +%s (%s -> %s)",
+			     shown ? ", " : "", g->name, H(g->to - g->from),
+			     H(g->from), H(g->to));
+		n += w > 0 ? (size_t)w : 0;
+		shown++;
+	}
+}
+
+static void v_nmt_growth(const struct diag_input *in, struct diagnosis *d)
+{
+	uint64_t u = d->usage_bytes;
+
+	for (size_t i = 0; i < in->n_jvms; i++) {
+		const struct diag_jvm *j = &in->jvms[i];
+		const struct diag_nmt_growth *top[2] = {0};
+		struct diag_verdict *v = NULL;
+		char line_buf[200];
+		int conf;
+
+		if (!nmt_explains(j, u))
+			continue;
+		for (size_t k = 0, n = 0; k < j->n_growth && n < 2; k++)
+			if (!streq(j->growth[k].name, "Java Heap") &&
+			    mul_sat(j->growth[k].to - j->growth[k].from, 10) >=
+				    j->nmt_nonheap_growth)
+				top[n++] = &j->growth[k];
+		/* a heap that grew more is the java-heap verdict's to tell */
+		conf = 50 + (int)(pct(j->nmt_nonheap_growth, u) / 2);
+		if (j->nmt_heap_growth > j->nmt_nonheap_growth)
+			conf -= 20;
+		conf = conf > 90 ? 90 : conf;
+		for (size_t k = 0; k < d->n_verdicts; k++)
+			if (d->verdicts[k].kind == DIAG_JVM_NATIVE)
+				v = &d->verdicts[k];
+		if (!v)
+			v = verdict(d, DIAG_JVM_NATIVE, conf,
+				    j->nmt_nonheap_growth);
+		v->confidence = v->confidence < conf ? conf : v->confidence;
+		v->n_recommend = 0; /* the growth names the fix */
+		if (top[0])
+			strlcpy_safe(v->detail, top[0]->name,
+				     sizeof(v->detail));
+		EVID(v,
+		     "pid %d: NMT committed outside the heap grew by %s "
+		     "(%.0f%% of the %s in use) from %.0f s to %.1f s before "
+		     "the kill",
+		     j->pid, H(j->nmt_nonheap_growth),
+		     pct(j->nmt_nonheap_growth, u), H(u), j->nmt_from_age_s,
+		     j->nmt_to_age_s);
+		growth_line(j, line_buf, sizeof(line_buf));
+		EVID(v, "grew most: %s", line_buf);
+		for (size_t k = 0; k < 2 && top[k]; k++)
+			reco_growth(v, j, top[k]);
+	}
+}
+
+/* The JVM sized its default heap from the limit it believes; when that
+ * is not the cgroup's, the java-heap verdict says so with both. */
+static void v_jvm_limit(const struct diag_input *in, struct diagnosis *d)
+{
+	struct diag_verdict *v = NULL;
+
+	for (size_t i = 0; i < d->n_verdicts; i++)
+		if (d->verdicts[i].kind == DIAG_JAVA_HEAP)
+			v = &d->verdicts[i];
+	for (size_t i = 0; v && i < in->n_jvms; i++) {
+		const struct diag_jvm *j = &in->jvms[i];
+		uint64_t lim = d->limit_bytes != UINT64_MAX ? d->limit_bytes
+							    : j->limit;
+		uint64_t slack = lim / 50 + MiB;
+
+		if (!j->have_jvm_limit || !lim ||
+		    (j->jvm_limit <= add_sat(lim, slack) &&
+		     add_sat(j->jvm_limit, slack) >= lim))
+			continue;
+		EVID(v,
+		     "pid %d believes its memory limit is %s (%s) but the "
+		     "cgroup's limit is %s: its default heap (MaxRAMPercentage,"
+		     " 25%% of what it believes) is sized for memory it does "
+		     "not have (VM.info, %.0f s before the kill)",
+		     j->pid, H(j->jvm_limit),
+		     j->jvm_limit_from_container ? "the container limit it read"
+						 : "physical memory: it sees "
+						   "no container limit",
+		     H(lim), j->flags_age_s);
+		RECO(v, "%s",
+		     j->jvm_limit_from_container
+			     ? "it read another cgroup's limit: set -Xmx (or "
+			       "-XX:MaxRAM) explicitly from the container's "
+			       "limit"
+			     : "let it see the limit: keep "
+			       "-XX:+UseContainerSupport "
+			       "(on by default; cgroup v2 needs JDK 8u372, "
+			       "11.0.16 or 15+), or set -Xmx explicitly");
+	}
+}
+
 static void v_child(const struct diag_input *in, struct diagnosis *d)
 {
 	const struct diag_proc *victim = NULL;
@@ -948,6 +1112,8 @@ int diagnosis_run(const struct diag_input *in, struct diagnosis *ret)
 	ledger_run(in, d);
 	v_jvm(in, d);
 	v_jvm_facts(in, d);
+	v_nmt_growth(in, d);
+	v_jvm_limit(in, d);
 	v_glibc(in, d);
 	v_shmem_kernel(in, d);
 	v_timeline(in, d);

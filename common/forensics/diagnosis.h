@@ -62,6 +62,14 @@ struct diag_sample {
 	unsigned nprocs; /* processes sampled (0: before the workload ran) */
 };
 
+/* One NMT category's committed bytes at two summaries. */
+struct diag_nmt_growth {
+	char name[48];
+	uint64_t from, to; /* bytes */
+};
+
+#define DIAG_MAX_NMT_GROWTH 8
+
 /* What the sidecar learned of a JVM while it was healthy (timeline
  * "jvms", the snapshot's jvm/heap_rss.json) and the timeline's view of
  * its RSS after that. Ages in seconds before the kill, < 0 unknown. */
@@ -79,6 +87,21 @@ struct diag_jvm {
 	uint64_t rss_last;
 	double rss_last_age_s;
 	uint64_t rss_at_snapshot; /* timeline sample nearest the heap RSS */
+	/* VM.info at first sight (timeline "jvms" "container"): the limit
+	 * the JVM believes it has, the figure its default heap is computed
+	 * from: its container limit, else its physical memory */
+	bool have_jvm_limit;
+	uint64_t jvm_limit;
+	bool jvm_limit_from_container;
+	/* NMT growth from the first to the newest summary of
+	 * jvm/nmt_history.json: the categories that grew, largest first */
+	bool have_nmt_growth;
+	double nmt_from_age_s, nmt_to_age_s;
+	int64_t threads_from, threads_to; /* -1 unknown */
+	uint64_t nmt_nonheap_growth;	  /* every category but Java Heap */
+	uint64_t nmt_heap_growth;	  /* Java Heap */
+	struct diag_nmt_growth growth[DIAG_MAX_NMT_GROWTH];
+	size_t n_growth;
 };
 
 #define DIAG_MAX_JVMS 8
@@ -201,9 +224,21 @@ struct json_object *diagnosis_to_json(const struct diagnosis *d);
 int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 			  uint64_t kill_ms, struct diag_input *ret);
 
+/* Per-category growth of committed memory between two NMT summaries
+ * (the same category may sit at another index; one absent from `from`
+ * grew from 0). Fills ret with the categories that grew, largest growth
+ * first, at most max; *ret_nonheap is the growth summed over every
+ * category but "Java Heap" (also those beyond max), *ret_heap that of
+ * "Java Heap". Returns how many ret holds. Pure. */
+size_t diagnosis_nmt_growth(const struct diag_nmt_cat *from, size_t n_from,
+			    const struct diag_nmt_cat *to, size_t n_to,
+			    struct diag_nmt_growth *ret, size_t max,
+			    uint64_t *ret_nonheap, uint64_t *ret_heap);
+
 /* Adds the sidecar's JVM facts to in (diagnosis_jvm.c): timeline.json
- * "jvms", each processes/<pid>/jvm/heap_rss.json and the timeline's RSS
- * per process; sets snapshot_age_s from spool/snapshot.json. Called by
- * diagnosis_load_bundle(). */
+ * "jvms" (with what the JVM believes its limit is), each
+ * processes/<pid>/jvm/heap_rss.json and jvm/nmt_history.json, and the
+ * timeline's RSS per process; sets snapshot_age_s from spool/snapshot.json.
+ * Called by diagnosis_load_bundle(). */
 void diagnosis_load_jvm_facts(const struct bundle *b, uint64_t kill_ms,
 			      struct diag_input *in);

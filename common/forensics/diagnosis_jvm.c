@@ -21,6 +21,16 @@ static uint64_t jnum(struct json_object *o, const char *k)
 	return (uint64_t)json_object_get_int64(v);
 }
 
+/* A count that may be -1 (unknown); -1 when absent. */
+static int64_t jint(struct json_object *o, const char *k)
+{
+	struct json_object *v = jget(o, k);
+
+	return v && json_object_is_type(v, json_type_int)
+		       ? json_object_get_int64(v)
+		       : -1;
+}
+
 static bool jbool(struct json_object *o, const char *k)
 {
 	struct json_object *v;
@@ -44,8 +54,27 @@ static struct diag_jvm *jvm_of(struct diag_input *in, int pid, bool add)
 	in->jvms[in->n_jvms] = (struct diag_jvm){.pid = pid,
 						 .flags_age_s = -1,
 						 .heap_rss_age_s = -1,
-						 .rss_last_age_s = -1};
+						 .rss_last_age_s = -1,
+						 .nmt_from_age_s = -1,
+						 .nmt_to_age_s = -1,
+						 .threads_from = -1,
+						 .threads_to = -1};
 	return &in->jvms[in->n_jvms++];
+}
+
+/* What the JVM believes its limit is: "container" {believed_limit,
+ * believed_from} of its facts (VM.info at first sight). */
+static void load_container(struct diag_input *in, struct json_object *facts,
+			   struct diag_jvm *j)
+{
+	struct json_object *c = jget_obj(&in->notes, facts, "container");
+	const char *from = jget_str(&in->notes, c, "believed_from");
+
+	if (!c || !jget_u64(&in->notes, c, "believed_limit", &j->jvm_limit) ||
+	    !j->jvm_limit)
+		return;
+	j->have_jvm_limit = true;
+	j->jvm_limit_from_container = from && streq(from, "container");
 }
 
 static void load_flags(struct json_object *tl, uint64_t kill_ms,
@@ -70,6 +99,7 @@ static void load_flags(struct json_object *tl, uint64_t kill_ms,
 		j->outgrows = jbool(o, "outgrows");
 		j->heap_outgrows = jbool(o, "heap_outgrows");
 		j->flags_age_s = age(kill_ms, jnum(o, "t_ms"));
+		load_container(in, o, j);
 	}
 }
 
@@ -134,6 +164,112 @@ static void load_rss(struct json_object *tl, uint64_t kill_ms,
 	}
 }
 
+static int by_growth(const void *a, const void *b)
+{
+	const struct diag_nmt_growth *x = a, *y = b;
+	uint64_t gx = x->to - x->from, gy = y->to - y->from;
+
+	return gx < gy ? 1 : gx > gy ? -1 : strcmp(x->name, y->name);
+}
+
+size_t diagnosis_nmt_growth(const struct diag_nmt_cat *from, size_t n_from,
+			    const struct diag_nmt_cat *to, size_t n_to,
+			    struct diag_nmt_growth *ret, size_t max,
+			    uint64_t *ret_nonheap, uint64_t *ret_heap)
+{
+	struct diag_nmt_growth all[DIAG_MAX_NMT];
+	uint64_t nonheap = 0, heap = 0;
+	size_t n = 0;
+
+	memset(all, 0, sizeof(all));
+	for (size_t i = 0; i < n_to && n < DIAG_MAX_NMT; i++) {
+		uint64_t was = 0, now = to[i].committed_kb * 1024;
+
+		for (size_t k = 0; k < n_from; k++)
+			if (streq(from[k].name, to[i].name))
+				was = from[k].committed_kb * 1024;
+		if (now <= was)
+			continue;
+		if (streq(to[i].name, "Java Heap"))
+			heap += now - was;
+		else
+			nonheap += now - was;
+		all[n] = (struct diag_nmt_growth){.from = was, .to = now};
+		strlcpy_safe(all[n++].name, to[i].name, sizeof(all[0].name));
+	}
+	qsort(all, n, sizeof(all[0]), by_growth);
+	if (n > max)
+		n = max;
+	memcpy(ret, all, n * sizeof(all[0]));
+	*ret_nonheap = nonheap;
+	*ret_heap = heap;
+	return n;
+}
+
+/* One entry of nmt_history.json into cats (committed, KiB). */
+static size_t history_cats(struct diag_input *in, struct json_object *e,
+			   struct diag_nmt_cat *cats)
+{
+	struct json_object *c = jget_obj(&in->notes, e, "committed");
+	size_t n = 0;
+
+	if (!c)
+		return 0;
+	json_object_object_foreach (c, k, v) {
+		if (n == DIAG_MAX_NMT ||
+		    !json_object_is_type(v, json_type_int) ||
+		    json_object_get_int64(v) < 0)
+			continue;
+		strlcpy_safe(cats[n].name, k, sizeof(cats[n].name));
+		cats[n].committed_kb =
+			(uint64_t)json_object_get_int64(v) / 1024;
+		cats[n++].malloc_kb = 0;
+	}
+	return n;
+}
+
+/* jvm/nmt_history.json: growth from its first entry to its newest one
+ * taken before the kill. */
+static void load_nmt_history(const struct bundle *b, uint64_t kill_ms,
+			     struct diag_input *in, struct diag_jvm *j)
+{
+	struct diag_nmt_cat *from = calloc(2 * DIAG_MAX_NMT, sizeof(*from));
+	struct json_object *o, *a, *first = NULL, *last = NULL;
+	char path[96];
+	size_t nf, nt;
+
+	snprintf(path, sizeof(path), "processes/%d/jvm/nmt_history.json",
+		 j->pid);
+	o = bundle_get_json(b, path);
+	jget_where(&in->notes, path);
+	a = jget_array(&in->notes, o, "entries");
+	for (size_t i = 0; from && a && i < jget_len(a); i++) {
+		struct json_object *e = jget_idx(a, i);
+
+		if (!jnum(e, "t_ms") || (kill_ms && jnum(e, "t_ms") > kill_ms))
+			continue;
+		if (!first)
+			first = e;
+		else
+			last = e;
+	}
+	if (first && last && (nf = history_cats(in, first, from)) &&
+	    (nt = history_cats(in, last, from + DIAG_MAX_NMT))) {
+		j->n_growth = diagnosis_nmt_growth(
+			from, nf, from + DIAG_MAX_NMT, nt, j->growth,
+			DIAG_MAX_NMT_GROWTH, &j->nmt_nonheap_growth,
+			&j->nmt_heap_growth);
+		j->have_nmt_growth = true;
+		j->nmt_from_age_s = age(kill_ms, jnum(first, "t_ms"));
+		j->nmt_to_age_s = age(kill_ms, jnum(last, "t_ms"));
+		j->threads_from = jint(first, "threads");
+		j->threads_to = jint(last, "threads");
+	}
+	jget_where(&in->notes, "");
+	free(from);
+	json_object_put(o);
+}
+
 void diagnosis_load_jvm_facts(const struct bundle *b, uint64_t kill_ms,
 			      struct diag_input *in)
 {
@@ -159,6 +295,7 @@ void diagnosis_load_jvm_facts(const struct bundle *b, uint64_t kill_ms,
 			(void)jvm_of(in, in->procs[i].pid, true);
 	for (size_t i = 0; i < in->n_jvms; i++) {
 		load_heap_rss(b, kill_ms, &in->jvms[i]);
+		load_nmt_history(b, kill_ms, in, &in->jvms[i]);
 		load_rss(tl, kill_ms, &in->jvms[i]);
 	}
 	json_object_put(tl);

@@ -194,6 +194,54 @@ struct jvm_flags {
 int jvm_parse_flags(const char *buf, size_t len, struct jvm_flags *ret);
 int jvm_flags_to_json(const struct jvm_flags *f, struct strbuf *sb);
 
+/* What a JVM believes of its container: VM.info's "container (cgroup)
+ * information:" section (JDK 17 and 25; cgroup v1 and v2 share the key
+ * names) and its "Memory: 4k page, physical NNNk" line, the memory the JVM
+ * sizes its default heap from (MaxRAMPercentage). Values are bytes. */
+enum jvm_cval_state {
+	JVM_CVAL_ABSENT = 0,	/* the line was not printed */
+	JVM_CVAL_VALUE,		/* bytes (or a count) in .v */
+	JVM_CVAL_UNLIMITED,	/* "unlimited" / "no quota" / "no shares" */
+	JVM_CVAL_NOT_SUPPORTED, /* "not supported" (the JVM could not read it)
+				 */
+};
+
+struct jvm_cval {
+	enum jvm_cval_state state;
+	uint64_t v;
+};
+
+struct jvm_container {
+	/* the section was printed; false with "container information not
+	 * found." (e.g. -XX:-UseContainerSupport, or no cgroup found) */
+	bool found;
+	bool not_found_line; /* that line itself was seen */
+	char type[16];	     /* "cgroupv1", "cgroupv2", "" */
+	struct jvm_cval memory_limit, memory_and_swap_limit, memory_soft_limit;
+	struct jvm_cval memory_usage, memory_max_usage;
+	struct jvm_cval active_processor_count, cpu_quota;
+	bool has_physical;
+	uint64_t physical; /* "Memory: ... physical NNNk(...)" */
+};
+
+/* Parses the reply of `jcmd <pid> VM.info` (or just its container section
+ * and Memory line). Returns 0 when the container section, the "container
+ * information not found." line or the physical memory line was found,
+ * -EBADMSG otherwise. Pure. */
+int jvm_parse_container(const char *buf, size_t len, struct jvm_container *ret);
+
+/* The limit the JVM sizes itself from: the container's memory limit when
+ * it read one, else its physical memory (the host's RAM: it saw no
+ * limit). Returns false when the reply said neither. *ret_from_container
+ * tells which. */
+bool jvm_container_believed_limit(const struct jvm_container *c, uint64_t *ret,
+				  bool *ret_from_container);
+
+/* The parsed section as a JSON object ({"found", "type", "memory_limit":
+ * bytes | "unlimited" | "not supported", ..., "physical_memory",
+ * "believed_limit", "believed_from"}). New reference, NULL on ENOMEM. */
+struct json_object *jvm_container_json(const struct jvm_container *c);
+
 /* Whether a JVM is configured to outgrow its container: the sum of what
  * its flags allow (heap, direct buffers when bounded, metaspace when
  * bounded else as measured, code cache, threads x stack) and the native

@@ -219,3 +219,59 @@ int jvm_flags_to_json(const struct jvm_flags *f, struct strbuf *sb)
 				f->max_ram_pct);
 	return r == 0 ? strbuf_addch(sb, '}') : r;
 }
+
+/* A value of the container section: bytes, or the word the JVM printed;
+ * NULL (key left out) when absent. */
+static struct json_object *cval(const struct jvm_cval *v)
+{
+	switch (v->state) {
+	case JVM_CVAL_VALUE:
+		return u64(v->v);
+	case JVM_CVAL_UNLIMITED:
+		return json_object_new_string("unlimited");
+	case JVM_CVAL_NOT_SUPPORTED:
+		return json_object_new_string("not supported");
+	default:
+		return NULL;
+	}
+}
+
+struct json_object *jvm_container_json(const struct jvm_container *c)
+{
+	struct json_object *o = json_object_new_object();
+	const struct {
+		const char *k;
+		const struct jvm_cval *v;
+	} vals[] = {
+		{"memory_limit", &c->memory_limit},
+		{"memory_and_swap_limit", &c->memory_and_swap_limit},
+		{"memory_soft_limit", &c->memory_soft_limit},
+		{"memory_usage", &c->memory_usage},
+		{"memory_max_usage", &c->memory_max_usage},
+		{"active_processor_count", &c->active_processor_count},
+		{"cpu_quota", &c->cpu_quota},
+	};
+	uint64_t lim;
+	bool from_container;
+
+	if (!o)
+		return NULL;
+	ADD(o, "found", json_object_new_boolean(c->found));
+	if (c->type[0])
+		ADD(o, "type", json_object_new_string(c->type));
+	for (size_t i = 0; i < ARRAY_SIZE(vals); i++) {
+		struct json_object *v = cval(vals[i].v);
+
+		if (v)
+			ADD(o, vals[i].k, v);
+	}
+	if (c->has_physical)
+		ADD(o, "physical_memory", u64(c->physical));
+	if (jvm_container_believed_limit(c, &lim, &from_container)) {
+		ADD(o, "believed_limit", u64(lim));
+		ADD(o, "believed_from",
+		    json_object_new_string(from_container ? "container"
+							  : "physical memory"));
+	}
+	return o;
+}

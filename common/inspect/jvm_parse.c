@@ -533,3 +533,130 @@ int jvm_parse_flags(const char *buf, size_t len, struct jvm_flags *ret)
 	*ret = f;
 	return 0;
 }
+
+/* "307200 k", "1023", "2 M": HotSpot prints values of 1024 and more in
+ * KiB with a separate unit; "unlimited", "no quota", "no shares", "not
+ * supported" are words. */
+static void container_value(const char *s, struct jvm_cval *ret)
+{
+	uint64_t v, mul = 1;
+	const char *p = skip_ws(s);
+
+	if (startswith(p, "unlimited") || startswith(p, "no ")) {
+		*ret = (struct jvm_cval){.state = JVM_CVAL_UNLIMITED};
+		return;
+	}
+	if (startswith(p, "not supported")) {
+		*ret = (struct jvm_cval){.state = JVM_CVAL_NOT_SUPPORTED};
+		return;
+	}
+	if (scan_u64(&p, &v) < 0)
+		return;
+	p = skip_ws(p);
+	if (*p == 'k' || *p == 'K')
+		mul = 1024;
+	else if (*p == 'm' || *p == 'M')
+		mul = 1024 * 1024;
+	else if (*p == 'g' || *p == 'G')
+		mul = 1024 * 1024 * 1024;
+	else if (*p)
+		return; /* an unknown unit: absent, not a wrong figure */
+	if (v > UINT64_MAX / mul)
+		return;
+	*ret = (struct jvm_cval){.state = JVM_CVAL_VALUE, .v = v * mul};
+}
+
+static const struct {
+	const char *key;
+	size_t off;
+} container_keys[] = {
+#define K(k, f)                                          \
+	{                                                \
+		k ":", offsetof(struct jvm_container, f) \
+	}
+	K("memory_limit_in_bytes", memory_limit),
+	K("memory_and_swap_limit_in_bytes", memory_and_swap_limit),
+	K("memory_soft_limit_in_bytes", memory_soft_limit),
+	K("memory_usage_in_bytes", memory_usage),
+	K("memory_max_usage_in_bytes", memory_max_usage),
+	K("active_processor_count", active_processor_count),
+	K("cpu_quota", cpu_quota),
+#undef K
+};
+
+/* One line inside the section; false when it ended (an empty line). */
+static bool container_line(const char *l, struct jvm_container *c)
+{
+	if (!*l)
+		return false;
+	if (startswith(l, "container_type:")) {
+		const char *t = skip_ws(l + strlen("container_type:"));
+
+		copy_name(c->type, sizeof(c->type), t, strcspn(t, " "));
+		return true;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(container_keys); i++)
+		if (startswith(l, container_keys[i].key)) {
+			container_value(
+				l + strlen(container_keys[i].key),
+				(struct jvm_cval *)((char *)c +
+						    container_keys[i].off));
+			break;
+		}
+	return true;
+}
+
+/* "Memory: 4k page, physical 307200k(253204k free), swap 0k(0k free)" */
+static void physical_line(const char *l, struct jvm_container *c)
+{
+	const char *p = strstr(l, " physical ");
+	uint64_t v;
+
+	if (!p)
+		return;
+	p += strlen(" physical ");
+	if (scan_size(&p, &v) == 0 && *p == '(') {
+		c->has_physical = true;
+		c->physical = v;
+	}
+}
+
+int jvm_parse_container(const char *buf, size_t len, struct jvm_container *ret)
+{
+	struct line_iter it = {.p = buf, .end = buf + len};
+	struct jvm_container c = {0};
+	bool in = false;
+
+	while (next_line(&it)) {
+		rstrip(it.line);
+		if (in) {
+			in = container_line(it.line, &c);
+		} else if (streq(it.line, "container (cgroup) information:")) {
+			in = c.found = true;
+		} else if (streq(it.line, "container information not found.")) {
+			c.not_found_line = true;
+		} else if (startswith(it.line, "Memory: ")) {
+			physical_line(it.line, &c);
+		}
+	}
+	if (!c.found && !c.not_found_line && !c.has_physical)
+		return -EBADMSG;
+	*ret = c;
+	return 0;
+}
+
+bool jvm_container_believed_limit(const struct jvm_container *c, uint64_t *ret,
+				  bool *ret_from_container)
+{
+	if (c->found && c->memory_limit.state == JVM_CVAL_VALUE) {
+		*ret = c->memory_limit.v;
+		*ret_from_container = true;
+		return true;
+	}
+	if (c->has_physical) {
+		*ret = c->physical;
+		*ret_from_container = false;
+		return true;
+	}
+	return false;
+}

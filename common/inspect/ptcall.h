@@ -180,3 +180,9 @@ int ptcall_write_mem(struct ptcall_session *s, uint64_t addr, const void *buf,
  * and frees the session. Returns 0 or -errno when the restore failed (the
  * thread is detached anyway when it still exists). NULL is a no-op. */
 int ptcall_close(struct ptcall_session *s);
+
+/* Waits (without blocking) for the end of threads that were killed while
+ * seized and had not ended by ptcall_close: until then their process
+ * cannot be reaped by its parent. Cheap when there are none; call it now
+ * and then (ptcall_attach does). Thread-safe. */
+void ptcall_reap(void);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -20,6 +21,8 @@
 #define STACK_HEADROOM (64u << 10) /* below sp, for the called function */
 #define STOP_WAIT_US 1000000ull	   /* extra time for a stop after a deadline */
 #define STUCK_WAIT_US 5000000ull
+#define REAP_WAIT_US 500000ull /* a killed thread's end, at close */
+#define MAX_DEAD 16
 
 struct candidate {
 	int tid;
@@ -287,9 +290,69 @@ static int save_state(struct ptcall_session *s)
 	return 0;
 }
 
+/* Threads that died while seized by us and whose end we have not waited
+ * for yet. Until the tracer waits, the kernel keeps such a thread as a
+ * zombie traced by us and its parent cannot reap the process: seen on a
+ * loaded machine, a victim OOM-killed during the sidecar's probe stayed a
+ * zombie while the sidecar lived, and its parent hung in wait4. */
+static pthread_mutex_t dead_mu = PTHREAD_MUTEX_INITIALIZER;
+static int dead_tids[MAX_DEAD];
+static size_t n_dead;
+
+/* True when tid is ours no more: its end waited for, detached from a
+ * stop, or not our tracee (ECHILD). */
+static bool reap_once(int tid)
+{
+	int st;
+	pid_t r = waitpid(tid, &st, __WALL | WNOHANG);
+
+	if (r == tid && (WIFEXITED(st) || WIFSIGNALED(st)))
+		return true;
+	if (r == tid) /* a stop after all: it lives, let it go */
+		return ptrace(PTRACE_DETACH, tid, NULL, NULL) == 0 ||
+		       errno != ESRCH;
+	return r < 0 && errno != EINTR;
+}
+
+/* PTRACE_DETACH said ESRCH: the thread is not in a ptrace stop, killed
+ * and exiting (a thread group leader ends only after its other threads)
+ * or running on. Waits a while for its end or its stop; one still
+ * pending is left to ptcall_reap(). */
+static void reap_dead(int tid)
+{
+	uint64_t end = now_monotonic_us() + REAP_WAIT_US;
+	unsigned delay = 100;
+
+	while (!reap_once(tid)) {
+		if (now_monotonic_us() >= end) {
+			pthread_mutex_lock(&dead_mu);
+			if (n_dead < MAX_DEAD)
+				dead_tids[n_dead++] = tid;
+			pthread_mutex_unlock(&dead_mu);
+			return;
+		}
+		pause_us(delay);
+		delay = delay < 20000 ? delay * 2 : 20000;
+	}
+}
+
+void ptcall_reap(void)
+{
+	size_t k = 0;
+
+	pthread_mutex_lock(&dead_mu);
+	for (size_t i = 0; i < n_dead; i++)
+		if (!reap_once(dead_tids[i]))
+			dead_tids[k++] = dead_tids[i];
+	n_dead = k;
+	pthread_mutex_unlock(&dead_mu);
+}
+
 static void detach_plain(struct ptcall_session *s, int sig)
 {
-	ptrace(PTRACE_DETACH, s->tid, NULL, (void *)(uintptr_t)sig);
+	if (ptrace(PTRACE_DETACH, s->tid, NULL, (void *)(uintptr_t)sig) < 0 &&
+	    errno == ESRCH)
+		reap_dead(s->tid);
 	s->attached = false;
 	s->rep->stopped_us += now_monotonic_us() - s->stop_start_us;
 }
@@ -363,6 +426,7 @@ int ptcall_attach(struct ptcall_session *s)
 
 	if (s->attached)
 		return -EINVAL;
+	ptcall_reap();
 	r = list_candidates(s, &c, &n);
 	if (r < 0)
 		return explain_attach_error(s, r);
@@ -559,9 +623,12 @@ static int restore_and_detach(struct ptcall_session *s)
 		sig = s->deferred[0].si_signo;
 		from = 1;
 	}
-	if (ptrace(PTRACE_DETACH, s->tid, NULL, (void *)(uintptr_t)sig) < 0 &&
-	    errno != ESRCH && r == 0)
-		r = -errno;
+	if (ptrace(PTRACE_DETACH, s->tid, NULL, (void *)(uintptr_t)sig) < 0) {
+		if (errno == ESRCH)
+			reap_dead(s->tid);
+		else if (r == 0)
+			r = -errno;
+	}
 	s->attached = false;
 	s->rep->stopped_us += now_monotonic_us() - s->stop_start_us;
 	redeliver(s, from);

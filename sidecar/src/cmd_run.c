@@ -15,6 +15,7 @@
 #include "base/memlock.h"
 #include "base/parse.h"
 #include "base/util.h"
+#include "inspect/ptcall.h"
 #include "run.h"
 #include "pod.h" /* pod mode: hooks marked "pod hook" */
 
@@ -223,6 +224,9 @@ static void worker_loop(struct run_state *st)
 		for (size_t i = 0; i < n_new; i++)
 			run_jvm_first_sight(st, news[i]);
 		run_jvm_poll(st);
+		/* a process killed during a probe is reaped by its parent
+		 * only once we waited for it */
+		ptcall_reap();
 		if (!req.pending)
 			continue;
 		r = run_take_snapshot(st, &req);

@@ -70,6 +70,18 @@ struct run_snap_req {
 	uint64_t mono_us;   /* when asked */
 };
 
+/* One NMT summary of a JVM, committed bytes per category. */
+#define RUN_NMT_CATS 32
+#define RUN_NMT_POINTS 6 /* the first one and the newest five */
+struct run_nmt_point {
+	uint64_t t_ms;
+	bool first_sight; /* taken at first sight, else at a snapshot */
+	int64_t threads;
+	size_t n;
+	char name[RUN_NMT_CATS][32];
+	uint64_t committed[RUN_NMT_CATS];
+};
+
 /* What the worker learned of one JVM (run_jvm.c). */
 struct run_jvm {
 	int pid;
@@ -77,6 +89,8 @@ struct run_jvm {
 	size_t n_ranges; /* heap address ranges from GC.heap_info */
 	uint64_t start[4], end[4];
 	char name[4][40]; /* the space: "garbage-first heap", "tenured ..." */
+	size_t n_nmt;	  /* NMT summaries kept (jvm/nmt_history.json) */
+	struct run_nmt_point nmt[RUN_NMT_POINTS];
 };
 
 struct run_state {
@@ -165,3 +179,8 @@ const struct run_jvm *run_jvm_find(const struct run_state *st, int pid);
 /* Writes <pid>/jvm/heap_rss.json: the RSS of the heap ranges, read from
  * smaps by address (no attach). */
 void run_jvm_heap_rss(struct run_state *st, int pid, int pid_dirfd);
+/* After a snapshot's attach: adds the NMT summary it wrote
+ * (<pid>/jvm/native_memory.txt) to the JVM's history and writes the
+ * history, first sight included, to <pid>/jvm/nmt_history.json, so the
+ * bundle's one snapshot carries the growth per category. */
+void run_jvm_nmt_history(struct run_state *st, int pid, int pid_dirfd);

@@ -112,7 +112,99 @@ struct facts {
 	uint64_t heap_rss, rss, limit;
 	int threads;
 	struct jvm_budget b;
+	bool have_container; /* VM.info answered with its container part */
+	struct jvm_container container;
+	struct jvm_nmt nmt; /* the baseline, when NMT is on */
 };
+
+static struct run_jvm *jvm_slot(struct run_state *st, int pid)
+{
+	for (size_t i = 0; i < st->n_jvms; i++)
+		if (st->jvms[i].pid == pid)
+			return &st->jvms[i];
+	return NULL;
+}
+
+/* Keeps n as the JVM's newest NMT point: the first one stays (the
+ * baseline growth is measured from), the others roll. */
+static void nmt_keep(struct run_jvm *j, const struct jvm_nmt *n,
+		     bool first_sight)
+{
+	struct run_nmt_point *pt;
+
+	if (!n->enabled)
+		return;
+	if (j->n_nmt == RUN_NMT_POINTS) {
+		memmove(&j->nmt[1], &j->nmt[2],
+			(RUN_NMT_POINTS - 2) * sizeof(j->nmt[0]));
+		j->n_nmt--;
+	}
+	pt = &j->nmt[j->n_nmt++];
+	*pt = (struct run_nmt_point){.t_ms = now_realtime_us() / 1000,
+				     .first_sight = first_sight,
+				     .threads = n->threads};
+	for (size_t i = 0; i < n->n_categories && pt->n < RUN_NMT_CATS; i++) {
+		strlcpy_safe(pt->name[pt->n], n->categories[i].name,
+			     sizeof(pt->name[0]));
+		pt->committed[pt->n++] = n->categories[i].committed;
+	}
+}
+
+static int nmt_point_json(const struct run_nmt_point *pt, struct strbuf *sb)
+{
+	int r = strbuf_addf(sb,
+			    "{\"t_ms\":%" PRIu64 ",\"source\":\"%s\","
+			    "\"threads\":%" PRId64 ",\"committed\":{",
+			    pt->t_ms,
+			    pt->first_sight ? "first-sight" : "snapshot",
+			    pt->threads);
+
+	for (size_t i = 0; r >= 0 && i < pt->n; i++) {
+		if (i)
+			r = strbuf_addch(sb, ',');
+		if (r >= 0)
+			r = strbuf_add_json_str(sb, pt->name[i],
+						strlen(pt->name[i]));
+		if (r >= 0)
+			r = strbuf_addf(sb, ":%" PRIu64, pt->committed[i]);
+	}
+	return r < 0 ? r : strbuf_adds(sb, "}}");
+}
+
+void run_jvm_nmt_history(struct run_state *st, int pid, int pid_dirfd)
+{
+	_cleanup_strbuf_ struct strbuf txt = STRBUF_INIT, sb = STRBUF_INIT;
+	struct run_jvm *j = jvm_slot(st, pid);
+	struct jvm_nmt *n;
+	int r;
+
+	if (!j)
+		return;
+	strbuf_init(&txt, 1u << 20);
+	if (read_file_at(pid_dirfd, "jvm/native_memory.txt", 1u << 20, &txt) <
+		    0 ||
+	    !(n = calloc(1, sizeof(*n))))
+		return;
+	if (jvm_parse_nmt(txt.buf, txt.len, n) == 0)
+		nmt_keep(j, n, false);
+	free(n);
+	if (j->n_nmt < 2)
+		return; /* no growth to tell */
+	strbuf_init(&sb, 256u << 10);
+	r = strbuf_addf(&sb, "{\"pid\":%d,\"unit\":\"bytes\",\"entries\":[",
+			pid);
+	for (size_t i = 0; r >= 0 && i < j->n_nmt; i++) {
+		if (i)
+			r = strbuf_addch(&sb, ',');
+		if (r >= 0)
+			r = nmt_point_json(&j->nmt[i], &sb);
+	}
+	if (r >= 0)
+		r = strbuf_adds(&sb, "]}\n");
+	if (r >= 0)
+		(void)write_file_atomic_at(pid_dirfd, "jvm/nmt_history.json",
+					   sb.buf, sb.len, 0644);
+}
 
 static int take_facts(struct run_state *st, int pid, struct run_jvm *j,
 		      struct facts *f)
@@ -133,6 +225,24 @@ static int take_facts(struct run_state *st, int pid, struct run_jvm *j,
 	}
 	if (r < 0)
 		return r;
+	/* VM.info at first sight only: it renders the whole hs_err-style
+	 * report (~52 KB and 27-62 ms here: every thread, mapping, event
+	 * log), and the JVM sized its heap from its idea of the limit
+	 * once, at start. (NMT summary: 18 ms.)
+	 * Only the container part and the physical memory line are kept:
+	 * the report also lists the environment. */
+	if (ask(&t, "VM.info", &rep) == 0) {
+		f->have_container =
+			jvm_parse_container(rep.text.buf, rep.text.len,
+					    &f->container) == 0;
+		jvm_reply_release(&rep);
+	}
+	/* the NMT baseline the snapshots' summaries are compared with */
+	if (ask(&t, "VM.native_memory summary", &rep) == 0) {
+		if (jvm_parse_nmt(rep.text.buf, rep.text.len, &f->nmt) < 0)
+			f->nmt.enabled = false;
+		jvm_reply_release(&rep);
+	}
 	for (size_t i = 0; i < f->heap.n_spaces && j->n_ranges < 4; i++)
 		if (f->heap.spaces[i].end > f->heap.spaces[i].start) {
 			j->start[j->n_ranges] = f->heap.spaces[i].start;
@@ -144,6 +254,37 @@ static int take_facts(struct run_state *st, int pid, struct run_jvm *j,
 	return heap_rss(st, pid, j, &f->heap_rss, &f->rss);
 }
 
+/* What the JVM believes its limit is ("container", "jvm_limit"), and in
+ * text when that differs from the cgroup's limit by more than rounding:
+ * the JVM computes its default heap (MaxRAMPercentage) from its belief. */
+static void container_facts(int pid, const struct facts *f,
+			    struct json_object *o, char *text, size_t size)
+{
+	uint64_t lim = f->limit, jl;
+	bool from_ct;
+
+	text[0] = '\0';
+	if (!f->have_container)
+		return;
+	json_object_object_add(o, "container",
+			       jvm_container_json(&f->container));
+	if (!jvm_container_believed_limit(&f->container, &jl, &from_ct))
+		return;
+	json_object_object_add(o, "jvm_limit", json_object_new_uint64(jl));
+	if (!lim || (jl <= lim + lim / 50 + (1u << 20) &&
+		     jl + lim / 50 + (1u << 20) >= lim))
+		return;
+	snprintf(text, size,
+		 "pid %d believes its memory limit is %" PRIu64 " MiB (%s) "
+		 "but the container's limit is %" PRIu64
+		 " MiB: its default heap (MaxRAMPercentage) is computed from "
+		 "what it believes",
+		 pid, jl >> 20,
+		 from_ct ? "its container limit"
+			 : "physical memory: it sees no container limit",
+		 lim >> 20);
+}
+
 /* The facts into the timeline ("jvms") and, when the JVM is configured
  * to outgrow its container, an event with the numbers. */
 static void note_facts(struct run_state *st, int pid, const struct facts *f)
@@ -152,7 +293,7 @@ static void note_facts(struct run_state *st, int pid, const struct facts *f)
 	struct json_object *o = json_object_new_object();
 	struct json_object *ranges = json_object_new_array();
 	const struct run_jvm *j = run_jvm_find(st, pid);
-	char text[400];
+	char text[400], mismatch[300];
 	uint64_t t = now_realtime_us();
 
 	if (!o || !ranges) {
@@ -191,6 +332,7 @@ static void note_facts(struct run_state *st, int pid, const struct facts *f)
 	json_object_object_add(o, "heap_outgrows",
 			       json_object_new_boolean(b->heap_outgrows));
 #undef U
+	container_facts(pid, f, o, mismatch, sizeof(mismatch));
 	snprintf(text, sizeof(text),
 		 "pid %d is configured to outgrow its container: max heap "
 		 "%" PRIu64 " MiB + direct %" PRIu64 " + metaspace %" PRIu64
@@ -205,10 +347,15 @@ static void note_facts(struct run_state *st, int pid, const struct facts *f)
 	if (b->outgrows)
 		(void)recorder_note_event(
 			&st->rec, t, "jvm-configured-to-outgrow", pid, text);
+	if (mismatch[0])
+		(void)recorder_note_event(&st->rec, t, "jvm-limit-mismatch",
+					  pid, mismatch);
 	st->timeline_dirty = true;
 	pthread_mutex_unlock(&st->mu);
 	if (b->outgrows)
 		log_warn("%s", text);
+	if (mismatch[0])
+		log_warn("%s", mismatch);
 }
 
 static void retry_later(struct run_state *st, int pid, unsigned tries)
@@ -253,6 +400,7 @@ static int first_sight(struct run_state *st, int pid)
 		return r;
 	}
 	j->done = true;
+	nmt_keep(j, &f->nmt, true);
 	st->n_jvms++;
 	pthread_mutex_lock(&st->mu);
 	if (st->rec.count)

@@ -381,6 +381,8 @@ static void snapshot_slow(struct run_state *st, struct snap_run *sr,
 	jo.attach.reply_timeout_ms = (unsigned)left;
 	jo.deadline_mono_us = sr->deadline_mono_us;
 	r = jvm_snapshot(&st->h, pid, pfd, &jo);
+	if (r == 0)
+		run_jvm_nmt_history(st, pid, pfd);
 	if (r != -JVM_E_NOT_JVM)
 		run_jvm_heap_rss(st, pid, pfd);
 	left = left_ms(sr);

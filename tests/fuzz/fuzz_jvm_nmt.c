@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target for the jcmd reply parsers: NMT summary, GC.heap_info,
- * malloc_info XML, and the hsperfdata reader. Each sees the same bytes
- * (not NUL-terminated); JSON rendering runs on whatever parsed. */
+ * malloc_info XML, VM.info's container section, and the hsperfdata
+ * reader. Each sees the same bytes (not NUL-terminated); JSON rendering
+ * runs on whatever parsed. */
+#include <json-c/json.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -39,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct jvm_nmt nmt;
 	static struct jvm_heap_info heap;
 	static struct jvm_malloc_info mi;
+	static struct jvm_container ct;
 	const char *buf = (const char *)data;
 	char caps[80];
 
@@ -48,6 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		render(heap_json, &heap);
 	if (jvm_parse_malloc_info(buf, size, &mi) == 0)
 		render(mi_json, &mi);
+	if (jvm_parse_container(buf, size, &ct) == 0)
+		json_object_put(jvm_container_json(&ct));
 	jvm_perfdata_string(data, size, "sun.rt.jvmCapabilities", caps,
 			    sizeof(caps));
 	return 0;

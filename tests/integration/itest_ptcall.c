@@ -905,3 +905,71 @@ Test(ptcall, sigstop_during_a_call_stops_the_process_after_it)
 	cr_expect_str_eq(v.line, "{\"read\":1,\"errno\":0,\"cmd\":\"p\"}");
 	stop_victim(&v);
 }
+
+/* The tracer: seizes pid, says so on `to`, waits for a byte on `from`,
+ * closes the session, says so, then lives on (as the sidecar does). */
+static void tracer_child(pid_t pid, int to, int from)
+{
+	struct ptcall_session *s;
+	struct ptcall_report rep;
+	char c = 'a';
+
+	if (ptcall_open(pid, NULL, &s, &rep) < 0 || ptcall_attach(s) < 0)
+		c = 'e';
+	if (write(to, &c, 1) != 1 || c == 'e' || read(from, &c, 1) != 1)
+		_exit(1);
+	(void)ptcall_close(s);
+	c = 'c';
+	if (write(to, &c, 1) != 1)
+		_exit(1);
+	pause();
+	_exit(0);
+}
+
+/* Seen on a loaded machine: a victim OOM-killed while the sidecar's probe
+ * had a thread seized stayed a zombie traced by the sidecar, and its
+ * parent hung in wait4 for as long as the sidecar lived. The tracer here
+ * is another process than the parent, as there. */
+Test(ptcall, a_process_killed_while_seized_is_reapable_by_its_parent)
+{
+	char path[600], c;
+	struct victim v;
+	int up[2], down[2], st = 0;
+	pid_t tracer, r = 0;
+	uint64_t until;
+
+	victim_path(path, sizeof(path), "ptcall_reader");
+	start_victim(&v, (char *const[]){path, "4", "1", NULL});
+	cr_assert_eq(pipe(up), 0);
+	cr_assert_eq(pipe(down), 0);
+	tracer = fork();
+	cr_assert_geq(tracer, 0);
+	if (tracer == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		tracer_child(v.pid, up[1], down[0]);
+	}
+	cr_assert_eq(read(up[0], &c, 1), 1);
+	cr_assert_eq(c, 'a', "the tracer could not seize pid %d", v.pid);
+	kill(v.pid, SIGKILL);
+	usleep(20000);
+	cr_assert_eq(write(down[1], "x", 1), 1);
+	cr_assert_eq(read(up[0], &c, 1), 1);
+	cr_assert_eq(c, 'c');
+	/* the tracer lives on: the victim must be reapable all the same */
+	until = now_monotonic_us() + 3000000;
+	while (now_monotonic_us() < until &&
+	       (r = waitpid(v.pid, &st, WNOHANG)) == 0)
+		usleep(10000);
+	kill(tracer, SIGKILL);
+	waitpid(tracer, NULL, 0);
+	if (r == 0) /* reapable now that the tracer is gone */
+		waitpid(v.pid, &st, 0);
+	cr_assert_eq(r, v.pid, "the killed victim stayed unreapable");
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "st %d", st);
+	close(v.in);
+	close(v.out);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+}

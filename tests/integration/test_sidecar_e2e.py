@@ -104,6 +104,8 @@ def test_retention_victim_crosses_thresholds_and_is_killed(cgroup, tmp_path):
     # The timeline reaches the kill: the last sample with the victim alive
     # is within 1 s of its end, and its usage was above 90 %.
     alive = [s for s in samples if any(p["rss_kb"] > 0 for p in s["procs"])]
+    print("retention_victim: last sample %d ms before the victim's end"
+          % (end_ms - alive[-1]["t_ms"]))
     assert end_ms - alive[-1]["t_ms"] <= 1000
     assert max(s["usage"] for s in samples) > 0.9 * LIMIT
     reasons = {s["reason"] for s in tl["snapshots"]}

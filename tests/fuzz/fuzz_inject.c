@@ -5,6 +5,7 @@
  * review always gets an answer that is JSON, allows the pod, echoes the
  * request's uid, and carries a patch only as base64 of a JSON array. */
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,18 +19,23 @@ static void check_patch(struct json_object *resp)
 {
 	const char *b64 = jget_str(NULL, resp, "patch");
 	unsigned char *raw;
+	struct json_tokener *tok;
 	struct json_object *ops;
 	size_t n;
 
 	if (!b64)
 		return;
-	if (kube_base64_decode(b64, strlen(b64), &raw, &n) != 0)
+	tok = json_tokener_new();
+	/* the decoded bytes are not NUL-terminated */
+	if (!tok || kube_base64_decode(b64, strlen(b64), &raw, &n) != 0 ||
+	    n > INT32_MAX)
 		abort();
-	ops = json_tokener_parse((const char *)raw);
+	ops = json_tokener_parse_ex(tok, (const char *)raw, (int)n);
 	if (!ops || !json_object_is_type(ops, json_type_array) ||
 	    json_object_array_length(ops) == 0)
 		abort();
 	json_object_put(ops);
+	json_tokener_free(tok);
 	free(raw);
 }
 

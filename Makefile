@@ -115,6 +115,15 @@ $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/driver.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/driver.c $(LIB) $(LIBS)
 
+# A fuzz target named after an agent module (tests/fuzz/fuzz_inject.c for
+# agent/src/inject.c, the AdmissionReview decoder) links that module too.
+FUZZ_AGENT := $(filter $(AGENT_SRC:agent/src/%.c=$(B)/fuzz/fuzz_%),$(FUZZ_BIN))
+$(FUZZ_AGENT): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c \
+		$(B)/obj/agent/src/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -Iagent/src $(LDFLAGS) -o $@ $< tests/fuzz/driver.c \
+	  $(B)/obj/agent/src/$*.o $(LIB) $(LIBS)
+
 # Integration tests written with Criterion: they touch the live system
 # (real cgroups, real processes) and say so in their name.
 $(B)/itests/%: tests/integration/%.c $(LIB)

@@ -26,8 +26,8 @@ fi
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 # The library is compiled with coverage instrumentation but without
 # libFuzzer's main; each target links the fuzzer runtime.
-make --no-print-directory B=$B CC="$CLANG" \
-	CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $SAN" \
+LIBCFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $SAN"
+make --no-print-directory B=$B CC="$CLANG" CFLAGS="$LIBCFLAGS" \
 	LDFLAGS="$SAN" $B/liboomlens.a >/dev/null || exit 2
 
 targets=()
@@ -39,6 +39,10 @@ fi
 
 libs=$(make --no-print-directory -s -f Makefile -f - print-libs <<<'print-libs: ; @echo $(LIBS)')
 failed=() clean=()
+cov_of() { # INITED|DONE: libFuzzer's "cov:" figure on that line
+	grep -a "^#[0-9]*[[:space:]]*$1 " "$B/$name.log" | tail -n1 |
+		sed -n 's/.* cov: \([0-9]*\) .*/\1/p'
+}
 for src in "${targets[@]}"; do
 	name=$(basename "$src" .c)
 	short=${name#fuzz_}
@@ -48,9 +52,18 @@ for src in "${targets[@]}"; do
 	art=$B/artifacts/$short/
 	rm -rf "$art"
 	mkdir -p "$B/fuzz" "$scratch" "$art" "$corpus"
+	# A target named after an agent module (fuzz_inject: agent/src/
+	# inject.c) links that module, built like the library.
+	extra=()
+	if [ -f "agent/src/$short.c" ]; then
+		make --no-print-directory B=$B CC="$CLANG" CFLAGS="$LIBCFLAGS" \
+			LDFLAGS="$SAN" "$B/obj/agent/src/$short.o" >/dev/null ||
+			{ failed+=("$name (build)"); continue; }
+		extra=(-Iagent/src "$B/obj/agent/src/$short.o")
+	fi
 	if ! "$CLANG" -std=gnu11 -O1 -g -D_GNU_SOURCE -Icommon \
 		-fno-omit-frame-pointer -fsanitize=fuzzer $SAN \
-		-o "$bin" "$src" $B/liboomlens.a $libs; then
+		-o "$bin" "$src" "${extra[@]}" $B/liboomlens.a $libs; then
 		failed+=("$name (build)")
 		continue
 	fi
@@ -72,7 +85,10 @@ for src in "${targets[@]}"; do
 		echo "fuzz: $name: FAILED (exit $rc, log $B/$name.log)"
 		failed+=("$name")
 	else
-		echo "fuzz: $name: $(grep -a 'Done [0-9]* runs' "$B/$name.log" | tail -n1)"
+		# runs, and coverage at the start (seeds) and the end: a
+		# target whose cov does not grow never reaches its parser
+		echo "fuzz: $name: $(grep -a 'Done [0-9]* runs' "$B/$name.log" |
+			tail -n1), cov $(cov_of INITED) -> $(cov_of DONE)"
 		clean+=("$name")
 	fi
 done

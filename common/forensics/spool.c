@@ -97,36 +97,68 @@ bool spool_cgroup_in_pod(const char *cgroup, const char *uid)
 	return false;
 }
 
-/* Reads the manifest's "cgroup" (typed: a string, or null/absent with a
- * "schema" string for a pids-only spool); -ENOENT when not a spool. */
+/* json-c on bytes that need not end in NUL; NULL unless one whole
+ * object (trailing whitespace allowed). Depth-bounded: a pod wrote it. */
+static struct json_object *parse_object(const char *buf, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new_ex(32);
+	struct json_object *o = NULL;
+	size_t end = 0;
+
+	if (tok && len <= MANIFEST_MAX) {
+		o = json_tokener_parse_ex(tok, buf, (int)len);
+		end = json_tokener_get_parse_end(tok);
+	}
+	if (o && (json_tokener_get_error(tok) != json_tokener_success ||
+		  !json_object_is_type(o, json_type_object)))
+		end = 0, json_object_put(o), o = NULL;
+	for (; o && end < len; end++)
+		if (!memchr(" \t\r\n", buf[end], 4)) {
+			json_object_put(o);
+			o = NULL;
+		}
+	json_tokener_free(tok);
+	return o;
+}
+
+int spool_parse_manifest(const char *buf, size_t len, char *ret, size_t size)
+{
+	struct json_object *o = parse_object(buf, len), *cg, *schema;
+	const char *s = NULL;
+	size_t n = 0;
+	int r = -ENOENT;
+
+	if (!o)
+		return -EBADMSG;
+	if (json_object_object_get_ex(o, "cgroup", &cg) &&
+	    json_object_is_type(cg, json_type_string)) {
+		s = json_object_get_string(cg);
+		n = (size_t)json_object_get_string_len(cg);
+	} else if (json_object_object_get_ex(o, "schema", &schema) &&
+		   json_object_is_type(schema, json_type_string)) {
+		s = ""; /* a pids-only spool */
+	}
+	/* a NUL inside the string would cut the claim short */
+	if (s && strlen(s) == n && n < size) {
+		memcpy(ret, s, n + 1);
+		r = 0;
+	}
+	json_object_put(o);
+	return r;
+}
+
+/* Reads the manifest's "cgroup" (spool_parse_manifest()). */
 static int read_manifest_cgroup(int fd, uint64_t deadline, char *ret,
 				size_t size)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	struct json_object *o, *cg, *schema;
 	int r;
 
 	strbuf_init(&sb, MANIFEST_MAX + 1);
 	r = read_untrusted_at(fd, SPOOL_MANIFEST, MANIFEST_MAX, deadline, &sb);
 	if (r < 0)
 		return r;
-	o = json_tokener_parse(sb.buf);
-	if (!o || !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		return -EBADMSG;
-	}
-	r = -ENOENT;
-	if (json_object_object_get_ex(o, "cgroup", &cg) &&
-	    json_object_is_type(cg, json_type_string)) {
-		if (strlcpy_safe(ret, json_object_get_string(cg), size) < size)
-			r = 0;
-	} else if (json_object_object_get_ex(o, "schema", &schema) &&
-		   json_object_is_type(schema, json_type_string)) {
-		ret[0] = '\0'; /* a pids-only spool */
-		r = 0;
-	}
-	json_object_put(o);
-	return r;
+	return spool_parse_manifest(sb.buf, sb.len, ret, size);
 }
 
 struct finder {
@@ -312,28 +344,33 @@ int spool_find(const char *const *dirs, size_t n_dirs, const char *cgroup_path,
 	return r;
 }
 
-/* t_ms of snapshots/<name>/snapshot.json; 0 when unreadable or taken
- * after a kill. */
-static uint64_t snapshot_time(int snap_fd, const char *name, uint64_t deadline)
+uint64_t spool_parse_snapshot_time(const char *buf, size_t len)
 {
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	struct json_object *o;
-	char path[300];
+	struct json_object *o = parse_object(buf, len);
 	uint64_t v = 0;
 	bool after = false;
 
-	strbuf_init(&sb, MANIFEST_MAX + 1);
-	if (snprintf(path, sizeof(path), "%s/snapshot.json", name) >=
-		    (int)sizeof(path) ||
-	    read_untrusted_at(snap_fd, path, MANIFEST_MAX, deadline, &sb) < 0)
-		return 0;
-	o = json_tokener_parse(sb.buf);
 	jget_u64(NULL, o, "t_ms", &v); /* a negative or "12x": 0 */
 	/* completed after a kill in its cgroup: never the pre-kill one */
 	if (jget_bool(NULL, o, "after_kill", &after) && after)
 		v = 0;
 	json_object_put(o);
 	return v;
+}
+
+/* t_ms of snapshots/<name>/snapshot.json; 0 when unreadable or taken
+ * after a kill. */
+static uint64_t snapshot_time(int snap_fd, const char *name, uint64_t deadline)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	char path[300];
+
+	strbuf_init(&sb, MANIFEST_MAX + 1);
+	if (snprintf(path, sizeof(path), "%s/snapshot.json", name) >=
+		    (int)sizeof(path) ||
+	    read_untrusted_at(snap_fd, path, MANIFEST_MAX, deadline, &sb) < 0)
+		return 0;
+	return spool_parse_snapshot_time(sb.buf, sb.len);
 }
 
 static int cmp_name(const void *a, const void *b)

@@ -39,6 +39,19 @@ struct spool_info {
  * time; ".tmp" and hidden entries left out). Returns the count. */
 size_t spool_list_snapshots(int snap_fd, char **names, size_t max);
 
+/* Parses a spool's manifest.json, buf[0..len) (a pod wrote it; need not
+ * end in NUL): copies its "cgroup" string to ret (size bytes), or "" for a
+ * pids-only spool (no "cgroup" string but a "schema" string). Returns 0,
+ * -EBADMSG (not one JSON object) or -ENOENT (not a spool's manifest, or a
+ * cgroup that holds a NUL or does not fit); ret untouched on failure.
+ * Pure. */
+int spool_parse_manifest(const char *buf, size_t len, char *ret, size_t size);
+
+/* "t_ms" of a snapshot's snapshot.json, buf[0..len) (a pod wrote it); 0
+ * when it is not a JSON object, has no unsigned t_ms, or says
+ * "after_kill": true (taken after a kill: never the pre-kill one). Pure. */
+uint64_t spool_parse_snapshot_time(const char *buf, size_t len);
+
 /* True when the spool's cgroup and the killed one are the same, or one
  * lies below the other ("/a" ~ "/a/b", not "/ab"). Pure. */
 bool spool_cgroup_matches(const char *spool_cgroup, const char *killed);

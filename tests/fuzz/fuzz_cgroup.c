@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target for the cgroup parsers: memory.events, memory.oom_control,
- * memory.stat and single values (v1 and v2), all on the same bytes (not
- * NUL-terminated), plus cgroup_path_within on a NUL-terminated copy. Checks
- * the invariants callers rely on, not only "no crash". */
+ * memory.stat, cgroup.procs and single values (v1 and v2), all on the
+ * same bytes (not NUL-terminated), plus cgroup_path_within on a
+ * NUL-terminated copy. Checks the invariants callers rely on, not only
+ * "no crash". */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,22 @@ static void check_stat(const char *buf, size_t len)
 	cgroup_stat_release(&s);
 }
 
+static void check_procs(const char *buf, size_t len)
+{
+	int pids[8] = {7};
+	size_t n = 1, added = cgroup_parse_procs(buf, len, pids, &n, 8);
+
+	if (n != added + 1 || n > 8 || pids[0] != 7)
+		abort();
+	for (size_t i = 1; i < n; i++) {
+		if (pids[i] < 1)
+			abort();
+		for (size_t j = 0; j < i; j++)
+			if (pids[i] == pids[j])
+				abort(); /* each pid once */
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data;
@@ -54,6 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cgroup_parse_events(buf, size, &ev);
 	cgroup_parse_oom_control(buf, size, &ev);
 	check_stat(buf, size);
+	check_procs(buf, size);
 	check_value(buf, size, CGROUP_V1);
 	check_value(buf, size, CGROUP_V2);
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target for the jcmd reply parsers: NMT summary, GC.heap_info,
- * malloc_info XML, VM.info's container section, and the hsperfdata
- * reader. Each sees the same bytes (not NUL-terminated); JSON rendering
- * runs on whatever parsed. */
+ * VM.flags, malloc_info XML, VM.info's container section, and the
+ * hsperfdata reader. Each sees the same bytes (not NUL-terminated); JSON
+ * rendering runs on whatever parsed. */
 #include <json-c/json.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,6 +31,11 @@ static int heap_json(const void *v, struct strbuf *sb)
 	return jvm_heap_info_to_json(v, sb);
 }
 
+static int flags_json(const void *v, struct strbuf *sb)
+{
+	return jvm_flags_to_json(v, sb);
+}
+
 static int mi_json(const void *v, struct strbuf *sb)
 {
 	return jvm_malloc_info_to_json(v, sb);
@@ -42,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct jvm_heap_info heap;
 	static struct jvm_malloc_info mi;
 	static struct jvm_container ct;
+	static struct jvm_flags flags;
 	const char *buf = (const char *)data;
 	char caps[80];
 
@@ -49,6 +55,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		render(nmt_json, &nmt);
 	if (jvm_parse_heap_info(buf, size, &heap) == 0)
 		render(heap_json, &heap);
+	if (jvm_parse_flags(buf, size, &flags) == 0) {
+		if (!flags.has_max_heap)
+			abort(); /* MaxHeapSize is always printed */
+		render(flags_json, &flags);
+	}
 	if (jvm_parse_malloc_info(buf, size, &mi) == 0)
 		render(mi_json, &mi);
 	if (jvm_parse_container(buf, size, &ct) == 0)

@@ -400,3 +400,56 @@ Test(spool, after_kill_snapshot_is_never_picked)
 	cr_assert_not(bundle_has(b, "processes/42/pmap.txt"));
 	bundle_free(b);
 }
+
+/* The pure manifest reader (tests/fuzz/fuzz_spool.c): bytes a pod wrote,
+ * not NUL-terminated; what it cannot believe leaves ret as it was. */
+Test(spool, parse_manifest_typed_and_bounded)
+{
+	static const struct {
+		const char *in;
+		int r;
+		const char *cg;
+	} t[] = {
+		{"{\"schema\":\"s\",\"cgroup\":\"/demo/app\"}\n", 0,
+		 "/demo/app"},
+		{"{\"schema\":\"s\",\"cgroup\":null}", 0, ""},
+		{"{\"cgroup\":\"\"}", 0, ""},
+		{"{\"cgroup\":[\"/a\"],\"schema\":7}", -ENOENT, NULL},
+		{"{\"cgroup\":\"/a\\u0000/b\"}", -ENOENT, NULL},
+		{"{\"cgroup\":\"/0123456789abcdef0123456789\"}", -ENOENT, NULL},
+		{"{\"cgroup\":\"/a\"} {}", -EBADMSG, NULL},
+		{"[\"/a\"]", -EBADMSG, NULL},
+		{"{\"cgroup\":\"/a\"", -EBADMSG, NULL},
+		{"", -EBADMSG, NULL},
+	};
+	char cg[16];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(cg, sizeof(cg), "untouched");
+		cr_assert_eq(spool_parse_manifest(t[i].in, strlen(t[i].in), cg,
+						  sizeof(cg)),
+			     t[i].r, "case %zu", i);
+		cr_assert_str_eq(cg, t[i].cg ? t[i].cg : "untouched",
+				 "case %zu", i);
+	}
+	/* the length is the bound, not a NUL */
+	cr_assert_eq(spool_parse_manifest("{\"cgroup\":\"/a\"}XX", 15, cg,
+					  sizeof(cg)),
+		     0);
+	cr_assert_str_eq(cg, "/a");
+}
+
+Test(spool, parse_snapshot_time)
+{
+	static const char ok[] = "{\"reason\":\"threshold-90\",\"t_ms\":1234}";
+	static const char after[] = "{\"t_ms\":1234,\"after_kill\":true}";
+	static const char neg[] = "{\"t_ms\":-5}";
+	static const char str[] = "{\"t_ms\":\"12x\"}";
+
+	cr_assert_eq(spool_parse_snapshot_time(ok, strlen(ok)), 1234);
+	cr_assert_eq(spool_parse_snapshot_time(ok, strlen(ok) - 1), 0);
+	cr_assert_eq(spool_parse_snapshot_time(after, strlen(after)), 0);
+	cr_assert_eq(spool_parse_snapshot_time(neg, strlen(neg)), 0);
+	cr_assert_eq(spool_parse_snapshot_time(str, strlen(str)), 0);
+	cr_assert_eq(spool_parse_snapshot_time("[1]", 3), 0);
+}

@@ -303,30 +303,27 @@ static int post_event(void *ud, const struct pub_item *it, unsigned *ret_count,
 	return q;
 }
 
-const struct pub_ops cluster_pub_ops = {
-	.create_report = create_report,
-	.get_report_uid = get_report_uid,
-	.create_bundle = create_bundle,
-	.patch_status = patch_status,
-	.pod_alive = pod_alive,
-	.post_event = post_event,
-	.read_bundle = read_bundle,
-};
-
-/* A kill whose pod the detector did not know yet: find it among the
- * node's pods by UID. Unknown (already gone): published in the agent's
- * own namespace, named by its UID. */
-static void resolve(struct cluster *c, struct pub_item *it)
+/* A kill whose pod the detector did not know yet (created and killed
+ * while the pod watch was away): find it among the node's pods by UID.
+ * A failed list is retried by the queue; only a list without the pod says
+ * it is gone: then the report goes to the agent's own namespace, named by
+ * the UID. */
+static int resolve(void *ud, struct pub_item *it, struct kube_error *err)
 {
+	struct cluster *c = ud;
 	struct kube_pod_list_options lo = {.node = c->o.node,
 					   .cancel = c->cancel};
 	struct kube_pod **pods = NULL;
 	size_t n = 0;
+	int r;
 
 	/* a known pod whose container the detector could not name still
 	 * gets a container (the CRD requires one): the ID's prefix below */
-	if (!it->pod[0] && it->pod_uid[0] &&
-	    kube_pod_list(c->client, &lo, &pods, &n, NULL, NULL) >= 0) {
+	if (!it->pod[0] && it->pod_uid[0]) {
+		r = kube_pod_list(c->client, &lo, &pods, &n, NULL, err);
+		if (r < 0)
+			return r;
+		api_ok(c);
 		for (size_t i = 0; i < n; i++) {
 			const struct kube_container *k;
 
@@ -356,7 +353,19 @@ static void resolve(struct cluster *c, struct pub_item *it)
 	if (!it->container[0])
 		snprintf(it->container, sizeof(it->container), "%.12s",
 			 it->container_id[0] ? it->container_id : "unknown");
+	return 0;
 }
+
+const struct pub_ops cluster_pub_ops = {
+	.resolve = resolve,
+	.create_report = create_report,
+	.get_report_uid = get_report_uid,
+	.create_bundle = create_bundle,
+	.patch_status = patch_status,
+	.pod_alive = pod_alive,
+	.post_event = post_event,
+	.read_bundle = read_bundle,
+};
 
 static void take_kills(struct cluster *c)
 {
@@ -366,7 +375,6 @@ static void take_kills(struct cluster *c)
 		struct pub_item *it = p;
 		int r;
 
-		resolve(c, it);
 		r = pubqueue_add(c->queue, it);
 		if (r < 0 && r != -EEXIST)
 			log_error("report %s: cannot queue it (%s); the bundle "

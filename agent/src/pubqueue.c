@@ -30,8 +30,8 @@ struct pubqueue {
 	unsigned seed;
 };
 
-static const char *const step_names[] = {"report", "bundle", "status", "event",
-					 "done"};
+static const char *const step_names[] = {"resolve", "report", "bundle",
+					 "status",  "event",  "done"};
 
 const char *pub_step_name(enum pub_step s)
 {
@@ -106,7 +106,7 @@ static int item_parse(struct json_object *o, struct pub_item *ret)
 	}
 	s = json_object_object_get_ex(o, "step", &v) ? json_object_get_string(v)
 						     : "";
-	for (it.step = PUB_REPORT; it.step < PUB_DONE; it.step++)
+	for (it.step = PUB_RESOLVE; it.step < PUB_DONE; it.step++)
 		if (streq(s, step_names[it.step]))
 			break;
 	if (it.step == PUB_DONE || !it.id[0] || strchr(it.id, '/'))
@@ -279,7 +279,7 @@ int pubqueue_add(struct pubqueue *q, const struct pub_item *it)
 	for (size_t i = 0; i < q->n; i++)
 		if (streq(q->items[i]->id, it->id))
 			return -EEXIST;
-	copy.step = PUB_REPORT;
+	copy.step = copy.pod[0] && copy.container[0] ? PUB_REPORT : PUB_RESOLVE;
 	copy.attempts = 0;
 	copy.next_ms = 0;
 	copy.bundle_stored = true;
@@ -435,6 +435,8 @@ static int step_once(struct pubqueue *q, struct pub_item *it,
 		     struct kube_error *err)
 {
 	switch (it->step) {
+	case PUB_RESOLVE:
+		return q->ops->resolve ? q->ops->resolve(q->ud, it, err) : 0;
 	case PUB_REPORT:
 		return do_report(q, it, err);
 	case PUB_BUNDLE:

@@ -3,6 +3,10 @@
  * directory (queue/<id>.json, one file per item, written atomically after
  * every step) so that a restart resumes where it stopped. Steps, in order:
  *
+ *   RESOLVE the pod and container of a kill the detector's pod cache did
+ *           not know yet (a pod created and killed while the watch was
+ *           away): found among the node's pods by UID; a failed list is
+ *           retried like any step, only a list without it says "gone"
  *   REPORT  create OOMReport <id> (status phase Publishing)
  *   BUNDLE  create OOMBundle <id> (owner: the report; from the bundle file
  *           already saved on the node)
@@ -24,7 +28,14 @@
 
 #include "kube/kube.h"
 
-enum pub_step { PUB_REPORT, PUB_BUNDLE, PUB_STATUS, PUB_EVENT, PUB_DONE };
+enum pub_step {
+	PUB_RESOLVE,
+	PUB_REPORT,
+	PUB_BUNDLE,
+	PUB_STATUS,
+	PUB_EVENT,
+	PUB_DONE
+};
 
 struct pub_item {
 	char id[96]; /* report, bundle and file name */
@@ -68,6 +79,10 @@ struct pub_ops {
 	/* Reads the bundle file (state-dir relative) into a malloc'd buffer. */
 	int (*read_bundle)(void *ud, const char *file, void **ret,
 			   size_t *ret_len);
+	/* Names it->ns, it->pod and it->container from it->pod_uid and
+	 * it->container_id (the pod gone: the caller's fallback names).
+	 * < 0 when the pods could not be listed (retried). NULL: skipped. */
+	int (*resolve)(void *ud, struct pub_item *it, struct kube_error *err);
 };
 
 struct pub_backoff {

@@ -123,23 +123,12 @@ def recreate_namespace(kube, name, labels=None):
     """NAME empty, as a new user's namespace (an earlier run's pods and
     reports go with the old one)."""
     kube.delete(f"/api/v1/namespaces/{name}")
-    kube.wait(lambda: not _exists(kube, f"/api/v1/namespaces/{name}"), 180,
+    kube.wait(lambda: not kube.exists(f"/api/v1/namespaces/{name}"), 180,
               f"namespace {name} to go")
     kube.create("/api/v1/namespaces", {
         "apiVersion": "v1", "kind": "Namespace",
         "metadata": {"name": name, "labels": labels or {}}})
     kube.ensure_namespace(name)
-
-
-def _exists(kube, path):
-    from kube import ApiError
-    try:
-        kube.get(path)
-        return True
-    except ApiError as e:
-        if e.code == 404:
-            return False
-        raise
 
 
 def wait_agent(kube, timeout=90):

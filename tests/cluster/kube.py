@@ -48,6 +48,17 @@ class Kube:
     def get(self, path):
         return self.request("GET", path)
 
+    def exists(self, path):
+        """Whether GET path finds the object (404: no; other errors
+        raise)."""
+        try:
+            self.get(path)
+            return True
+        except ApiError as e:
+            if e.code == 404:
+                return False
+            raise
+
     def create(self, path, obj):
         return self.request("POST", path, obj)
 

@@ -6,7 +6,6 @@ installed release (file order)."""
 import yaml
 
 from conftest import AGENT_NS, RELEASE, VICTIMS_NS, agent_pods, helm
-from kube import ApiError
 
 REPORTS = f"/apis/oomlens.io/v1alpha1/namespaces/{VICTIMS_NS}/oomreports"
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "Namespace",
@@ -25,16 +24,6 @@ def path_of(obj):
     return f"{prefix}/namespaces/{ns}/{plural}/{md['name']}"
 
 
-def gone(kube, path):
-    try:
-        kube.get(path)
-        return False
-    except ApiError as e:
-        if e.code == 404:
-            return True
-        raise
-
-
 def names(kube, path):
     return [o["metadata"]["name"] for o in kube.get(path)["items"]]
 
@@ -46,11 +35,11 @@ def test_uninstall_leaves_crds_and_reports(installed):
     manifest = helm(kube, "get", "manifest", RELEASE, "-n", AGENT_NS).stdout
     paths = [path_of(o) for o in yaml.safe_load_all(manifest) if o]
     assert len(paths) >= 10, paths
-    assert all(not gone(kube, p) for p in paths), paths
+    assert all(kube.exists(p) for p in paths), paths
     helm(kube, "uninstall", RELEASE, "-n", AGENT_NS, "--wait", "--timeout",
          "3m")
     kube.wait(lambda: not agent_pods(kube), 120, "the agent pods to go")
-    assert [p for p in paths if not gone(kube, p)] == []
+    assert [p for p in paths if kube.exists(p)] == []
     crds = names(kube, "/apis/apiextensions.k8s.io/v1/"
                  "customresourcedefinitions")
     assert {"oomreports.oomlens.io", "oombundles.oomlens.io"} <= set(crds)

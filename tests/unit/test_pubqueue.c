@@ -14,7 +14,7 @@
 #include "pubqueue.h"
 #include "base/fileio.h"
 
-#define OPS 6 /* report, report_uid, bundle, status, alive, event */
+#define OPS 7 /* report, report_uid, bundle, status, alive, event, resolve */
 
 struct fake {
 	/* answers per op, consumed in order; past the end: 0 */
@@ -113,8 +113,21 @@ static int f_read(void *ud, const char *file, void **ret, size_t *len)
 	return 0;
 }
 
+/* The pod found by its UID (the detector's cache did not know it). */
+static int f_resolve(void *ud, struct pub_item *it, struct kube_error *e)
+{
+	int r = next(ud, 6, e);
+
+	if (r < 0)
+		return r;
+	snprintf(it->ns, sizeof(it->ns), "shop");
+	snprintf(it->pod, sizeof(it->pod), "web-1");
+	snprintf(it->container, sizeof(it->container), "app");
+	return 0;
+}
+
 static const struct pub_ops ops = {f_report, f_report_uid, f_bundle, f_status,
-				   f_alive,  f_event,	   f_read};
+				   f_alive,  f_event,	   f_read,   f_resolve};
 static const struct pub_backoff bo = {.base_ms = 100, .cap_ms = 1000};
 
 static char dir[64];
@@ -176,7 +189,8 @@ Test(pubqueue, happy_path_all_steps_once)
 	cr_assert_eq(pubqueue_depth(q), 0);
 	cr_assert_not(queued_file("oom-a-1"));
 	for (int op = 0; op < OPS; op++)
-		cr_assert_eq(f.calls[op], op == 1 ? 0 : 1, "op %d", op);
+		cr_assert_eq(f.calls[op], op == 1 || op == 6 ? 0 : 1, "op %d",
+			     op);
 	cr_assert_str_eq(f.last_owner_uid, "uid-created");
 	cr_assert_eq(f.bundle_len, 1000);
 	cr_assert_eq(pubqueue_stats(q)->published, 1);
@@ -374,5 +388,48 @@ Test(pubqueue, event_count_recorded)
 	cr_assert_eq(pubqueue_add(q, &b), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 2);
 	cr_assert_eq(f.event_count, 2);
+	pubqueue_free(q);
+}
+
+/* A kill in a pod the cache did not know: the pod is named before the
+ * report; a failed list (the API server away) is retried, never taken for
+ * "gone"; the step survives a restart. */
+Test(pubqueue, unknown_pod_resolved_first_and_retried)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item it = item("oom-a-9", "reports/x.tar.gz");
+	uint64_t next, now = 5000;
+
+	it.ns[0] = it.pod[0] = it.container[0] = '\0';
+	f.script[6][0] = -ECONNREFUSED;
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_add(q, &it), 0);
+	cr_assert_eq(pubqueue_run(q, now, &next), 0);
+	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_RESOLVE);
+	cr_assert_eq(f.calls[0], 0, "no report before the pod is named");
+	pubqueue_free(q);
+	/* a restart: the item is read back at its step */
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_depth(q), 1);
+	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_RESOLVE);
+	cr_assert_eq(pubqueue_run(q, now + 2000, NULL), 1);
+	cr_assert_eq(f.calls[6], 2);
+	cr_assert_eq(f.calls[0], 1);
+	cr_assert_eq(pubqueue_stats(q)->published, 1);
+	pubqueue_free(q);
+}
+
+/* A kill whose pod and container were known is not resolved again. */
+Test(pubqueue, known_pod_skips_resolve)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item it = item("oom-a-10", "reports/x.tar.gz");
+
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_add(q, &it), 0);
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
+	cr_assert_eq(f.calls[6], 0);
 	pubqueue_free(q);
 }

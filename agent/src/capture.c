@@ -393,6 +393,20 @@ static void print_line(const char *id, const char *path,
 	json_object_put(o);
 }
 
+/* oomlens_oom_kills_total by the victim's pod and container (cluster
+ * mode), else by its cgroup. */
+static void count_kill(const struct agent_kill_pod *kp, const char *cgroup,
+		       const char *verdict, int64_t latency,
+		       const struct bundle *b)
+{
+	if (kp->have && kp->m.pod)
+		agent_metrics_on_capture(kp->m.pod->ns, kp->m.pod->name,
+					 kp->m.container ? kp->m.container : "",
+					 verdict, latency, b);
+	else
+		agent_metrics_on_capture("", "", cgroup, verdict, latency, b);
+}
+
 int agent_capture(struct agent *a, struct corr_kill *k)
 {
 	const struct oom_report *r = &k->report;
@@ -450,7 +464,7 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	add_report(a, b, id);
 	snprintf(name, sizeof(name), "%s.tar.gz", id);
 	size = bundle_write(b, a->reports_fd, name, 0);
-	agent_metrics_on_capture(k->cgroup, verdict.verdict, latency, b);
+	count_kill(&kp, k->cgroup, verdict.verdict, latency, b);
 	bundle_free(b);
 	if (size < 0)
 		return (int)size;

@@ -104,6 +104,8 @@ $(AGENT_UNIT): $(B)/tests/test_%: tests/unit/test_%.c $(B)/obj/agent/src/%.o $(L
 	  $(filter %.o,$^) $(LIB) -lcriterion $(LIBS)
 # ... and the agent modules it needs besides (added as prerequisites here)
 $(B)/tests/test_metrics_agent: $(B)/obj/agent/src/metrics.o
+$(B)/tests/test_cluster_events: $(B)/obj/agent/src/evqueue.o \
+  $(B)/obj/agent/src/forecast.o
 
 # Victims stand in for real glibc programs: plain -O1, never the CFLAGS or
 # LDFLAGS of a sanitizer build (ASan would replace their malloc).

@@ -61,7 +61,8 @@ struct agent {
 	volatile int stop; /* set from the signal path */
 	/* cluster mode: NULL in standalone */
 	struct cluster *cluster;
-	struct cluster_pods *pods; /* the detector's pod map */
+	struct cluster_pods *pods;	     /* the detector's pod map */
+	struct cluster_warn_gate *warn_gate; /* OOMPredicted, per container */
 	struct agent_counters counters;
 };
 
@@ -104,6 +105,17 @@ void agent_cluster_manifest(const struct agent_kill_pod *p,
 const char *agent_cluster_spool(const struct agent *a,
 				const struct agent_kill_pod *p, char *buf,
 				size_t size);
+struct forecast_target;
+struct forecast_warning;
+/* The forecast's resolver in cluster mode (forecast_resolve_fn, ud = the
+ * agent): a container cgroup of a wanted pod → namespace, pod, UID and
+ * container name. Detector thread; a cache lookup. */
+bool agent_cluster_resolve(const char *cgroup, struct forecast_target *ret,
+			   void *ud);
+/* The forecast's warning sink in cluster mode (forecast_warn_fn, ud = the
+ * agent): queues an OOMPredicted Event on the pod for the publisher
+ * thread, at most once per container per 10 min. Never blocks. */
+void agent_cluster_predicted(const struct forecast_warning *w, void *ud);
 /* Hands the saved bundle to the publisher. */
 void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 			   const struct agent_kill_pod *p, const char *id,

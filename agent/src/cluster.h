@@ -58,6 +58,40 @@ void cluster_pod_free(void *p);
 
 struct cluster;
 
+/* A Warning Event that is not a kill's, for the publisher thread to post
+ * (cluster_events.c). */
+struct cluster_event {
+	char ns[64], pod[254], uid[KUBE_UID_MAX];
+	char field_path[280]; /* "spec.containers{NAME}" or "" */
+	char reason[32];      /* OOMPredicted, OOMLensConfig */
+	char message[1024];
+};
+/* Hands ev (heap) to the publisher thread, which posts it. Never blocks;
+ * takes ev even on failure (-EAGAIN: the queue is full, logged). Any
+ * thread. */
+int cluster_event_queue(struct cluster *c, struct cluster_event *ev);
+
+/* At most one OOMPredicted Event per container (pod UID + container name)
+ * per FORECAST_WARN_EVERY_MS, for every container of a node (the one
+ * warned longest ago is forgotten beyond CLUSTER_WARN_GATE). */
+#define CLUSTER_WARN_GATE 512
+struct cluster_warn_gate {
+	struct {
+		char key[320];
+		uint64_t last_ms;
+	} e[CLUSTER_WARN_GATE];
+	size_t n;
+};
+/* True (and the time noted) when an Event for uid/container may go out
+ * at now_ms. Pure; detector thread. */
+bool cluster_warn_gate_pass(struct cluster_warn_gate *g, const char *uid,
+			    const char *container, uint64_t now_ms);
+/* The OOMPredicted message: usage, limit, growth and seconds left.
+ * Returns its length or -E2BIG. Pure. */
+int cluster_predicted_message(char *buf, size_t size, const char *container,
+			      uint64_t usage, uint64_t limit, double slope,
+			      double seconds);
+
 /* Loads credentials (kubeconfig or in-cluster), checks NODE_NAME, makes
  * the client. Logs and returns -errno with a message that names the
  * missing piece. No thread yet. */

@@ -88,6 +88,8 @@ int cluster_new(const struct cluster_opts *o, int state_fd,
 	if (r == 0)
 		r = evqueue_new(256, &c->kills);
 	if (r == 0)
+		r = evqueue_new(256, &c->events);
+	if (r == 0)
 		r = pubqueue_open(state_fd, &cluster_pub_ops, c, NULL,
 				  &c->queue);
 	if (r < 0) {
@@ -130,6 +132,7 @@ void cluster_free(struct cluster *c)
 	pubqueue_free(c->queue);
 	evqueue_free(c->pods, cluster_pod_free);
 	evqueue_free(c->kills, free);
+	evqueue_free(c->events, free);
 	kube_cancel_free(c->cancel);
 	kube_client_free(c->client);
 	cluster_owners_clear(c);

@@ -393,14 +393,17 @@ void *cluster_pub_main(void *ud)
 
 	for (;;) {
 		uint64_t now = now_monotonic_us() / 1000, wait;
-		struct pollfd p = {.fd = evqueue_fd(c->kills),
-				   .events = POLLIN};
+		struct pollfd p[2] = {
+			{.fd = evqueue_fd(c->kills), .events = POLLIN},
+			{.fd = evqueue_fd(c->events), .events = POLLIN},
+		};
 
 		if (kube_cancel_is_triggered(c->cancel))
 			break;
 		take_kills(c);
 		pubqueue_run(c->queue, now, &next_ms);
 		update_counters(c);
+		cluster_events_post(c); /* after the kills: those come first */
 		if (now_monotonic_us() >= next_retention) {
 			cluster_retention(c);
 			next_retention = now_monotonic_us() + RETENTION_US;
@@ -410,7 +413,7 @@ void *cluster_pub_main(void *ud)
 		/* wake at least each second to notice a shutdown */
 		if (wait > 1000 || next_ms == UINT64_MAX)
 			wait = 1000;
-		if (poll(&p, 1, (int)wait) < 0 && errno != EINTR)
+		if (poll(p, 2, (int)wait) < 0 && errno != EINTR)
 			break;
 	}
 	return NULL;

@@ -941,6 +941,10 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	/* resident from here on (before the drop: CAP_IPC_LOCK) */
 	if ((r = memlock_all(512ull << 20, NULL)) < 0)
 		log_info("memory not locked: %s", strerror(-r));
+	if (a.cluster) { /* the forecast by pod, OOMPredicted as Events */
+		forecast_sampler_set_resolver(agent_cluster_resolve, &a);
+		forecast_sampler_set_warn(agent_cluster_predicted, &a);
+	}
 	/* obs hook: before seccomp (the threads inherit it) */
 	if (forecast_sampler_start(&a, l.ep) < 0 ||
 	    agent_http_start(a.opts.standalone) < 0)
@@ -962,6 +966,7 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	/* the publisher keeps its queue on disk: the next start resumes */
 	cluster_free(a.cluster);
 	cluster_pods_free(a.pods);
+	free(a.warn_gate);
 	if (r < 0) {
 		log_error("event loop failed: %s", strerror(-r));
 		return 1;

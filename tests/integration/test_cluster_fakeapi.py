@@ -12,6 +12,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import ssl
 import subprocess
 import sys
@@ -21,8 +22,8 @@ import urllib.request
 
 import pytest
 
-from oomtest import (AGENT, AgentProcess, Cgroup, hog, require_oom_env,
-                     wait_oom_ratelimit)
+from oomtest import (AGENT, VICTIMS, AgentProcess, Cgroup, hog,
+                     require_oom_env, run_in_cgroup, wait_oom_ratelimit)
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fakeapi"))
 import fakeapi  # noqa: E402
@@ -280,5 +281,119 @@ def test_opted_out_pod_is_not_reported(api, tmp_path):
         assert [e["involvedObject"]["name"] for e in obj["items"]] == ["quiet"]
         assert "oomlens.io/trim" in obj["items"][0]["message"]
     finally:
+        agent.stop()
+        cg.cleanup()
+
+
+def events_by(api, reason):
+    code, obj = call(api, "GET", "/api/v1/namespaces/default/events"
+                     "?fieldSelector=reason%3D" + reason)
+    assert code == 200
+    return obj["items"]
+
+
+def cluster_only(api, tmp_path):
+    """A kubeconfig for the fake and an empty kubepods.slice (the agent
+    needs one to start)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for memory cgroups and /dev/kmsg")
+    require_oom_env()
+    kc = str(tmp_path / "kubeconfig")
+    api.write_kubeconfig(kc)
+    return kc
+
+
+def test_bad_annotation_is_one_oomlensconfig_event(api, tmp_path):
+    """No kill: a pod's bad oomlens.io/ values become one Warning Event
+    naming each annotation, its value and the default used; its later
+    watch events (status updates) add none; a new bad value one more."""
+    kc = cluster_only(api, tmp_path)
+    make_pod(api, "badcfg", {"oomlens.io/trim": "always",
+                             "oomlens.io/thresholds": "90,80"})
+    cg = Cgroup("kubepods.slice")
+    agent = ClusterAgent(api, kc, str(tmp_path / "state"))
+    try:
+        ev = wait_for(lambda: events_by(api, "OOMLensConfig"),
+                      what="the OOMLensConfig Event\n" + agent.log())
+        assert len(ev) == 1
+        e = ev[0]
+        assert e["type"] == "Warning"
+        assert e["involvedObject"]["name"] == "badcfg"
+        assert e["involvedObject"]["kind"] == "Pod"
+        assert e["source"]["component"] == "oomlens-agent"
+        assert e["source"]["host"] == NODE
+        m = e["message"]
+        assert ('oomlens.io/trim: "always" must be off, test or on-pressure;'
+                ' using the default "off"') in m, m
+        assert 'oomlens.io/thresholds: "90,80"' in m, m
+        assert 'using the default "80,90,95"' in m, m
+        # watch events of the same pod with the same values: no new Event
+        for _ in range(3):
+            code, obj = call(api, "GET", "/api/v1/namespaces/default/pods/badcfg")
+            obj["status"]["phase"] = "Running"
+            obj["status"].setdefault("conditions", []).append(
+                {"type": "Ready", "status": "True"})
+            code, _ = call(api, "PUT",
+                           "/api/v1/namespaces/default/pods/badcfg/status", obj)
+            assert code == 200
+        time.sleep(2)
+        assert len(events_by(api, "OOMLensConfig")) == 1, agent.log()
+        # another bad value: one more
+        code, obj = call(api, "PATCH", "/api/v1/namespaces/default/pods/badcfg",
+                         {"metadata": {"annotations": {"oomlens.io/trim": "x"}}},
+                         ctype="application/merge-patch+json")
+        assert code == 200, obj
+        ev = wait_for(lambda: [e for e in events_by(api, "OOMLensConfig")
+                               if 'trim: "x"' in e["message"]],
+                      what="the second Event\n" + agent.log())
+        assert len(ev) == 1
+        time.sleep(1)
+        assert len(events_by(api, "OOMLensConfig")) == 2
+        assert agent.proc.poll() is None, "the agent lives"
+    finally:
+        agent.stop()
+        cg.cleanup()
+
+
+def test_forecast_below_60s_is_one_oompredicted_event(api, tmp_path):
+    """No kill: a container that grows 2 MiB/s towards its 32 MiB limit and
+    stops at 22 MiB gets one OOMPredicted Event on its pod (fieldPath of
+    the container), with usage, limit, growth and seconds, and no second
+    one while it keeps being predicted within 10 minutes."""
+    kc = cluster_only(api, tmp_path)
+    uid = make_pod(api, "grower")
+    cg, ctr = pod_cgroup(uid)
+    agent = ClusterAgent(api, kc, str(tmp_path / "state"))
+    p = None
+    try:
+        time.sleep(1.5)  # the pod snapshot reaches the detector
+        p = run_in_cgroup(cg, ctr, [os.path.join(VICTIMS, "hog"),
+                                    "--step-mb", "1", "--delay-ms", "500",
+                                    "--max-mb", "22"])
+        ev = wait_for(lambda: events_by(api, "OOMPredicted"), timeout=40,
+                      what="the OOMPredicted Event\n" + agent.log())
+        assert len(ev) == 1
+        e = ev[0]
+        assert e["type"] == "Warning"
+        io = e["involvedObject"]
+        assert (io["kind"], io["name"], io["uid"]) == ("Pod", "grower", uid)
+        assert io["fieldPath"] == "spec.containers{app}"
+        assert e["source"]["component"] == "oomlens-agent"
+        m = re.match(r"container app is predicted to reach its memory limit "
+                     r"in (\d+) s: usage ([\d.]+) MiB of 32\.0 MiB, growing "
+                     r"([\d.]+) MiB/s", e["message"])
+        assert m, e["message"]
+        secs, usage, rate = int(m.group(1)), float(m.group(2)), float(m.group(3))
+        assert 0 <= secs < 60
+        assert 4 < usage < 32
+        assert 1.2 < rate < 3, rate  # 2 MiB/s
+        # still growing, still predicted: no second Event
+        time.sleep(4)
+        assert len(events_by(api, "OOMPredicted")) == 1, agent.log()
+        assert reports(api) == [], "no kill, no report"
+    finally:
+        if p:
+            p.kill()
+            p.wait()
         agent.stop()
         cg.cleanup()

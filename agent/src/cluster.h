@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "evqueue.h"
+#include "forensics/bundle.h"
 #include "kube/kube_node.h"
 #include "pubqueue.h"
 
@@ -70,6 +71,27 @@ struct cluster_event {
  * takes ev even on failure (-EAGAIN: the queue is full, logged). Any
  * thread. */
 int cluster_event_queue(struct cluster *c, struct cluster_event *ev);
+
+/* A pod's uploaded pre-kill snapshot (OOMBundle <ns>/snap-<pod>), asked
+ * by the detector when the node shows no spool, fetched and checked by the
+ * publisher thread (cluster_snap.c). At most CLUSTER_SNAP_WAIT at once. */
+#define CLUSTER_SNAP_WAIT 16
+struct cluster_snap {
+	char id[96]; /* the report waiting for it */
+	char ns[64], pod[254], uid[KUBE_UID_MAX];
+	/* the answer: the snapshot's files (paths as in a report bundle:
+	 * timeline.json, spool/…, processes/…), or NULL and why */
+	struct bundle *files;
+	size_t n_files;
+	char why[300];
+};
+void cluster_snap_free(void *s);
+/* Asks for s (heap; taken on success). -EAGAIN when the queue is full.
+ * Never blocks. */
+int cluster_snap_request(struct cluster *c, struct cluster_snap *s);
+/* The answers (each a request with files or why filled), for the
+ * detector's epoll. */
+struct evqueue *cluster_snap_answers(struct cluster *c);
 
 /* At most one OOMPredicted Event per container (pod UID + container name)
  * per FORECAST_WARN_EVERY_MS, for every container of a node (the one

@@ -129,9 +129,25 @@ void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 
 	if (!p->have)
 		return;
-	it = calloc(1, sizeof(*it));
+	it = agent_cluster_item(a, k, p, id, verdict, summary, kill_ms);
+	if (it && cluster_publish(a->cluster, it) < 0) {
+		log_error("report %s: the publish queue is full; the bundle "
+			  "stays in the state dir",
+			  id);
+		free(it);
+	}
+}
+
+struct pub_item *agent_cluster_item(const struct agent *a,
+				    const struct corr_kill *k,
+				    const struct agent_kill_pod *p,
+				    const char *id, const char *verdict,
+				    const char *summary, uint64_t kill_ms)
+{
+	struct pub_item *it = calloc(1, sizeof(*it));
+
 	if (!it)
-		return;
+		return NULL;
 	strlcpy_safe(it->id, id, sizeof(it->id));
 	snprintf(it->bundle_file, sizeof(it->bundle_file), "reports/%s.tar.gz",
 		 id);
@@ -150,12 +166,7 @@ void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 	strlcpy_safe(it->summary, summary, sizeof(it->summary));
 	fill_item(a, k, it, kill_ms);
 	it->added_ms = now_realtime_us() / 1000;
-	if (cluster_publish(a->cluster, it) < 0) {
-		log_error("report %s: the publish queue is full; the bundle "
-			  "stays in the state dir",
-			  id);
-		free(it);
-	}
+	return it;
 }
 
 bool agent_cluster_resolve(const char *cgroup, struct forecast_target *ret,

@@ -15,9 +15,10 @@ struct cluster {
 	int state_fd;
 	struct kube_client *client;
 	struct kube_cancel *cancel;
-	struct evqueue *pods;	/* kube -> detector */
-	struct evqueue *kills;	/* detector -> kube */
-	struct evqueue *events; /* detector, watch -> publisher */
+	struct evqueue *pods;		   /* kube -> detector */
+	struct evqueue *kills;		   /* detector -> kube */
+	struct evqueue *events;		   /* detector, watch -> publisher */
+	struct evqueue *snapreq, *snapans; /* detector <-> publisher */
 	struct pubqueue *queue;
 	pthread_t watch_th, pub_th;
 	bool watch_started, pub_started;
@@ -34,6 +35,9 @@ extern const struct pub_ops cluster_pub_ops;
 void *cluster_watch_main(void *ud);
 void *cluster_pub_main(void *ud);
 void cluster_owners_clear(struct cluster *c);
+/* Answers the detector's snapshot requests (publisher thread; blocks on
+ * the API). */
+void cluster_snap_serve(struct cluster *c);
 /* Posts the queued Events (publisher thread; blocks on the API). */
 void cluster_events_post(struct cluster *c);
 /* Deletes this node's reports beyond the limits (blocks). */

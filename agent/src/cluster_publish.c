@@ -393,13 +393,15 @@ void *cluster_pub_main(void *ud)
 
 	for (;;) {
 		uint64_t now = now_monotonic_us() / 1000, wait;
-		struct pollfd p[2] = {
+		struct pollfd p[3] = {
 			{.fd = evqueue_fd(c->kills), .events = POLLIN},
 			{.fd = evqueue_fd(c->events), .events = POLLIN},
+			{.fd = evqueue_fd(c->snapreq), .events = POLLIN},
 		};
 
 		if (kube_cancel_is_triggered(c->cancel))
 			break;
+		cluster_snap_serve(c); /* a kill waits on each */
 		take_kills(c);
 		pubqueue_run(c->queue, now, &next_ms);
 		update_counters(c);
@@ -413,7 +415,7 @@ void *cluster_pub_main(void *ud)
 		/* wake at least each second to notice a shutdown */
 		if (wait > 1000 || next_ms == UINT64_MAX)
 			wait = 1000;
-		if (poll(p, 2, (int)wait) < 0 && errno != EINTR)
+		if (poll(p, 3, (int)wait) < 0 && errno != EINTR)
 			break;
 	}
 	return NULL;

@@ -763,7 +763,10 @@ static int loop_setup(struct loop *l)
 	    epoll_add(l->ep, cgroup_watch_fd(l->a->watch)) < 0)
 		return -errno;
 	if (l->a->cluster &&
-	    epoll_add(l->ep, evqueue_fd(cluster_pods_queue(l->a->cluster))) < 0)
+	    (epoll_add(l->ep, evqueue_fd(cluster_pods_queue(l->a->cluster))) <
+		     0 ||
+	     epoll_add(l->ep, evqueue_fd(cluster_snap_answers(l->a->cluster))) <
+		     0))
 		return -errno;
 	return 0;
 }
@@ -896,6 +899,10 @@ static int run_loop(struct loop *l)
 				   fd == evqueue_fd(cluster_pods_queue(
 						 a->cluster))) {
 				on_pods(a);
+			} else if (a->cluster &&
+				   fd == evqueue_fd(cluster_snap_answers(
+						 a->cluster))) {
+				agent_cluster_snap_answers(a);
 			} else if (fd == forecast_sampler_fd()) {
 				forecast_sampler_tick(); /* obs hook */
 			}
@@ -964,6 +971,8 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	forecast_sampler_stop();
 	finish(&a);
 	/* the publisher keeps its queue on disk: the next start resumes */
+	if (a.cluster)
+		agent_cluster_snap_flush(&a);
 	cluster_free(a.cluster);
 	cluster_pods_free(a.pods);
 	free(a.warn_gate);

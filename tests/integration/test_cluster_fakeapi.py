@@ -445,12 +445,13 @@ def snap_files(top, t_ms):
     ]
 
 
-def snap_object(pod, uid, data, **spec):
+def snap_object(pod, uid, payload, **spec):
     o = {"apiVersion": "oomlens.io/v1alpha1", "kind": "OOMBundle",
          "metadata": {"name": "snap-" + pod, "ownerReferences": [{
              "apiVersion": "v1", "kind": "Pod", "name": pod, "uid": uid}]},
-         "spec": {"data": base64.b64encode(data).decode(), "size": len(data),
-                  "sha256": hashlib.sha256(data).hexdigest()}}
+         "spec": {"data": base64.b64encode(payload).decode(),
+                  "size": len(payload),
+                  "sha256": hashlib.sha256(payload).hexdigest()}}
     o["spec"].update(spec)
     return o
 
@@ -528,24 +529,29 @@ def test_snap_bundle_is_the_pre_kill_snapshot(snap_node):
 
 
 def _bomb():
-    import gzip
+    """96 MiB of zeros in a ~100 KiB tar.gz: beyond the reader's inflate
+    ratio."""
     import io
     import tarfile
+
+    class Zeros(io.RawIOBase):
+        def __init__(self, n):
+            self.left = n
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            n = min(len(b), self.left)
+            b[:n] = bytes(n)
+            self.left -= n
+            return n
+
     buf = io.BytesIO()
-    with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=9) as gz:
-        with tarfile.open(fileobj=gz, mode="w|") as t:
-            ti = tarfile.TarInfo("snap-snappy/processes/42/smaps.txt")
-            ti.size = 96 << 20
-
-            class Zeros(io.RawIOBase):
-                left = ti.size
-
-                def readinto(self, b):
-                    n = min(len(b), self.left)
-                    b[:n] = bytes(n)
-                    self.left -= n
-                    return n
-            t.addfile(ti, io.BufferedReader(Zeros(), 1 << 20))
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=9) as t:
+        ti = tarfile.TarInfo("snap-snappy/processes/42/smaps.txt")
+        ti.size = 96 << 20
+        t.addfile(ti, io.BufferedReader(Zeros(ti.size), 1 << 20))
     return buf.getvalue()
 
 

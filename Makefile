@@ -101,7 +101,11 @@ AGENT_UNIT := $(filter $(AGENT_SRC:agent/src/%.c=$(B)/tests/test_%),$(UNIT_BIN))
 $(AGENT_UNIT): $(B)/tests/test_%: tests/unit/test_%.c $(B)/obj/agent/src/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -Iagent/src $(LDFLAGS) -o $@ $< \
-	  $(B)/obj/agent/src/$*.o $(LIB) -lcriterion $(LIBS)
+	  $(filter %.o,$^) $(LIB) -lcriterion $(LIBS)
+# ... and the agent modules it needs besides (added as prerequisites here)
+$(B)/tests/test_metrics_agent: $(B)/obj/agent/src/metrics.o
+$(B)/tests/test_cluster_events: $(B)/obj/agent/src/evqueue.o \
+  $(B)/obj/agent/src/forecast.o
 
 # Victims stand in for real glibc programs: plain -O1, never the CFLAGS or
 # LDFLAGS of a sanitizer build (ASan would replace their malloc).

@@ -61,7 +61,16 @@ struct agent {
 	volatile int stop; /* set from the signal path */
 	/* cluster mode: NULL in standalone */
 	struct cluster *cluster;
-	struct cluster_pods *pods; /* the detector's pod map */
+	struct cluster_pods *pods;	     /* the detector's pod map */
+	struct cluster_warn_gate *warn_gate; /* OOMPredicted, per container */
+	/* kills waiting for their pod's snap-<pod> (cluster_snap.c) */
+	struct agent_snap_wait {
+		struct bundle *b;
+		struct pub_item *it;
+		uint64_t kill_ms;
+		int64_t latency;
+	} snap_wait[CLUSTER_SNAP_WAIT];
+	size_t n_snap_wait;
 	struct agent_counters counters;
 };
 
@@ -87,14 +96,20 @@ bool agent_map_report(struct agent *a, struct oom_report *r);
 bool agent_kernel_path(const struct agent *a, const char *path, char *buf,
 		       size_t size);
 
-/* What the diagnosis of a kill concluded: the report line, the manifest
- * and the OOMReport say the same. usage and limit are the diagnosis's
- * reconciled figures (0: not known). */
+/* capture.c, for a bundle finished later (cluster_snap.c) too. */
 struct agent_verdict {
 	char verdict[32];
 	char summary[320];
-	uint64_t usage, limit;
+	uint64_t usage, limit; /* the diagnosis's reconciled figures, 0: not
+				* known; the OOMReport says the same */
 };
+/* diagnosis.json from what b holds (r may be NULL); verdict and summary
+ * into man and *ret. */
+void agent_bundle_diagnose(struct bundle *b, const struct oom_report *r,
+			   struct json_object *man, uint64_t kill_ms,
+			   struct agent_verdict *ret);
+/* report.html into b, and <id>.html beside the bundles. */
+void agent_bundle_report(struct agent *a, struct bundle *b, const char *id);
 
 /* cluster_capture.c: the pod side of a capture in cluster mode. */
 struct agent_kill_pod {
@@ -113,7 +128,39 @@ void agent_cluster_manifest(const struct agent_kill_pod *p,
 const char *agent_cluster_spool(const struct agent *a,
 				const struct agent_kill_pod *p, char *buf,
 				size_t size);
+struct forecast_target;
+struct forecast_warning;
+/* The forecast's resolver in cluster mode (forecast_resolve_fn, ud = the
+ * agent): a container cgroup of a wanted pod → namespace, pod, UID and
+ * container name. Detector thread; a cache lookup. */
+bool agent_cluster_resolve(const char *cgroup, struct forecast_target *ret,
+			   void *ud);
+/* The forecast's warning sink in cluster mode (forecast_warn_fn, ud = the
+ * agent): queues an OOMPredicted Event on the pod for the publisher
+ * thread, at most once per container per 10 min. Never blocks. */
+void agent_cluster_predicted(const struct forecast_warning *w, void *ud);
 /* Hands the saved bundle to the publisher. */
 void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 			   const struct agent_kill_pod *p, const char *id,
 			   const struct agent_verdict *v, uint64_t kill_ms);
+/* The publish item of a kill (heap; NULL on ENOMEM). */
+struct pub_item *
+agent_cluster_item(const struct agent *a, const struct corr_kill *k,
+		   const struct agent_kill_pod *p, const char *id,
+		   const struct agent_verdict *v, uint64_t kill_ms);
+
+/* cluster_snap.c, detector side: a kill of an opted-in pod whose spool
+ * the node does not show waits for the pod's OOMBundle snap-<pod>, asked
+ * of the publisher thread. True when b (already saved on the node) was
+ * kept for that: the kill is counted and published once the answer is
+ * in (agent_cluster_snap_answers()). Never blocks. */
+bool agent_cluster_snap_wait(struct agent *a, const struct corr_kill *k,
+			     const struct agent_kill_pod *p, struct bundle *b,
+			     const char *id, const struct agent_verdict *v,
+			     uint64_t kill_ms, int64_t latency);
+/* Takes the publisher's answers: merges a checked snapshot into its
+ * bundle, diagnoses and saves it again, then publishes; a refused one is
+ * logged and the bundle published as it was. */
+void agent_cluster_snap_answers(struct agent *a);
+/* At exit: publishes whatever still waits, without a snapshot. */
+void agent_cluster_snap_flush(struct agent *a);

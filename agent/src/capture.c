@@ -240,9 +240,9 @@ static void fill_manifest(struct agent *a, const struct corr_kill *k,
 
 /* diagnosis.json from what the bundle holds so far; the verdict and summary
  * also go into the manifest and the report line. */
-static void add_diagnosis(struct bundle *b, const struct oom_report *r,
-			  struct json_object *man, uint64_t kill_ms,
-			  struct agent_verdict *ret)
+void agent_bundle_diagnose(struct bundle *b, const struct oom_report *r,
+			   struct json_object *man, uint64_t kill_ms,
+			   struct agent_verdict *ret)
 {
 	struct diag_input in;
 	struct diagnosis *d = calloc(1, sizeof(*d));
@@ -337,7 +337,7 @@ static void add_pod_spool(struct agent *a, struct bundle *b,
 }
 
 /* report.html inside the bundle, and beside it on disk for a browser. */
-static void add_report(struct agent *a, struct bundle *b, const char *id)
+void agent_bundle_report(struct agent *a, struct bundle *b, const char *id)
 {
 	_cleanup_strbuf_ struct strbuf html = STRBUF_INIT;
 	char name[128];
@@ -388,6 +388,20 @@ static void print_line(const char *id, const char *path,
 					  JSON_C_TO_STRING_NOSLASHESCAPE));
 	fflush(stdout);
 	json_object_put(o);
+}
+
+/* oomlens_oom_kills_total by the victim's pod and container (cluster
+ * mode), else by its cgroup. */
+static void count_kill(const struct agent_kill_pod *kp, const char *cgroup,
+		       const char *verdict, int64_t latency,
+		       const struct bundle *b)
+{
+	if (kp->have && kp->m.pod)
+		agent_metrics_on_capture(kp->m.pod->ns, kp->m.pod->name,
+					 kp->m.container ? kp->m.container : "",
+					 verdict, latency, b);
+	else
+		agent_metrics_on_capture("", "", cgroup, verdict, latency, b);
 }
 
 int agent_capture(struct agent *a, struct corr_kill *k)
@@ -443,18 +457,26 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	else
 		add_spool(b, a->opts.spool, (size_t)a->opts.n_spool, k->cgroup,
 			  man, kill_ms);
-	add_diagnosis(b, r, man, kill_ms, &verdict);
-	add_report(a, b, id);
+	agent_bundle_diagnose(b, r, man, kill_ms, &verdict);
+	agent_bundle_report(a, b, id);
 	snprintf(name, sizeof(name), "%s.tar.gz", id);
 	size = bundle_write(b, a->reports_fd, name, 0);
-	agent_metrics_on_capture(k->cgroup, verdict.verdict, latency, b);
-	bundle_free(b);
-	if (size < 0)
+	if (size < 0) {
+		count_kill(&kp, k->cgroup, verdict.verdict, latency, b);
+		bundle_free(b);
 		return (int)size;
+	}
 	snprintf(path, sizeof(path), "%s/reports/%s", a->opts.state_dir, name);
 	print_line(id, path, k, latency, size, &verdict);
 	a->reports_written++;
-	/* saved on the node first; the API gets it from the publisher */
+	/* saved on the node first; the API gets it from the publisher, after
+	 * the pod's uploaded snapshot when the node has none (the bundle
+	 * then stays here until it is in: cluster_snap.c) */
+	if (a->cluster && agent_cluster_snap_wait(a, k, &kp, b, id, &verdict,
+						  kill_ms, latency))
+		return 0;
+	count_kill(&kp, k->cgroup, verdict.verdict, latency, b);
+	bundle_free(b);
 	if (a->cluster)
 		agent_cluster_publish(a, k, &kp, id, &verdict, kill_ms);
 	return 0;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "evqueue.h"
+#include "forensics/bundle.h"
 #include "kube/kube_node.h"
 #include "pubqueue.h"
 
@@ -66,6 +67,61 @@ struct cluster;
 #define CLUSTER_API_PROBE_MS 20000
 bool cluster_ready(const struct agent_counters *k, uint64_t now_ms, char *why,
 		   size_t size);
+
+/* A Warning Event that is not a kill's, for the publisher thread to post
+ * (cluster_events.c). */
+struct cluster_event {
+	char ns[64], pod[254], uid[KUBE_UID_MAX];
+	char field_path[280]; /* "spec.containers{NAME}" or "" */
+	char reason[32];      /* OOMPredicted, OOMLensConfig */
+	char message[1024];
+};
+/* Hands ev (heap) to the publisher thread, which posts it. Never blocks;
+ * takes ev even on failure (-EAGAIN: the queue is full, logged). Any
+ * thread. */
+int cluster_event_queue(struct cluster *c, struct cluster_event *ev);
+
+/* A pod's uploaded pre-kill snapshot (OOMBundle <ns>/snap-<pod>), asked
+ * by the detector when the node shows no spool, fetched and checked by the
+ * publisher thread (cluster_snap.c). At most CLUSTER_SNAP_WAIT at once. */
+#define CLUSTER_SNAP_WAIT 16
+struct cluster_snap {
+	char id[96]; /* the report waiting for it */
+	char ns[64], pod[254], uid[KUBE_UID_MAX];
+	/* the answer: the snapshot's files (paths as in a report bundle:
+	 * timeline.json, spool/…, processes/…), or NULL and why */
+	struct bundle *files;
+	size_t n_files;
+	char why[300];
+};
+void cluster_snap_free(void *s);
+/* Asks for s (heap; taken on success). -EAGAIN when the queue is full.
+ * Never blocks. */
+int cluster_snap_request(struct cluster *c, struct cluster_snap *s);
+/* The answers (each a request with files or why filled), for the
+ * detector's epoll. */
+struct evqueue *cluster_snap_answers(struct cluster *c);
+
+/* At most one OOMPredicted Event per container (pod UID + container name)
+ * per FORECAST_WARN_EVERY_MS, for every container of a node (the one
+ * warned longest ago is forgotten beyond CLUSTER_WARN_GATE). */
+#define CLUSTER_WARN_GATE 512
+struct cluster_warn_gate {
+	struct {
+		char key[320];
+		uint64_t last_ms;
+	} e[CLUSTER_WARN_GATE];
+	size_t n;
+};
+/* True (and the time noted) when an Event for uid/container may go out
+ * at now_ms. Pure; detector thread. */
+bool cluster_warn_gate_pass(struct cluster_warn_gate *g, const char *uid,
+			    const char *container, uint64_t now_ms);
+/* The OOMPredicted message: usage, limit, growth and seconds left.
+ * Returns its length or -E2BIG. Pure. */
+int cluster_predicted_message(char *buf, size_t size, const char *container,
+			      uint64_t usage, uint64_t limit, double slope,
+			      double seconds);
 
 /* Loads credentials (kubeconfig or in-cluster), checks NODE_NAME, makes
  * the client. Logs and returns -errno with a message that names the

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "forecast_sampler.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -135,9 +136,24 @@ void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 
 	if (!p->have)
 		return;
-	it = calloc(1, sizeof(*it));
+	it = agent_cluster_item(a, k, p, id, v, kill_ms);
+	if (it && cluster_publish(a->cluster, it) < 0) {
+		log_error("report %s: the publish queue is full; the bundle "
+			  "stays in the state dir",
+			  id);
+		free(it);
+	}
+}
+
+struct pub_item *
+agent_cluster_item(const struct agent *a, const struct corr_kill *k,
+		   const struct agent_kill_pod *p, const char *id,
+		   const struct agent_verdict *v, uint64_t kill_ms)
+{
+	struct pub_item *it = calloc(1, sizeof(*it));
+
 	if (!it)
-		return;
+		return NULL;
 	strlcpy_safe(it->id, id, sizeof(it->id));
 	snprintf(it->bundle_file, sizeof(it->bundle_file), "reports/%s.tar.gz",
 		 id);
@@ -156,10 +172,58 @@ void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 	strlcpy_safe(it->summary, v->summary, sizeof(it->summary));
 	fill_item(a, k, v, it, kill_ms);
 	it->added_ms = now_realtime_us() / 1000;
-	if (cluster_publish(a->cluster, it) < 0) {
-		log_error("report %s: the publish queue is full; the bundle "
-			  "stays in the state dir",
-			  id);
-		free(it);
-	}
+	return it;
+}
+
+bool agent_cluster_resolve(const char *cgroup, struct forecast_target *ret,
+			   void *ud)
+{
+	struct agent *a = ud;
+	struct cluster_match m;
+
+	/* pod-level cgroups and unknown or unwanted pods are not forecast:
+	 * an Event needs the pod's name */
+	if (cluster_pods_match(a->pods, cgroup, &m) < 0 ||
+	    !m.path.container_id[0] || !m.pod ||
+	    !cluster_wanted(&a->opts.cluster, m.pod))
+		return false;
+	memset(ret, 0, sizeof(*ret));
+	strlcpy_safe(ret->namespace, m.pod->ns, sizeof(ret->namespace));
+	strlcpy_safe(ret->pod, m.pod->name, sizeof(ret->pod));
+	strlcpy_safe(ret->pod_uid, m.path.pod_uid, sizeof(ret->pod_uid));
+	if (m.container)
+		strlcpy_safe(ret->container, m.container,
+			     sizeof(ret->container));
+	else
+		snprintf(ret->container, sizeof(ret->container), "%.12s",
+			 m.path.container_id);
+	return true;
+}
+
+void agent_cluster_predicted(const struct forecast_warning *w, void *ud)
+{
+	struct agent *a = ud;
+	const struct forecast_target *t = w->target;
+	struct cluster_event *ev;
+
+	if (!a->warn_gate)
+		a->warn_gate = calloc(1, sizeof(*a->warn_gate));
+	if (!a->warn_gate ||
+	    !cluster_warn_gate_pass(a->warn_gate, t->pod_uid, t->container,
+				    now_monotonic_us() / 1000))
+		return;
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return;
+	strlcpy_safe(ev->ns, t->namespace, sizeof(ev->ns));
+	strlcpy_safe(ev->pod, t->pod, sizeof(ev->pod));
+	strlcpy_safe(ev->uid, t->pod_uid, sizeof(ev->uid));
+	snprintf(ev->field_path, sizeof(ev->field_path), "spec.containers{%s}",
+		 t->container);
+	strlcpy_safe(ev->reason, "OOMPredicted", sizeof(ev->reason));
+	(void)cluster_predicted_message(ev->message, sizeof(ev->message),
+					t->container, w->usage, w->limit,
+					w->slope, w->seconds);
+	log_warn("pod %s/%s: %s", ev->ns, ev->pod, ev->message);
+	(void)cluster_event_queue(a->cluster, ev);
 }

@@ -15,16 +15,18 @@ struct cluster {
 	int state_fd;
 	struct kube_client *client;
 	struct kube_cancel *cancel;
-	struct evqueue *pods;  /* kube -> detector */
-	struct evqueue *kills; /* detector -> kube */
+	struct evqueue *pods;		   /* kube -> detector */
+	struct evqueue *kills;		   /* detector -> kube */
+	struct evqueue *events;		   /* detector, watch -> publisher */
+	struct evqueue *snapreq, *snapans; /* detector <-> publisher */
 	struct pubqueue *queue;
 	pthread_t watch_th, pub_th;
 	bool watch_started, pub_started;
 	/* watch thread only: pods seen (annotation warnings once), owners */
 	struct {
 		char uid[KUBE_UID_MAX];
-		char *owners; /* JSON array text */
-		bool warned;
+		char *owners;	      /* JSON array text */
+		uint64_t warned_hash; /* OOMLensConfig sent for this text */
 	} seen[OWNER_CACHE];
 	size_t n_seen;
 };
@@ -33,5 +35,10 @@ extern const struct pub_ops cluster_pub_ops;
 void *cluster_watch_main(void *ud);
 void *cluster_pub_main(void *ud);
 void cluster_owners_clear(struct cluster *c);
+/* Answers the detector's snapshot requests (publisher thread; blocks on
+ * the API). */
+void cluster_snap_serve(struct cluster *c);
+/* Posts the queued Events (publisher thread; blocks on the API). */
+void cluster_events_post(struct cluster *c);
 /* Deletes this node's reports beyond the limits (blocks). */
 void cluster_retention(struct cluster *c);

@@ -88,6 +88,12 @@ int cluster_new(const struct cluster_opts *o, int state_fd,
 	if (r == 0)
 		r = evqueue_new(256, &c->kills);
 	if (r == 0)
+		r = evqueue_new(256, &c->events);
+	if (r == 0)
+		r = evqueue_new(CLUSTER_SNAP_WAIT, &c->snapreq);
+	if (r == 0)
+		r = evqueue_new(CLUSTER_SNAP_WAIT, &c->snapans);
+	if (r == 0)
 		r = pubqueue_open(state_fd, &cluster_pub_ops, c, NULL,
 				  &c->queue);
 	if (r < 0) {
@@ -130,6 +136,9 @@ void cluster_free(struct cluster *c)
 	pubqueue_free(c->queue);
 	evqueue_free(c->pods, cluster_pod_free);
 	evqueue_free(c->kills, free);
+	evqueue_free(c->events, free);
+	evqueue_free(c->snapreq, cluster_snap_free);
+	evqueue_free(c->snapans, cluster_snap_free);
 	kube_cancel_free(c->cancel);
 	kube_client_free(c->client);
 	cluster_owners_clear(c);

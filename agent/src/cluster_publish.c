@@ -426,15 +426,20 @@ void *cluster_pub_main(void *ud)
 
 	for (;;) {
 		uint64_t now = now_monotonic_us() / 1000, wait;
-		struct pollfd p = {.fd = evqueue_fd(c->kills),
-				   .events = POLLIN};
+		struct pollfd p[3] = {
+			{.fd = evqueue_fd(c->kills), .events = POLLIN},
+			{.fd = evqueue_fd(c->events), .events = POLLIN},
+			{.fd = evqueue_fd(c->snapreq), .events = POLLIN},
+		};
 
 		if (kube_cancel_is_triggered(c->cancel))
 			break;
+		cluster_snap_serve(c); /* a kill waits on each */
 		take_kills(c);
 		pubqueue_run(c->queue, now, &next_ms);
 		probe_api(c, &last_probe);
 		update_counters(c);
+		cluster_events_post(c); /* after the kills: those come first */
 		if (now_monotonic_us() >= next_retention) {
 			cluster_retention(c);
 			next_retention = now_monotonic_us() + RETENTION_US;
@@ -444,7 +449,7 @@ void *cluster_pub_main(void *ud)
 		/* wake at least each second to notice a shutdown */
 		if (wait > 1000 || next_ms == UINT64_MAX)
 			wait = 1000;
-		if (poll(&p, 1, (int)wait) < 0 && errno != EINTR)
+		if (poll(p, 3, (int)wait) < 0 && errno != EINTR)
 			break;
 	}
 	return NULL;

@@ -2,7 +2,8 @@
 /* Cluster mode: the pod watch of this node. Each change becomes a snapshot
  * for the detector (containers and their IDs, the bundle manifest's "pod"
  * object with the owner chain); bad oomlens.io/ annotations get one
- * OOMLensConfig Warning Event per pod. */
+ * OOMLensConfig Warning Event per pod and refused values (queued for the
+ * publisher thread). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,50 +129,62 @@ static char *owner_chain(struct cluster *c, const char *ns,
 	return s;
 }
 
-static void warn_annotations(struct cluster *c, const struct kube_pod *p,
-			     const struct kube_annotations *a)
+/* FNV-1a: the refused values of a pod, to tell a new mistake from the
+ * same one seen again. */
+static uint64_t text_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+/* One OOMLensConfig Event per pod and set of refused values: a pod's
+ * watch events repeat (status changes), its mistakes need saying once. */
+static void check_annotations(struct cluster *c, int i,
+			      const struct kube_pod *p)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	struct kube_event_options eo = {
-		.namespace = p->namespace,
-		.involved_name = p->name,
-		.involved_uid = p->uid,
-		.reason = "OOMLensConfig",
-		.component = "oomlens-agent",
-		.host = c->o.node,
-		.cancel = c->cancel,
-	};
-	struct kube_error e;
-	int r;
+	struct kube_annotations a;
+	struct cluster_event *ev;
+	uint64_t h;
 
+	kube_annotations_parse(p->annotations, &a);
 	strbuf_init(&sb, 1024);
-	if (kube_annotations_errors_text(a, &sb) < 0)
+	if (!a.n_errors || kube_annotations_errors_text(&a, &sb) < 0)
 		return;
-	eo.message = sb.buf;
+	h = text_hash(sb.buf);
+	if (c->seen[i].warned_hash == h)
+		return;
+	c->seen[i].warned_hash = h;
 	log_warn("pod %s/%s: %s", p->namespace, p->name, sb.buf);
-	r = kube_event_post(c->client, &eo, NULL, &e);
-	if (r < 0)
-		log_warn("OOMLensConfig event for %s/%s: %s, ignoring",
-			 p->namespace, p->name, e.message);
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return;
+	strlcpy_safe(ev->ns, p->namespace, sizeof(ev->ns));
+	strlcpy_safe(ev->pod, p->name, sizeof(ev->pod));
+	strlcpy_safe(ev->uid, p->uid, sizeof(ev->uid));
+	strlcpy_safe(ev->reason, "OOMLensConfig", sizeof(ev->reason));
+	strlcpy_safe(ev->message, sb.buf, sizeof(ev->message));
+	(void)cluster_event_queue(c, ev);
 }
 
 static int remember(struct cluster *c, const struct kube_pod *p,
 		    struct json_object *obj)
 {
-	struct kube_annotations a;
 	int i = find_seen(c, p->uid);
 
-	if (i >= 0)
-		return i;
-	if (c->n_seen == OWNER_CACHE) /* a node has ~110 pods */
-		forget(c, c->seen[0].uid);
-	i = (int)c->n_seen++;
-	memset(&c->seen[i], 0, sizeof(c->seen[i]));
-	strlcpy_safe(c->seen[i].uid, p->uid, sizeof(c->seen[i].uid));
-	c->seen[i].owners = owner_chain(c, p->namespace, obj);
-	kube_annotations_parse(p->annotations, &a);
-	if (a.n_errors)
-		warn_annotations(c, p, &a);
+	if (i < 0) {
+		if (c->n_seen == OWNER_CACHE) /* a node has ~110 pods */
+			forget(c, c->seen[0].uid);
+		i = (int)c->n_seen++;
+		memset(&c->seen[i], 0, sizeof(c->seen[i]));
+		strlcpy_safe(c->seen[i].uid, p->uid, sizeof(c->seen[i].uid));
+		c->seen[i].owners = owner_chain(c, p->namespace, obj);
+	}
+	if (p->name)
+		check_annotations(c, i, p);
 	return i;
 }
 

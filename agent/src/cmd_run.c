@@ -763,7 +763,10 @@ static int loop_setup(struct loop *l)
 	    epoll_add(l->ep, cgroup_watch_fd(l->a->watch)) < 0)
 		return -errno;
 	if (l->a->cluster &&
-	    epoll_add(l->ep, evqueue_fd(cluster_pods_queue(l->a->cluster))) < 0)
+	    (epoll_add(l->ep, evqueue_fd(cluster_pods_queue(l->a->cluster))) <
+		     0 ||
+	     epoll_add(l->ep, evqueue_fd(cluster_snap_answers(l->a->cluster))) <
+		     0))
 		return -errno;
 	return 0;
 }
@@ -907,6 +910,10 @@ static int run_loop(struct loop *l)
 				   fd == evqueue_fd(cluster_pods_queue(
 						 a->cluster))) {
 				on_pods(a);
+			} else if (a->cluster &&
+				   fd == evqueue_fd(cluster_snap_answers(
+						 a->cluster))) {
+				agent_cluster_snap_answers(a);
 			} else if (fd == forecast_sampler_fd()) {
 				forecast_sampler_tick(); /* obs hook */
 				if (a->cluster)
@@ -954,6 +961,10 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	/* resident from here on (before the drop: CAP_IPC_LOCK) */
 	if ((r = memlock_all(512ull << 20, NULL)) < 0)
 		log_info("memory not locked: %s", strerror(-r));
+	if (a.cluster) { /* the forecast by pod, OOMPredicted as Events */
+		forecast_sampler_set_resolver(agent_cluster_resolve, &a);
+		forecast_sampler_set_warn(agent_cluster_predicted, &a);
+	}
 	/* obs hook: before seccomp (the threads inherit it) */
 	if (forecast_sampler_start(&a, l.ep) < 0 ||
 	    agent_http_start(a.opts.standalone) < 0)
@@ -973,8 +984,11 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	forecast_sampler_stop();
 	finish(&a);
 	/* the publisher keeps its queue on disk: the next start resumes */
+	if (a.cluster)
+		agent_cluster_snap_flush(&a);
 	cluster_free(a.cluster);
 	cluster_pods_free(a.pods);
+	free(a.warn_gate);
 	if (r < 0) {
 		log_error("event loop failed: %s", strerror(-r));
 		return 1;

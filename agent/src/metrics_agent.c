@@ -236,12 +236,15 @@ static void count_trims(const struct bundle *b)
 	json_object_put(tl);
 }
 
-void agent_metrics_on_capture(const char *cgroup, const char *verdict,
+void agent_metrics_on_capture(const char *ns, const char *pod,
+			      const char *container, const char *verdict,
 			      int64_t latency_us, const struct bundle *b)
 {
 	if (!reg)
 		return;
-	agent_metrics_kill("", "", cgroup, verdict && *verdict ? verdict : "",
+	agent_metrics_kill(ns ? ns : "", pod ? pod : "",
+			   container ? container : "",
+			   verdict && *verdict ? verdict : "",
 			   latency_us >= 0 ? (double)latency_us / 1e6 : -1);
 	if (b)
 		count_trims(b);

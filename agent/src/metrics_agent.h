@@ -22,9 +22,11 @@ int agent_metrics_render(struct strbuf *out);
 void agent_metrics_kill(const char *ns, const char *pod, const char *container,
 			const char *verdict, double latency_s);
 /* After a bundle is built: the kill, its latency, and the sidecar's trim
- * records in its timeline (each trim counted once across bundles). In
- * standalone mode container is the cgroup path. */
-void agent_metrics_on_capture(const char *cgroup, const char *verdict,
+ * records in its timeline (each trim counted once across bundles). ns, pod
+ * and container are the victim's (cluster mode; "" when unknown);
+ * standalone passes "", "" and the cgroup path as container. */
+void agent_metrics_on_capture(const char *ns, const char *pod,
+			      const char *container, const char *verdict,
 			      int64_t latency_us, const struct bundle *b);
 void agent_metrics_kmsg_report(bool complete);
 void agent_metrics_publish(double latency_s);

@@ -502,6 +502,26 @@ struct json_object *kube_oombundle_encode(const struct kube_oombundle *b,
 int kube_oombundle_decode(struct json_object *obj, struct kube_oombundle **ret);
 void kube_oombundle_free(struct kube_oombundle *b);
 
+/* The OOMBundle snap-<pod> a sidecar uploads: at most this many bytes of
+ * data (the API's object limit, measured). */
+#define KUBE_SNAP_MAX (900u << 10)
+struct kube_snap_want {
+	const char *ns, *name;	   /* where it was read: <ns>/snap-<pod> */
+	const char *pod, *pod_uid; /* the Pod that must own it */
+};
+/* Checks an OOMBundle object read from the API (untrusted: the pod wrote
+ * it) and decodes its data: every JSON type (metadata, ownerReferences,
+ * spec.data string, spec.size integer, spec.sha256 64 hex), metadata.name
+ * and (when present) namespace as asked, a Pod owner reference with w's
+ * name and UID, size ≤ KUBE_SNAP_MAX and the base64's length checked
+ * before decoding, then the decoded size and sha256 against the spec.
+ * Returns 0 with *ret (malloc'd) and *ret_len; -EBADMSG (a type, base64,
+ * size or digest), -EPERM (owner), -EFBIG (too large) or -ENOMEM, with a
+ * sentence in why. Pure. */
+int kube_snap_check(struct json_object *obj, const struct kube_snap_want *w,
+		    unsigned char **ret, size_t *ret_len, char *why,
+		    size_t why_size);
+
 /* Base64 (standard alphabet, padded). Pure. */
 int kube_base64_encode(const void *data, size_t len, struct strbuf *sb);
 int kube_base64_decode(const char *s, size_t len, unsigned char **ret,

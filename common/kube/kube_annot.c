@@ -10,6 +10,24 @@
 #include "base/parse.h"
 #include "base/util.h"
 
+/* What each key means when it is absent (DESIGN "Opt-in annotations"). */
+static const char *default_of(const char *key)
+{
+	static const char *const d[][2] = {
+		{"oomlens.io/capture", "unset: kernel and cgroup data only"},
+		{"oomlens.io/containers", "every container but the sidecar"},
+		{"oomlens.io/thresholds", "80,90,95"},
+		{"oomlens.io/jvm", "auto"},
+		{"oomlens.io/jvm-nmt", "false"},
+		{"oomlens.io/trim", "off"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(d); i++)
+		if (streq(key, d[i][0]))
+			return d[i][1];
+	return "";
+}
+
 static void refuse(struct kube_annotations *a, const char *key,
 		   const char *value, const char *why)
 {
@@ -21,6 +39,7 @@ static void refuse(struct kube_annotations *a, const char *key,
 	strlcpy_safe(e->key, key, sizeof(e->key));
 	strlcpy_safe(e->value, value, sizeof(e->value));
 	strlcpy_safe(e->why, why, sizeof(e->why));
+	strlcpy_safe(e->dflt, default_of(key), sizeof(e->dflt));
 }
 
 /* One of words (NULL-terminated); its index, or -1. */
@@ -194,10 +213,9 @@ int kube_annotations_errors_text(const struct kube_annotations *a,
 	for (size_t i = 0; i < a->n_errors && r >= 0; i++) {
 		const struct kube_annot_error *e = &a->errors[i];
 
-		r = strbuf_addf(sb, "%s%s: \"%s\" %s", i ? "; " : "", e->key,
-				e->value, e->why);
+		r = strbuf_addf(sb, "%s%s: \"%s\" %s; using the default \"%s\"",
+				i ? "; " : "", e->key, e->value, e->why,
+				e->dflt);
 	}
-	if (r >= 0 && a->n_errors)
-		r = strbuf_adds(sb, "; using the default");
 	return r < 0 ? r : (int)sb->len;
 }

@@ -74,6 +74,7 @@ struct kube_annot_error {
 	char key[40];
 	char value[64]; /* cut */
 	char why[96];
+	char dflt[48]; /* the value used instead, as a user would write it */
 };
 
 struct kube_annotations {
@@ -97,8 +98,8 @@ struct kube_annotations {
 void kube_annotations_parse(struct json_object *annotations,
 			    struct kube_annotations *ret);
 
-/* One line for the OOMLensConfig Event: "oomlens.io/trim: \"x\": must be
- * off, test or on-pressure; using the default". Returns sb's length or
- * -E2BIG. */
+/* One line for the OOMLensConfig Event, each refused value with the
+ * default used instead: "oomlens.io/trim: \"x\" must be off, test or
+ * on-pressure; using the default \"off\"". Returns sb's length or -E2BIG. */
 int kube_annotations_errors_text(const struct kube_annotations *a,
 				 struct strbuf *sb);

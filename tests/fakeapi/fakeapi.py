@@ -1663,6 +1663,22 @@ class FakeAPI:
             n += 1
         return {"created": n, "rv": self.store.rv}
 
+    def plant(self, resource, namespace, obj):
+        """Stores obj as given, past defaults and validation: what a reader
+        of untrusted objects must survive although a real API server would
+        refuse it (a wrong JSON type). metadata must be an object with a
+        name. Returns the stored object."""
+        res = self.resource(resource)
+        obj = copy.deepcopy(obj)
+        meta = obj["metadata"]
+        if res.namespaced:
+            meta["namespace"] = namespace
+        meta.setdefault("uid", str(uuid.uuid4()))
+        meta.setdefault("creationTimestamp", now_ts())
+        with self.store.cond:
+            old = self.sget(res, namespace, meta["name"])
+            return self.swrite(res, "MODIFIED" if old else "ADDED", obj, old)
+
     def generate_pods(self, count, namespace="default", node="node1", prefix="pod-"):
         """Creates `count` Pending pods named prefix0, prefix1, … on `node`."""
         tmpl = {"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"app": "bench"}},

@@ -12,6 +12,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import ssl
 import subprocess
 import sys
@@ -21,8 +22,8 @@ import urllib.request
 
 import pytest
 
-from oomtest import (AGENT, AgentProcess, Cgroup, hog, require_oom_env,
-                     wait_oom_ratelimit)
+from oomtest import (AGENT, VICTIMS, AgentProcess, Cgroup, hog,
+                     require_oom_env, run_in_cgroup, wait_oom_ratelimit)
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fakeapi"))
 import fakeapi  # noqa: E402
@@ -115,9 +116,16 @@ class ClusterAgent(AgentProcess):
     """oomlens-agent run in cluster mode, its stdout lines collected."""
 
     def __init__(self, api, kubeconfig, state_dir, extra=()):
+        import socket
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        # a port of its own: another agent on this host may hold the default
         super().__init__(
             [AGENT, "run", "--state-dir", state_dir, "--kubeconfig", kubeconfig,
-             "--log-level", "debug", *extra],
+             "--log-level", "debug", "--metrics-addr", "127.0.0.1:%d" % port,
+             *extra],
             env=dict(os.environ, NODE_NAME=NODE))
 
 
@@ -282,3 +290,320 @@ def test_opted_out_pod_is_not_reported(api, tmp_path):
     finally:
         agent.stop()
         cg.cleanup()
+
+
+def events_by(api, reason):
+    code, obj = call(api, "GET", "/api/v1/namespaces/default/events"
+                     "?fieldSelector=reason%3D" + reason)
+    assert code == 200
+    return obj["items"]
+
+
+def cluster_only(api, tmp_path):
+    """A kubeconfig for the fake and an empty kubepods.slice (the agent
+    needs one to start)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for memory cgroups and /dev/kmsg")
+    require_oom_env()
+    kc = str(tmp_path / "kubeconfig")
+    api.write_kubeconfig(kc)
+    return kc
+
+
+def test_bad_annotation_is_one_oomlensconfig_event(api, tmp_path):
+    """No kill: a pod's bad oomlens.io/ values become one Warning Event
+    naming each annotation, its value and the default used; its later
+    watch events (status updates) add none; a new bad value one more."""
+    kc = cluster_only(api, tmp_path)
+    make_pod(api, "badcfg", {"oomlens.io/trim": "always",
+                             "oomlens.io/thresholds": "90,80"})
+    cg = Cgroup("kubepods.slice")
+    agent = ClusterAgent(api, kc, str(tmp_path / "state"))
+    try:
+        ev = wait_for(lambda: events_by(api, "OOMLensConfig"),
+                      what="the OOMLensConfig Event\n" + agent.log())
+        assert len(ev) == 1
+        e = ev[0]
+        assert e["type"] == "Warning"
+        assert e["involvedObject"]["name"] == "badcfg"
+        assert e["involvedObject"]["kind"] == "Pod"
+        assert e["source"]["component"] == "oomlens-agent"
+        assert e["source"]["host"] == NODE
+        m = e["message"]
+        assert ('oomlens.io/trim: "always" must be off, test or on-pressure;'
+                ' using the default "off"') in m, m
+        assert 'oomlens.io/thresholds: "90,80"' in m, m
+        assert 'using the default "80,90,95"' in m, m
+        # watch events of the same pod with the same values: no new Event
+        for _ in range(3):
+            code, obj = call(api, "GET", "/api/v1/namespaces/default/pods/badcfg")
+            obj["status"]["phase"] = "Running"
+            obj["status"].setdefault("conditions", []).append(
+                {"type": "Ready", "status": "True"})
+            code, _ = call(api, "PUT",
+                           "/api/v1/namespaces/default/pods/badcfg/status", obj)
+            assert code == 200
+        time.sleep(2)
+        assert len(events_by(api, "OOMLensConfig")) == 1, agent.log()
+        # another bad value: one more
+        code, obj = call(api, "PATCH", "/api/v1/namespaces/default/pods/badcfg",
+                         {"metadata": {"annotations": {"oomlens.io/trim": "x"}}},
+                         ctype="application/merge-patch+json")
+        assert code == 200, obj
+        ev = wait_for(lambda: [e for e in events_by(api, "OOMLensConfig")
+                               if 'trim: "x"' in e["message"]],
+                      what="the second Event\n" + agent.log())
+        assert len(ev) == 1
+        time.sleep(1)
+        assert len(events_by(api, "OOMLensConfig")) == 2
+        assert agent.proc.poll() is None, "the agent lives"
+    finally:
+        agent.stop()
+        cg.cleanup()
+
+
+def test_forecast_below_60s_is_one_oompredicted_event(api, tmp_path):
+    """No kill: a container that grows 2 MiB/s towards its 32 MiB limit and
+    stops at 22 MiB gets one OOMPredicted Event on its pod (fieldPath of
+    the container), with usage, limit, growth and seconds, and no second
+    one while it keeps being predicted within 10 minutes."""
+    kc = cluster_only(api, tmp_path)
+    uid = make_pod(api, "grower")
+    cg, ctr = pod_cgroup(uid)
+    agent = ClusterAgent(api, kc, str(tmp_path / "state"))
+    p = None
+    try:
+        time.sleep(1.5)  # the pod snapshot reaches the detector
+        p = run_in_cgroup(cg, ctr, [os.path.join(VICTIMS, "hog"),
+                                    "--step-mb", "1", "--delay-ms", "500",
+                                    "--max-mb", "22"])
+        ev = wait_for(lambda: events_by(api, "OOMPredicted"), timeout=40,
+                      what="the OOMPredicted Event\n" + agent.log())
+        assert len(ev) == 1
+        e = ev[0]
+        assert e["type"] == "Warning"
+        io = e["involvedObject"]
+        assert (io["kind"], io["name"], io["uid"]) == ("Pod", "grower", uid)
+        assert io["fieldPath"] == "spec.containers{app}"
+        assert e["source"]["component"] == "oomlens-agent"
+        m = re.match(r"container app is predicted to reach its memory limit "
+                     r"in (\d+) s: usage ([\d.]+) MiB of 32\.0 MiB, growing "
+                     r"([\d.]+) MiB/s", e["message"])
+        assert m, e["message"]
+        secs, usage, rate = int(m.group(1)), float(m.group(2)), float(m.group(3))
+        assert 0 <= secs < 60
+        assert 4 < usage < 32
+        assert 1.2 < rate < 3, rate  # 2 MiB/s
+        # still growing, still predicted: no second Event
+        time.sleep(4)
+        assert len(events_by(api, "OOMPredicted")) == 1, agent.log()
+        assert reports(api) == [], "no kill, no report"
+    finally:
+        if p:
+            p.kill()
+            p.wait()
+        agent.stop()
+        cg.cleanup()
+
+
+# ---- the pod's uploaded snapshot, OOMBundle snap-<pod> ----
+
+BUNDLES = "/apis/oomlens.io/v1alpha1/namespaces/default/oombundles"
+
+
+def tgz(entries):
+    """A tar.gz of (name, bytes | ("symlink", target)) entries."""
+    import io
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        for name, data in entries:
+            ti = tarfile.TarInfo(name)
+            if isinstance(data, tuple):
+                ti.type, ti.linkname = tarfile.SYMTYPE, data[1]
+                t.addfile(ti)
+            else:
+                ti.size = len(data)
+                t.addfile(ti, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def snap_files(top, t_ms):
+    """What the sidecar uploads (sidecar/src/pod_upload.c: spool_attach()
+    into a bundle named snap-<pod>)."""
+    return [
+        (top + "/manifest.json", b'{"trigger":"pre-kill-snapshot","pod":'
+                                 b'{"uid":"someone-else"}}'),
+        (top + "/timeline.json", b'{"samples":[]}'),
+        (top + "/spool/manifest.json",
+         b'{"schema":"oomlens.io/spool/v1","cgroup":null,"pids":[42]}'),
+        (top + "/spool/snapshot.json", json.dumps(
+            {"reason": "threshold", "t_ms": t_ms, "usage": 26 << 20,
+             "limit": 32 << 20, "pids": [42]}).encode()),
+        (top + "/processes/42/cmdline.txt", b"hog --step-mb 4"),
+        (top + "/report.html", b"<p>not ours to keep</p>"),
+    ]
+
+
+def snap_object(pod, uid, payload, **spec):
+    o = {"apiVersion": "oomlens.io/v1alpha1", "kind": "OOMBundle",
+         "metadata": {"name": "snap-" + pod, "ownerReferences": [{
+             "apiVersion": "v1", "kind": "Pod", "name": pod, "uid": uid}]},
+         "spec": {"data": base64.b64encode(payload).decode(),
+                  "size": len(payload),
+                  "sha256": hashlib.sha256(payload).hexdigest()}}
+    o["spec"].update(spec)
+    return o
+
+
+@pytest.fixture
+def snap_node(api, tmp_path):
+    """An opted-in pod whose spool the node does not show (no kubelet dir
+    under the agent's --kubelet-root), its cgroup and the agent."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for memory cgroups and /dev/kmsg")
+    kc = str(tmp_path / "kubeconfig")
+    api.write_kubeconfig(kc)
+    uid = make_pod(api, "snappy", {"oomlens.io/capture": "true"})
+    cg, ctr = pod_cgroup(uid)
+    agent = ClusterAgent(api, kc, str(tmp_path / "state"),
+                         ["--kubelet-root", str(tmp_path / "kubelet")])
+    yield api, cg, ctr, uid, agent
+    if agent.proc.poll() is None:
+        agent.stop()
+    cg.cleanup()
+
+
+def kill_and_report(api, cg, ctr, agent, n_before):
+    """One kill; its stdout line and the Ready report once published."""
+    import queue
+    wait_oom_ratelimit()
+    _, _, rc = hog(cg, ctr, "--step-mb", "4")
+    assert rc == -9, "the hog was not killed"
+    try:
+        line = agent.lines.get(timeout=15)
+    except queue.Empty:
+        raise AssertionError("no bundle written\n" + agent.log())
+    wait_for(lambda: [r for r in reports(api) if r["metadata"]["name"] == line["id"]
+                      and r.get("status", {}).get("phase") == "Ready"],
+             timeout=20, what="report %s Ready\n%s" % (line["id"], agent.log()))
+    assert len(reports(api)) == n_before + 1
+    return line
+
+
+def bundle_names(path):
+    import tarfile
+    with tarfile.open(path) as t:
+        return set(t.getnames())
+
+
+def test_snap_bundle_is_the_pre_kill_snapshot(snap_node):
+    api, cg, ctr, uid, agent = snap_node
+    now_ms = int(time.time() * 1000)
+    data = tgz(snap_files("snap-snappy", now_ms - 3000))
+    code, obj = call(api, "POST", BUNDLES, snap_object("snappy", uid, data))
+    assert code == 201, obj
+    time.sleep(1.5)  # the pod snapshot reaches the detector
+    line = kill_and_report(api, cg, ctr, agent, 0)
+    want = "report %s: pre-kill snapshot from OOMBundle default/snap-snappy" \
+        % line["id"]
+    assert any(want in l for l in agent.stderr), agent.log()
+    names = bundle_names(line["path"])
+    top = line["id"] + "/"
+    assert {top + "spool/snapshot.json", top + "spool/manifest.json",
+            top + "timeline.json", top + "processes/42/cmdline.txt"} <= names
+    import tarfile
+    with tarfile.open(line["path"]) as t:
+        man = json.load(t.extractfile(top + "manifest.json"))
+        html = t.extractfile(top + "report.html").read()
+    assert man["spool"]["oombundle"] == "default/snap-snappy"
+    assert 2.0 <= man["spool"]["snapshot_age_s"] < 60
+    # attributed by where it was found, not by its own manifest
+    assert man["pod"]["uid"] == uid and man["pod"]["name"] == "snappy"
+    assert b"not ours to keep" not in html
+    # what the API holds is the bundle with the snapshot
+    code, b = call(api, "GET", BUNDLES + "/" + line["id"])
+    assert code == 200
+    got = base64.b64decode(b["spec"]["data"])
+    assert got == open(line["path"], "rb").read()
+
+
+def _bomb():
+    """96 MiB of zeros in a ~100 KiB tar.gz: beyond the reader's inflate
+    ratio."""
+    import io
+    import tarfile
+
+    class Zeros(io.RawIOBase):
+        def __init__(self, n):
+            self.left = n
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            n = min(len(b), self.left)
+            b[:n] = bytes(n)
+            self.left -= n
+            return n
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=9) as t:
+        ti = tarfile.TarInfo("snap-snappy/processes/42/smaps.txt")
+        ti.size = 96 << 20
+        t.addfile(ti, io.BufferedReader(Zeros(ti.size), 1 << 20))
+    return buf.getvalue()
+
+
+def hostile_cases(uid, now_ms):
+    good = tgz(snap_files("snap-snappy", now_ms - 3000))
+    other = "00000000-1111-2222-3333-444444444444"
+    return [
+        ("missing", None, "there is none"),
+        ("size is a string", snap_object("snappy", uid, good, size=str(len(good))),
+         "spec.size is not an integer"),
+        ("data is a number", snap_object("snappy", uid, good, data=12),
+         "spec.data is not a string"),
+        ("sha256 is an object", snap_object("snappy", uid, good, sha256={"x": 1}),
+         "spec.sha256"),
+        ("huge", snap_object("snappy", uid, good, size=2 << 20), "larger than 900 KiB"),
+        ("bad base64", snap_object("snappy", uid, good, data="@@@@" * 8),
+         "not base64"),
+        ("sha mismatch", snap_object("snappy", uid, good, sha256="0" * 64),
+         "sha256 of the data"),
+        ("wrong owner uid", snap_object("snappy", other, good), "not owned by pod"),
+        ("dot-dot entry", snap_object("snappy", uid, tgz(
+            snap_files("snap-snappy", now_ms - 3000)
+            + [("snap-snappy/../../etc/x", b"x")])), "outside the bundle"),
+        ("symlink entry", snap_object("snappy", uid, tgz(
+            snap_files("snap-snappy", now_ms - 3000)
+            + [("snap-snappy/processes/42/maps", ("symlink", "/etc/shadow"))])),
+         "symlink"),
+        ("gzip bomb", snap_object("snappy", uid, _bomb()), "inflates beyond"),
+        ("another top directory", snap_object("snappy", uid, tgz(
+            snap_files("snap-other", now_ms - 3000))), "outside the bundle"),
+        ("taken after the kill", snap_object("snappy", uid, tgz(
+            snap_files("snap-snappy", now_ms + 3600 * 1000))),
+         "taken after the kill"),
+    ]
+
+
+def test_hostile_snap_bundles_are_refused_and_reports_still_published(snap_node):
+    """Each hostile OOMBundle snap-<pod> (planted past the API's validation
+    where a real server would refuse it): the agent lives, says why in one
+    log line and publishes the report without a snapshot."""
+    api, cg, ctr, uid, agent = snap_node
+    time.sleep(1.5)
+    cases = hostile_cases(uid, int(time.time() * 1000))
+    for i, (what, obj, why) in enumerate(cases):
+        call(api, "DELETE", BUNDLES + "/snap-snappy")
+        if obj is not None:
+            api.plant("oombundles", "default", obj)
+        line = kill_and_report(api, cg, ctr, agent, i)
+        want = ("report %s: OOMBundle default/snap-snappy not used: "
+                % line["id"])
+        got = [l for l in agent.stderr if want in l]
+        assert got and why in got[0], (what, got, agent.log())
+        assert "published without the pre-kill snapshot" in got[0]
+        assert line["id"] + "/spool/snapshot.json" not in bundle_names(line["path"]), what
+        assert agent.proc.poll() is None, what

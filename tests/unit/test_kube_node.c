@@ -247,6 +247,7 @@ Test(kube_annot, bad_values_keep_defaults)
 		annot(bad_cases[i].json, &a);
 		cr_assert_eq(a.n_errors, 1, "case %zu", i);
 		cr_assert_str_eq(a.errors[0].key, bad_cases[i].key);
+		cr_assert_neq(a.errors[0].dflt[0], '\0', "case %zu", i);
 		cr_assert_eq(a.capture, KUBE_CAPTURE_DEFAULT, "case %zu", i);
 		cr_assert_eq(a.n_thresholds, 3, "case %zu", i);
 		cr_assert_eq(a.thresholds[0], 80, "case %zu", i);
@@ -271,7 +272,17 @@ Test(kube_annot, errors_text_and_many_errors)
 	cr_assert(strstr(sb.buf, "oomlens.io/trim: \"always\" must be off, "
 				 "test or on-pressure"),
 		  "%s", sb.buf);
-	cr_assert(strstr(sb.buf, "; using the default"), "%s", sb.buf);
+	cr_assert(strstr(sb.buf, "oomlens.io/trim: \"always\" must be off, "
+				 "test or on-pressure; using the default "
+				 "\"off\""),
+		  "%s", sb.buf);
+	cr_assert(strstr(sb.buf, "oomlens.io/jvm: \"x\" must be auto or off; "
+				 "using the default \"auto\""),
+		  "%s", sb.buf);
+	cr_assert(strstr(sb.buf, "oomlens.io/capture: \"y\" must be \"true\" "
+				 "or \"false\"; using the default \"unset: "
+				 "kernel and cgroup data only\""),
+		  "%s", sb.buf);
 	/* a huge value is cut, not overflowed */
 	{
 		char big[2048];

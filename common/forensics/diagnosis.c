@@ -184,7 +184,16 @@ static void ledger_jvm(struct ledger *l, const struct diag_proc *p)
 	struct diagnosis *d = l->d;
 	uint64_t other = 0, heap = KB(p->heap_committed_kb), got;
 
-	if (p->have_heap) {
+	if (p->have_heap && heap > d->limit_bytes) {
+		/* A JVM that did not see its limit sizes the heap from the
+		 * host's memory (1/64 of it at start): the row gives what
+		 * the heap could hold, the evidence quotes the figure. */
+		got = take_anon(l, heap);
+		part(d, p->pid, "jvm heap", got, true,
+		     "GC.heap_info pid %d: used %s, committed beyond the "
+		     "limit; not all resident",
+		     p->pid, H(KB(p->heap_used_kb)));
+	} else if (p->have_heap) {
 		got = take_anon(l, heap);
 		part(d, p->pid, "jvm heap", got, got < heap,
 		     "GC.heap_info pid %d: committed %s, used %s%s", p->pid,

@@ -104,10 +104,16 @@ void run_after_sample(struct run_state *st)
 	 * twice as far again. Beats the percentages on fast growth. */
 	if (c->ttl_s > 0 && eta >= 0 && eta <= c->ttl_s && st->ttl_armed) {
 		st->ttl_armed = false;
+		st->ttl_usage = s->usage;
 		request(st, "time-to-limit", eta);
 		return;
 	}
-	if (eta < 0 || eta > 2 * c->ttl_s)
+	/* ... and when usage grew by a quarter of the limit since it fired:
+	 * a start-up burst fires it early, and a final jump (a JVM's young
+	 * collection copying eden, 70 % to the kill in one 100 ms sample)
+	 * skips every threshold, leaving only that early snapshot. */
+	if (eta < 0 || eta > 2 * c->ttl_s ||
+	    s->usage >= st->ttl_usage + s->limit / 4)
 		st->ttl_armed = true;
 	if (c->predict_s <= 0 || eta < 0 || eta >= c->predict_s)
 		return;

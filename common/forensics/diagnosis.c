@@ -176,23 +176,21 @@ static bool glibc_inuse(const struct diag_proc *p, uint64_t *ret,
 	return false;
 }
 
-/* A JVM's committed memory is virtual: untouched pages are not charged.
- * Each figure takes at most the anonymous memory still unexplained; what
- * it could not take was committed but not resident. */
-static void ledger_jvm(struct ledger *l, const struct diag_proc *p)
+/* The heap's RSS by address at the snapshot (jvm/heap_rss.json), or
+ * UINT64_MAX when not measured. */
+static uint64_t jvm_heap_rss(const struct diag_input *in, int pid)
+{
+	for (size_t i = 0; i < in->n_jvms; i++)
+		if (in->jvms[i].pid == pid && in->jvms[i].have_heap_rss)
+			return in->jvms[i].heap_rss;
+	return UINT64_MAX;
+}
+
+static void ledger_jvm_nmt(struct ledger *l, const struct diag_proc *p)
 {
 	struct diagnosis *d = l->d;
-	uint64_t other = 0, heap = KB(p->heap_committed_kb), got;
+	uint64_t other = 0, got;
 
-	if (p->have_heap) {
-		got = take_anon(l, heap);
-		part(d, p->pid, "jvm heap", got, got < heap,
-		     "GC.heap_info pid %d: committed %s, used %s%s", p->pid,
-		     H(heap), H(KB(p->heap_used_kb)),
-		     got < heap ? "; not all resident" : "");
-	}
-	if (!p->have_nmt)
-		return;
 	/* The largest NMT categories by name, the rest together. */
 	for (size_t i = 0; i < p->n_nmt; i++) {
 		const struct diag_nmt_cat *c = &p->nmt[i];
@@ -213,6 +211,46 @@ static void ledger_jvm(struct ledger *l, const struct diag_proc *p)
 	}
 	part(d, p->pid, "jvm native, other categories", take_anon(l, other),
 	     false, "NMT pid %d: categories under 2%% of usage", p->pid);
+}
+
+/* A JVM's committed memory is virtual: untouched pages are not charged.
+ * Each figure takes at most the anonymous memory still unexplained; what
+ * it could not take was committed but not resident. The heap first takes
+ * what its address ranges held at the snapshot, the NMT categories next
+ * (malloc'd memory is touched; a heap's committed pages may never be:
+ * G1's 64 MiB heap under direct buffers held 1 MiB and took 64 MiB from
+ * NMT "Other"), then the heap what is left of its committed size (its
+ * growth after the snapshot). */
+static void ledger_jvm(struct ledger *l, const struct diag_input *in,
+		       const struct diag_proc *p)
+{
+	struct diagnosis *d = l->d;
+	uint64_t heap = KB(p->heap_committed_kb), rss, got = 0;
+
+	if (!p->have_heap) {
+		if (p->have_nmt)
+			ledger_jvm_nmt(l, p);
+		return;
+	}
+	rss = jvm_heap_rss(in, p->pid);
+	got = take_anon(l, rss < heap ? rss : heap);
+	if (p->have_nmt)
+		ledger_jvm_nmt(l, p);
+	if (got < heap)
+		got = add_sat(got, take_anon(l, heap - got));
+	if (heap > d->limit_bytes)
+		/* A JVM that did not see its limit sizes the heap from the
+		 * host's memory (1/64 of it at start): the row gives what
+		 * the heap could hold, the evidence quotes the figure. */
+		part(d, p->pid, "jvm heap", got, true,
+		     "GC.heap_info pid %d: used %s, committed beyond the "
+		     "limit; not all resident",
+		     p->pid, H(KB(p->heap_used_kb)));
+	else
+		part(d, p->pid, "jvm heap", got, got < heap,
+		     "GC.heap_info pid %d: committed %s, used %s%s", p->pid,
+		     H(heap), H(KB(p->heap_used_kb)),
+		     got < heap ? "; not all resident" : "");
 }
 
 static void ledger_glibc(struct ledger *l, const struct diag_proc *p)
@@ -263,7 +301,7 @@ static void ledger_anon(struct ledger *l, const struct diag_input *in)
 		const struct diag_proc *p = &in->procs[i];
 
 		if (p->jvm)
-			ledger_jvm(l, p);
+			ledger_jvm(l, in, p);
 		ledger_jvm_heap_rss(l, in, p);
 		ledger_glibc(l, p);
 		if (!p->jvm && p->have_smaps && p->stack_rss_kb)

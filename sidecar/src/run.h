@@ -112,6 +112,7 @@ struct run_state {
 	bool fast;		     /* sampling at fast_interval_ms */
 	uint64_t fast_until_mono_us; /* fast at least until then */
 	bool ttl_armed;	    /* the time-to-limit trigger, re-armed on retreat */
+	uint64_t ttl_usage; /* usage at the last snapshot asked for */
 	bool snapping;	    /* the worker is in a snapshot */
 	uint64_t oom_kills; /* the cgroup's oom_kill count, last sample */
 	uint64_t ooms_at_start;	    /* at the snapshot's start */

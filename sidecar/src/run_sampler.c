@@ -32,10 +32,16 @@ static size_t predict_window(const struct run_state *st)
  * else is waiting. */
 static void request(struct run_state *st, const char *reason, double eta)
 {
+	const struct rec_sample *s =
+		recorder_sample(&st->rec, st->rec.count - 1);
 	struct run_snap_req *q;
 
 	if (!startswith(reason, "threshold-") && st->n_req)
 		return;
+	/* the usage the time-to-limit re-arm counts from: any snapshot is
+	 * as fresh as its own (a second one right after a threshold's
+	 * would record what that one's --trim test left) */
+	st->ttl_usage = s ? s->usage : 0;
 	if (st->n_req == ARRAY_SIZE(st->req))
 		st->n_req--; /* full: the newest replaces the last */
 	q = &st->req[st->n_req++];
@@ -107,7 +113,13 @@ void run_after_sample(struct run_state *st)
 		request(st, "time-to-limit", eta);
 		return;
 	}
-	if (eta < 0 || eta > 2 * c->ttl_s)
+	/* ... and when usage grew by a quarter of the limit since the last
+	 * snapshot asked for:
+	 * a start-up burst fires it early, and a final jump (a JVM's young
+	 * collection copying eden, 70 % to the kill in one 100 ms sample)
+	 * skips every threshold, leaving only that early snapshot. */
+	if (eta < 0 || eta > 2 * c->ttl_s ||
+	    s->usage >= st->ttl_usage + s->limit / 4)
 		st->ttl_armed = true;
 	if (c->predict_s <= 0 || eta < 0 || eta >= c->predict_s)
 		return;

@@ -643,6 +643,51 @@ Test(diagnosis, java_heap_committed_beyond_the_limit_counts_resident)
 		  "%s", d.summary);
 	cr_assert(strstr(d.verdicts[0].evidence[0], "committed 365 MiB"));
 	cr_assert(d.parts[0].estimate, "a clipped heap is an estimate");
+	/* the ledger row (report.html's table) gives no figure above the
+	 * limit: "committed 365 MiB" stays in the evidence */
+	cr_assert_str_eq(d.parts[0].source,
+			 "GC.heap_info pid 42: used 140 MiB, committed beyond "
+			 "the limit; not all resident");
+	diag_input_release(&in);
+}
+
+/* G1 in a container whose limit the JVM did not see: a 64 MiB heap
+ * committed, 1 MiB of it touched (smaps by address), direct buffers in
+ * NMT "Other". The natives are charged before the untouched heap; the
+ * heap takes what is left of its committed size after them. */
+Test(diagnosis, untouched_heap_does_not_take_the_natives_share)
+{
+	struct diag_input in;
+	struct diagnosis d;
+	struct diag_proc *p;
+
+	diag_input_init(&in);
+	p = one_proc(&in);
+	in.have_usage = in.have_stats = true;
+	in.usage_bytes = in.limit_bytes = 256 * MiB;
+	in.anon = 250 * MiB;
+	p->jvm = p->have_heap = p->have_nmt = true;
+	p->heap_committed_kb = p->heap_max_kb = 64 * 1024;
+	p->heap_used_kb = 2 * 1024;
+	p->n_nmt = 2;
+	strlcpy_safe(p->nmt[0].name, "GC", sizeof(p->nmt[0].name));
+	p->nmt[0].committed_kb = 38 * 1024;
+	strlcpy_safe(p->nmt[1].name, "Other", sizeof(p->nmt[1].name));
+	p->nmt[1].committed_kb = p->nmt[1].malloc_kb = 200 * 1024;
+	in.jvms[in.n_jvms++] = (struct diag_jvm){.pid = 42,
+						 .have_heap_rss = true,
+						 .heap_rss = MiB,
+						 .native_rss = 238 * MiB,
+						 .heap_rss_age_s = 0.5,
+						 .flags_age_s = -1,
+						 .rss_last_age_s = -1};
+	diagnosis_run(&in, &d);
+	assert_sane(&d);
+	cr_assert_eq(part(&d, "jvm Other"), 200 * MiB);
+	cr_assert_eq(part(&d, "jvm GC"), 38 * MiB);
+	/* 1 MiB by address, then 11 of the 63 MiB committed beyond it */
+	cr_assert_eq(part(&d, "jvm heap"), 12 * MiB);
+	cr_assert_eq(d.verdicts[0].kind, DIAG_JVM_NATIVE, "%s", d.summary);
 	diag_input_release(&in);
 }
 

@@ -480,8 +480,9 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	kill_ms = (wall - (latency > 0 ? (uint64_t)latency : 0)) / 1000;
 	json_object_object_add(man, "killed_at_ms",
 			       json_object_new_uint64(kill_ms));
-	add_agent_timeline(b, k, (mono - (latency > 0 ? (uint64_t)latency : 0)) / 1000,
-			   ((int64_t)wall - (int64_t)mono) / 1000, kill_ms);
+	add_agent_timeline(
+		b, k, (mono - (latency > 0 ? (uint64_t)latency : 0)) / 1000,
+		((int64_t)wall - (int64_t)mono) / 1000, kill_ms);
 	if (a->cluster)
 		add_pod_spool(a, b, &kp, k->cgroup, man, kill_ms);
 	else

@@ -11,10 +11,9 @@ static struct json_object *sample_json(uint64_t t_ms, uint64_t usage,
 	json_object_object_add(o, "t_ms", json_object_new_uint64(t_ms));
 	json_object_object_add(o, "usage", json_object_new_uint64(usage));
 	/* the sampler keeps no sample of a cgroup without a limit */
-	json_object_object_add(o, "limit",
-			       limit == UINT64_MAX
-				       ? NULL
-				       : json_object_new_uint64(limit));
+	json_object_object_add(
+		o, "limit",
+		limit == UINT64_MAX ? NULL : json_object_new_uint64(limit));
 	return o;
 }
 
@@ -36,9 +35,9 @@ static struct json_object *series_json(const struct cgtimeline_series *s,
 		unsigned i = (oldest + k) % FORECAST_RING_LEN;
 		int64_t t = (int64_t)r->t_ms[i] + wall_minus_mono_ms;
 
-		json_object_array_add(a, sample_json(t > 0 ? (uint64_t)t : 0,
-						     r->usage[i],
-						     s->h->limit[i]));
+		json_object_array_add(a,
+				      sample_json(t > 0 ? (uint64_t)t : 0,
+						  r->usage[i], s->h->limit[i]));
 	}
 	json_object_object_add(o, "samples", a);
 	return o;
@@ -64,7 +63,8 @@ struct json_object *cgtimeline_to_json(const struct cgtimeline_series *s,
 	json_object_object_add(o, "killed_at_ms",
 			       json_object_new_uint64(killed_at_ms));
 	for (size_t i = 0; i < n; i++)
-		json_object_array_add(a, series_json(&s[i], wall_minus_mono_ms));
+		json_object_array_add(a,
+				      series_json(&s[i], wall_minus_mono_ms));
 	json_object_object_add(o, "cgroups", a);
 	return o;
 }

@@ -692,7 +692,8 @@ static double cg_t(const struct diag_input *in, const struct cg_view *v,
 }
 
 /* The run of samples ending at the newest over which usage never fell by
- * more than noise, and its least-squares slope and R². */
+ * more than noise, from where it began to rise; its least-squares slope
+ * and R². */
 static void cg_run(const struct diag_input *in, struct cg_view *v)
 {
 	uint64_t tol = v->lim / 100 > MiB ? v->lim / 100 : MiB;
@@ -702,6 +703,10 @@ static void cg_run(const struct diag_input *in, struct cg_view *v)
 	while (k > 0 && cg_t(in, v, k - 1) < cg_t(in, v, k) &&
 	       cg_usage(in, v, k - 1) <= add_sat(cg_usage(in, v, k), tol))
 		k--;
+	/* it starts where usage started to rise: idle before is no growth */
+	while (k + 1 < v->n &&
+	       cg_usage(in, v, k + 1) <= add_sat(cg_usage(in, v, k), tol))
+		k++;
 	v->run = v->n - k;
 	n = (double)v->run;
 	for (size_t i = k; i < v->n; i++) {
@@ -756,8 +761,9 @@ static bool cg_growth(const struct diag_input *in, const struct cg_view *v,
 	RECO(vd, "a leak, or a working set above the limit: opt the pod in "
 		 "to pre-kill snapshots (oomlens.io/capture: \"true\") to see "
 		 "which process and what memory");
-	RECO(vd, "a higher limit only delays the kill: at this rate %s lasts "
-		 "%.0f s more",
+	RECO(vd,
+	     "a higher limit only delays the kill: at this rate %s lasts "
+	     "%.0f s more",
 	     H(next), (double)sub_sat(next, v->end) / v->rate);
 	return true;
 }
@@ -787,8 +793,9 @@ static bool cg_spike(const struct diag_input *in, const struct cg_view *v,
 	     "the last %.1f s (agent's cgroup timeline)",
 	     H(low), pct(low, v->lim), H(v->lim), -low_t);
 	if (newest)
-		EVID(vd, "the newest sample, %.1f s before the kill, was still "
-			 "low: the burst came between two samples (1 Hz)",
+		EVID(vd,
+		     "the newest sample, %.1f s before the kill, was still "
+		     "low: the burst came between two samples (1 Hz)",
 		     -low_t);
 	if (young)
 		EVID(vd,
@@ -828,8 +835,7 @@ static void cg_flat(const struct diag_input *in, const struct cg_view *v,
 	     H(suggested_limit(in, d)));
 }
 
-static void v_cgroup_timeline(const struct diag_input *in,
-			      struct diagnosis *d)
+static void v_cgroup_timeline(const struct diag_input *in, struct diagnosis *d)
 {
 	struct cg_view v = {.lim = d->limit_bytes};
 
@@ -839,7 +845,8 @@ static void v_cgroup_timeline(const struct diag_input *in,
 		if (in->tl[i].t > 0)
 			continue;
 		if (v.n == ARRAY_SIZE(v.idx)) { /* keep the newest */
-			memmove(v.idx, v.idx + 1, sizeof(v.idx) - sizeof(*v.idx));
+			memmove(v.idx, v.idx + 1,
+				sizeof(v.idx) - sizeof(*v.idx));
 			v.n--;
 		}
 		v.idx[v.n++] = i;
@@ -1151,7 +1158,7 @@ int diagnosis_run(const struct diag_input *in, struct diagnosis *ret)
 		EVID(v,
 		     "no single part of the ledger dominates and the timeline "
 		     "%s",
-		     !in->n_tl	    ? "is missing (no sidecar)"
+		     !in->n_tl	     ? "is missing (no sidecar)"
 		     : in->tl_cgroup ? "(the agent's cgroup samples only) "
 				       "shows no clear pattern"
 				     : "shows no clear pattern");

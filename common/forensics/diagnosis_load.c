@@ -547,10 +547,10 @@ static int load_agent_timeline(const struct bundle *b, uint64_t kill_ms,
 	size_t n;
 
 	o = parse_json(b, NULL, "agent/timeline.json", in, path, sizeof(path));
-	samples = jget_array(&in->notes,
-			     agent_series(in, jget_array(&in->notes, o,
-							 "cgroups")),
-			     "samples");
+	samples = jget_array(
+		&in->notes,
+		agent_series(in, jget_array(&in->notes, o, "cgroups")),
+		"samples");
 	n = jget_len(samples);
 	free(in->tl); /* a sidecar timeline none of whose samples was usable */
 	in->tl = NULL;

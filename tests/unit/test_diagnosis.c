@@ -879,6 +879,29 @@ Test(diagnosis, agent_timeline_flat_at_the_limit)
 		  "%s", v->evidence[0]);
 }
 
+/* 10 idle samples at 2 MiB, then 8 MiB/s: the growth is timed from where
+ * it began, not from the idle start of the timeline */
+static uint64_t idle_then_grow(size_t i, size_t n)
+{
+	(void)n;
+	return i < 10 ? 2 * MiB : 2 * MiB + 8 * MiB * (i - 9);
+}
+
+Test(diagnosis, agent_timeline_growth_after_idle_is_timed_from_its_start)
+{
+	struct diagnosis d;
+	const struct diag_verdict *v = &d.verdicts[0];
+
+	/* 17 samples: 10 idle (-16.5 … -7.5 s), 7 growing to 58 MiB */
+	run_cg(idle_then_grow, 17, &d);
+	cr_assert_eq(v->kind, DIAG_NATIVE_GROWTH, "%s", d.summary);
+	cr_assert_str_eq(v->evidence[0],
+			 "the container grew steadily at 8 MiB/s for the "
+			 "last 8 s to the limit (agent's cgroup timeline, 8 "
+			 "samples, R² 1.00)");
+	cr_assert_eq(v->bytes, 62 * MiB, "from 2 MiB to the 64 MiB limit");
+}
+
 static uint64_t old_growth(size_t i, size_t n)
 {
 	return MiB + 7 * MiB * i / n;
@@ -902,6 +925,77 @@ Test(diagnosis, agent_timeline_that_ended_long_before_the_kill_says_nothing)
 	diagnosis_run(&in, &d);
 	cr_assert_eq(d.verdicts[0].kind, DIAG_UNKNOWN, "%s", d.summary);
 	diag_input_release(&in);
+}
+
+/* A real bundle of a kill without a sidecar (tests/fixtures/bundle): its
+ * files into a bundle, the kernel report from kernel/oom.txt, the kill
+ * time from the manifest, as `oomlens-agent show` would diagnose it. */
+static void add_fixture_file(struct bundle *b, const char *dir,
+			     const char *name)
+{
+	char path[256];
+	struct strbuf sb;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	strbuf_init(&sb, 0);
+	cr_assert_eq(read_file_at(AT_FDCWD, path, 1 << 20, &sb), 0, "%s", path);
+	cr_assert_eq(bundle_add(b, name, sb.buf, sb.len, 1), 0);
+	strbuf_release(&sb);
+}
+
+Test(diagnosis, real_bundle_without_sidecar_uses_the_agents_timeline)
+{
+	static const char dir[] =
+		"tests/fixtures/bundle/v1-6.18-agent-timeline-growth";
+	static const char *const files[] = {
+		"agent/timeline.json",
+		"cgroup/memory.stat",
+		"cgroup/memory.limit_in_bytes",
+		"cgroup/memory.max_usage_in_bytes",
+	};
+	char path[256];
+	struct json_object *man, *v;
+	struct oom_report r;
+	struct bundle *b;
+	struct diag_input in;
+	struct diagnosis d;
+	const struct diag_verdict *top = &d.verdicts[0];
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	man = json_object_from_file(path);
+	cr_assert_not_null(man);
+	cr_assert_eq(bundle_new("oom-e6baa8f0-88464", &b), 0);
+	json_object_object_foreach (man, key, val)
+		json_object_object_add(bundle_manifest(b), key,
+				       json_object_get(val));
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		add_fixture_file(b, dir, files[i]);
+	snprintf(path, sizeof(path), "%s/kernel/oom.txt", dir);
+	load_report(path, &r);
+	cr_assert(json_object_object_get_ex(man, "killed_at_ms", &v));
+	cr_assert_eq(
+		diagnosis_load_bundle(b, &r, json_object_get_uint64(v), &in),
+		0);
+	cr_assert(in.tl_cgroup);
+	cr_assert_eq(in.n_tl, 13, "the samples at or before the kill");
+	diagnosis_run(&in, &d);
+	assert_sane(&d);
+	cr_assert_str_eq(d.usage_source, "kernel report at the kill");
+	cr_assert_eq(d.limit_bytes, 64 * MiB);
+	cr_assert_eq(top->kind, DIAG_NATIVE_GROWTH, "%s", d.summary);
+	cr_assert_eq(top->confidence, 44);
+	cr_assert_eq(top->bytes, 64 * MiB, "from 0 to the limit");
+	cr_assert_str_eq(top->evidence[0],
+			 "the container grew steadily at 7 MiB/s for the "
+			 "last 9 s to the limit (agent's cgroup timeline, 9 "
+			 "samples, R² 0.99)");
+	cr_assert_str_eq(top->evidence[1],
+			 "from 0 KiB (0% of the 64 MiB limit) to 57 MiB at the "
+			 "newest sample, 0.5 s before the kill");
+	diag_input_release(&in);
+	bundle_free(b);
+	oom_report_release(&r);
+	json_object_put(man);
 }
 
 /* ---- property: random and edge ledgers ------------------------------ */

@@ -6,6 +6,8 @@
 #include <time.h>
 
 #include "agent.h"
+#include "cgtimeline.h"
+#include "forecast_sampler.h"
 #include "metrics_agent.h"
 #include "forensics/bundle.h"
 #include "forensics/diagnosis.h"
@@ -238,6 +240,46 @@ static void fill_manifest(struct agent *a, const struct corr_kill *k,
 	json_object_object_add(man, "victims", victims_json(r));
 }
 
+/* agent/timeline.json: the sampler's 1 Hz timeline of the victim's cgroup
+ * and of the one whose limit was hit, when another (the pod's, when pod
+ * and container limits are equal). The same path form as the sampler
+ * walks: under the agent's mount, as the correlator gives it. Runs on the
+ * detector thread, which owns the sampler. */
+static void add_agent_timeline(struct bundle *b, const struct corr_kill *k,
+			       uint64_t kill_mono_ms,
+			       int64_t wall_minus_mono_ms, uint64_t kill_ms)
+{
+	static struct forecast_history h[2]; /* 3 KiB: off the stack */
+	const char *oom = k->report.oom_memcg;
+	struct cgtimeline_series s[2];
+	struct json_object *j;
+	size_t n = 0;
+
+	if (forecast_sampler_history(k->cgroup, kill_mono_ms, &h[n]) > 0)
+		s[n++] = (struct cgtimeline_series){
+			.cgroup = k->cgroup,
+			.task_memcg = true,
+			.oom_memcg = streq(oom, k->cgroup),
+			.h = &h[0],
+		};
+	/* the limit hit; the victim's cgroup may have none to sample */
+	if (oom[0] && !streq(oom, k->cgroup) &&
+	    forecast_sampler_history(oom, kill_mono_ms, &h[n]) > 0) {
+		s[n] = (struct cgtimeline_series){
+			.cgroup = oom,
+			.oom_memcg = true,
+			.h = &h[n],
+		};
+		n++;
+	}
+	if (!n)
+		return;
+	j = cgtimeline_to_json(s, n, wall_minus_mono_ms, kill_ms);
+	if (j)
+		bundle_add_json(b, "agent/timeline.json", j, BUNDLE_HIGH);
+	json_object_put(j);
+}
+
 /* diagnosis.json from what the bundle holds so far; the verdict and summary
  * also go into the manifest and the report line. */
 void agent_bundle_diagnose(struct bundle *b, const struct oom_report *r,
@@ -452,6 +494,9 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	kill_ms = (wall - (latency > 0 ? (uint64_t)latency : 0)) / 1000;
 	json_object_object_add(man, "killed_at_ms",
 			       json_object_new_uint64(kill_ms));
+	add_agent_timeline(
+		b, k, (mono - (latency > 0 ? (uint64_t)latency : 0)) / 1000,
+		((int64_t)wall - (int64_t)mono) / 1000, kill_ms);
 	if (a->cluster)
 		add_pod_spool(a, b, &kp, k->cgroup, man, kill_ms);
 	else

@@ -22,10 +22,12 @@
 #define RESCAN_TICKS 5
 #define MAX_CGROUPS 4096
 #define MAX_DEPTH 16
+#define RETIRED_MAX 8
 
 struct tracked {
 	char path[1024];
 	struct forecast_ring ring;
+	uint64_t limit[FORECAST_RING_LEN]; /* read with ring's slot i */
 	struct forecast_target target;
 	uint64_t last_warn_ms;
 	bool exported; /* a seconds_to_oom series exists */
@@ -42,6 +44,14 @@ static struct {
 	void *resolve_ud;
 	forecast_warn_fn warn;
 	void *warn_ud;
+	/* Timelines that started over or whose cgroup vanished: a kill
+	 * empties its cgroup, and its capture may come after the next tick
+	 * or rescan (the correlator waits up to 2 s for a kernel report). */
+	struct {
+		char path[1024];
+		struct forecast_history h;
+	} retired[RETIRED_MAX];
+	unsigned retired_next;
 } S = {.tfd = -1};
 
 void forecast_sampler_set_resolver(forecast_resolve_fn fn, void *ud)
@@ -72,6 +82,18 @@ static void warn_log(const struct forecast_warning *w, void *ud)
 		 "bytes, growing %.0f bytes/s)",
 		 w->seconds, w->cgroup, (unsigned long long)w->usage,
 		 (unsigned long long)w->limit, w->slope);
+}
+
+static void retire(const char *path, const struct forecast_ring *r,
+		   const uint64_t *limit)
+{
+	unsigned i = S.retired_next++ % RETIRED_MAX;
+
+	if (!r->n)
+		return;
+	strlcpy_safe(S.retired[i].path, path, sizeof(S.retired[i].path));
+	S.retired[i].h.ring = *r;
+	memcpy(S.retired[i].h.limit, limit, sizeof(S.retired[i].h.limit));
 }
 
 static void drop_series(struct tracked *t)
@@ -148,6 +170,7 @@ static void rescan(void)
 	}
 	for (size_t i = 0; i < S.n; i++) {
 		if (!S.t[i].seen) {
+			retire(S.t[i].path, &S.t[i].ring, S.t[i].limit);
 			drop_series(&S.t[i]);
 			continue;
 		}
@@ -202,6 +225,27 @@ static uint64_t reclaimable(const char *cg)
 	return v;
 }
 
+/* Pushes a sample and its limit; a timeline that starts over because
+ * usage fell (forecast_ring_push) is kept as retired first. */
+static void push_sample(struct tracked *t, uint64_t now_ms, uint64_t usage,
+			uint64_t limit)
+{
+	struct forecast_ring *r = &t->ring;
+	unsigned last = (r->head + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN;
+	bool fell = r->n > 1 && usage < r->usage[last];
+	struct forecast_ring before;
+	uint64_t before_limit[FORECAST_RING_LEN];
+
+	if (fell) {
+		before = *r;
+		memcpy(before_limit, t->limit, sizeof(before_limit));
+	}
+	forecast_ring_push(r, now_ms, usage);
+	t->limit[(r->head + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN] = limit;
+	if (fell && r->n < before.n)
+		retire(t->path, &before, before_limit);
+}
+
 static void sample_one(struct tracked *t, uint64_t now_ms)
 {
 	bool v2 = S.a->cgfs.mode == CGROUP_V2;
@@ -216,7 +260,7 @@ static void sample_one(struct tracked *t, uint64_t now_ms)
 		drop_series(t);
 		return;
 	}
-	forecast_ring_push(&t->ring, now_ms, usage);
+	push_sample(t, now_ms, usage, limit);
 	if (!forecast_predict(&t->ring, limit, 0, NULL, &f) ||
 	    forecast_predict(&t->ring, limit, reclaimable(t->path), NULL, &f) <
 		    1 ||
@@ -305,4 +349,56 @@ void forecast_sampler_stop(void)
 	free(S.t);
 	S.t = NULL;
 	S.n = 0;
+}
+
+/* The newest sample at or before upto_ms (0: none) and how many are. */
+static uint64_t newest_upto(const struct forecast_ring *r, uint64_t upto_ms,
+			    int *ret_n)
+{
+	uint64_t newest = 0;
+
+	*ret_n = 0;
+	for (unsigned k = 0; k < r->n; k++) {
+		unsigned i = (r->head + FORECAST_RING_LEN - 1 - k) %
+			     FORECAST_RING_LEN;
+
+		if (r->t_ms[i] > upto_ms)
+			continue;
+		if (r->t_ms[i] > newest)
+			newest = r->t_ms[i];
+		(*ret_n)++;
+	}
+	return newest;
+}
+
+int forecast_sampler_history(const char *cgroup, uint64_t upto_ms,
+			     struct forecast_history *ret)
+{
+	const struct forecast_ring *best = NULL;
+	const uint64_t *best_limit = NULL;
+	uint64_t best_t = 0, t;
+	int best_n = 0, n;
+
+	for (size_t i = 0; i < S.n; i++)
+		if (streq(S.t[i].path, cgroup) &&
+		    (t = newest_upto(&S.t[i].ring, upto_ms, &n)) > best_t) {
+			best = &S.t[i].ring;
+			best_limit = S.t[i].limit;
+			best_t = t;
+			best_n = n;
+		}
+	for (size_t i = 0; i < RETIRED_MAX; i++)
+		if (streq(S.retired[i].path, cgroup) &&
+		    (t = newest_upto(&S.retired[i].h.ring, upto_ms, &n)) >
+			    best_t) {
+			best = &S.retired[i].h.ring;
+			best_limit = S.retired[i].h.limit;
+			best_t = t;
+			best_n = n;
+		}
+	if (!best)
+		return -ENOENT;
+	ret->ring = *best;
+	memcpy(ret->limit, best_limit, sizeof(ret->limit));
+	return best_n;
 }

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "forecast.h"
+
 struct agent;
 
 /* Whom a cgroup belongs to. Standalone: namespace and pod "", container =
@@ -53,3 +55,20 @@ int forecast_sampler_start(struct agent *a, int ep);
 int forecast_sampler_fd(void);
 void forecast_sampler_tick(void);
 void forecast_sampler_stop(void);
+
+/* A cgroup's timeline as the sampler keeps it: the ring (CLOCK_MONOTONIC
+ * ms) and, slot by slot, the limit read with each sample. */
+struct forecast_history {
+	struct forecast_ring ring;
+	uint64_t limit[FORECAST_RING_LEN];
+};
+
+/* Copies the timeline of cgroup (a path under the agent's memory mount,
+ * the form the correlator gives a kill) into *ret: of the live ring and
+ * the last one it held before it started over (a kill that emptied the
+ * cgroup, read before the capture) or before the cgroup vanished, the one
+ * whose newest sample at or before upto_ms (CLOCK_MONOTONIC) is latest.
+ * Returns the samples at or before upto_ms it holds (> 0), or -ENOENT.
+ * Detector thread only: it reads the sampler's state unlocked. */
+int forecast_sampler_history(const char *cgroup, uint64_t upto_ms,
+			     struct forecast_history *ret);

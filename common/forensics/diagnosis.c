@@ -702,6 +702,202 @@ static void regress(const struct diag_input *in, double *ret_slope,
 	*ret_r2 = vx > 0 && vy > 0 ? cov * cov / (vx * vy) : 0;
 }
 
+/* ---- the agent's cgroup timeline (no sidecar) ---- */
+
+/* What the agent's 1 Hz cgroup samples before the kill show: usage only,
+ * no process counts, so every verdict from them says it is cgroup-level
+ * and is less sure than the sidecar's. Samples after the kill, and
+ * readings above the limit (another moment's), are left out or clipped. */
+struct cg_view {
+	size_t idx[64]; /* the newest samples at or before the kill */
+	size_t n;
+	uint64_t lim, end; /* the limit; the usage at the kill */
+	size_t run;	   /* samples in the growth run ending at the newest */
+	double rate, r2;   /* its slope (bytes/s) and fit */
+};
+
+static uint64_t cg_usage(const struct diag_input *in, const struct cg_view *v,
+			 size_t k)
+{
+	return min_u64(in->tl[v->idx[k]].usage,
+		       add_sat(v->lim, diag_slack(v->lim)));
+}
+
+static double cg_t(const struct diag_input *in, const struct cg_view *v,
+		   size_t k)
+{
+	return in->tl[v->idx[k]].t;
+}
+
+/* The run of samples ending at the newest over which usage never fell by
+ * more than noise, from where it began to rise; its least-squares slope
+ * and R². */
+static void cg_run(const struct diag_input *in, struct cg_view *v)
+{
+	uint64_t tol = v->lim / 100 > MiB ? v->lim / 100 : MiB;
+	double n, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, vx, vy, cov;
+	size_t k = v->n - 1;
+
+	while (k > 0 && cg_t(in, v, k - 1) < cg_t(in, v, k) &&
+	       cg_usage(in, v, k - 1) <= add_sat(cg_usage(in, v, k), tol))
+		k--;
+	/* it starts where usage started to rise: idle before is no growth */
+	while (k + 1 < v->n &&
+	       cg_usage(in, v, k + 1) <= add_sat(cg_usage(in, v, k), tol))
+		k++;
+	v->run = v->n - k;
+	n = (double)v->run;
+	for (size_t i = k; i < v->n; i++) {
+		double x = cg_t(in, v, i), y = (double)cg_usage(in, v, i);
+
+		sx += x;
+		sy += y;
+		sxx += x * x;
+		sxy += x * y;
+		syy += y * y;
+	}
+	vx = n * sxx - sx * sx;
+	vy = n * syy - sy * sy;
+	cov = n * sxy - sx * sy;
+	v->rate = vx > 0 ? cov / vx : 0;
+	v->r2 = vx > 0 && vy > 0 ? cov * cov / (vx * vy) : 0;
+}
+
+/* Steady growth until the limit: ≥ 3 samples over ≥ 2 s that rose by at
+ * least a tenth of the limit, a straight line (R² ≥ 0.8), and the rest to
+ * the limit no more than twice what the rate covers since the newest. */
+static bool cg_growth(const struct diag_input *in, const struct cg_view *v,
+		      struct diagnosis *d)
+{
+	size_t s = v->n - v->run, e = v->n - 1;
+	double span = cg_t(in, v, e) - cg_t(in, v, s), age = -cg_t(in, v, e);
+	uint64_t first = cg_usage(in, v, s), last = cg_usage(in, v, e);
+	uint64_t gap = sub_sat(v->end, last), rise = sub_sat(v->end, first);
+	struct diag_verdict *vd;
+	uint64_t next;
+
+	if (v->run < 3 || span < 2 || v->rate <= 0 || v->r2 < 0.8 ||
+	    sub_sat(last, first) < v->lim / 10 ||
+	    (double)gap > 2 * v->rate * fmax(age, 1.0) + (double)(v->lim / 50))
+		return false;
+	vd = verdict(d, DIAG_NATIVE_GROWTH,
+		     35 + (int)(v->r2 * 10) + (span >= 10 ? 10 : 0) +
+			     (v->run >= 10 ? 5 : 0),
+		     rise);
+	EVID(vd,
+	     "the container grew steadily at %s/s for the last %.0f s to the "
+	     "limit (agent's cgroup timeline, %zu samples, R² %.2f)",
+	     H((uint64_t)fmin(v->rate, (double)v->lim)), -cg_t(in, v, s),
+	     v->run, v->r2);
+	EVID(vd,
+	     "from %s (%.0f%% of the %s limit) to %s at the newest sample, "
+	     "%.1f s before the kill",
+	     H(first), pct(first, v->lim), H(v->lim), H(last), age);
+	EVID(vd, "cgroup-level only: which process grew, and in what memory, "
+		 "needs the sidecar");
+	next = suggested_limit(in, d);
+	RECO(vd, "a leak, or a working set above the limit: opt the pod in "
+		 "to pre-kill snapshots (oomlens.io/capture: \"true\") to see "
+		 "which process and what memory");
+	RECO(vd,
+	     "a higher limit only delays the kill: at this rate %s lasts "
+	     "%.0f s more",
+	     H(next), (double)sub_sat(next, v->end) / v->rate);
+	return true;
+}
+
+/* From below half the limit to the kill within 10 s without steady growth
+ * (the sidecar's rule); weaker when the cgroup's timeline is young, as the
+ * workload may have just started. */
+static bool cg_spike(const struct diag_input *in, const struct cg_view *v,
+		     struct diagnosis *d)
+{
+	uint64_t low = UINT64_MAX;
+	double low_t = 0, t0 = cg_t(in, v, 0);
+	bool young = t0 > -10.0, newest = false;
+	struct diag_verdict *vd;
+
+	for (size_t k = 0; k < v->n; k++)
+		if (cg_t(in, v, k) >= -10.0 && cg_usage(in, v, k) <= low) {
+			low = cg_usage(in, v, k);
+			low_t = cg_t(in, v, k);
+			newest = k == v->n - 1;
+		}
+	if (low == UINT64_MAX || mul_sat(low, 2) > v->lim)
+		return false;
+	vd = verdict(d, DIAG_SPIKE, young ? 40 : 55, sub_sat(v->end, low));
+	EVID(vd,
+	     "usage went from %s (%.0f%% of the %s limit) to the limit in "
+	     "the last %.1f s (agent's cgroup timeline)",
+	     H(low), pct(low, v->lim), H(v->lim), -low_t);
+	if (newest)
+		EVID(vd,
+		     "the newest sample, %.1f s before the kill, was still "
+		     "low: the burst came between two samples (1 Hz)",
+		     -low_t);
+	if (young)
+		EVID(vd,
+		     "the cgroup was sampled only from %.0f s before the kill: "
+		     "the workload may have just started",
+		     -t0);
+	RECO(vd,
+	     "find what allocates in a burst (a large request, a batch); "
+	     "bound it, or raise the limit to %s",
+	     H(suggested_limit(in, d)));
+	return true;
+}
+
+/* Flat near the limit: ≥ 8 samples over ≥ 10 s, 80 % of them at ≥ 85 %
+ * of the limit. The cgroup's usage counts page cache the kernel could
+ * have reclaimed: said, and less sure than the sidecar's 30 s rule. */
+static void cg_flat(const struct diag_input *in, const struct cg_view *v,
+		    struct diagnosis *d)
+{
+	double span = cg_t(in, v, v->n - 1) - cg_t(in, v, 0);
+	struct diag_verdict *vd;
+	size_t near = 0;
+
+	for (size_t k = 0; k < v->n; k++)
+		near += mul_sat(cg_usage(in, v, k), 100) >= mul_sat(v->lim, 85);
+	if (v->n < 8 || span < 10 || near * 10 < v->n * 8)
+		return;
+	vd = verdict(d, DIAG_LIMIT_TOO_LOW, span >= 30 ? 55 : 45, v->lim);
+	EVID(vd,
+	     "usage stayed above 85%% of the %s limit in %.0f%% of the "
+	     "samples over the last %.0f s, without a growth trend (agent's "
+	     "cgroup timeline)",
+	     H(v->lim), pct(near, v->n), -cg_t(in, v, 0));
+	EVID(vd, "cgroup-level only: the usage includes page cache the "
+		 "kernel can reclaim; the ledger says what was left");
+	RECO(vd, "raise the limit to %s (peak × 1.25)",
+	     H(suggested_limit(in, d)));
+}
+
+static void v_cgroup_timeline(const struct diag_input *in, struct diagnosis *d)
+{
+	struct cg_view v = {.lim = d->limit_bytes};
+
+	if (v.lim == UINT64_MAX || !v.lim)
+		return;
+	for (size_t i = 0; i < in->n_tl; i++) {
+		if (in->tl[i].t > 0)
+			continue;
+		if (v.n == ARRAY_SIZE(v.idx)) { /* keep the newest */
+			memmove(v.idx, v.idx + 1,
+				sizeof(v.idx) - sizeof(*v.idx));
+			v.n--;
+		}
+		v.idx[v.n++] = i;
+	}
+	/* a newest sample long before the kill says nothing of its end */
+	if (v.n < 3 || cg_t(in, &v, v.n - 1) < -3.0)
+		return;
+	v.end = min_u64(d->usage_bytes, v.lim);
+	cg_run(in, &v);
+	if (!cg_growth(in, &v, d) && !cg_spike(in, &v, d))
+		cg_flat(in, &v, d);
+}
+
 static bool jvm_heap_grew(const struct diag_input *in,
 			  const struct diag_jvm **ret);
 static bool jvm_native_grew(const struct diag_input *in, uint64_t usage);
@@ -713,6 +909,10 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 	bool started = false, linear;
 	struct diag_verdict *v;
 
+	if (in->tl_cgroup) {
+		v_cgroup_timeline(in, d);
+		return;
+	}
 	if (in->n_tl < 3 || lim == UINT64_MAX)
 		return;
 	span = in->tl[in->n_tl - 1].t - in->tl[0].t;
@@ -1162,8 +1362,10 @@ int diagnosis_run(const struct diag_input *in, struct diagnosis *ret)
 		EVID(v,
 		     "no single part of the ledger dominates and the timeline "
 		     "%s",
-		     in->n_tl ? "shows no clear pattern"
-			      : "is missing (no sidecar)");
+		     !in->n_tl	     ? "is missing (no sidecar)"
+		     : in->tl_cgroup ? "(the agent's cgroup samples only) "
+				       "shows no clear pattern"
+				     : "shows no clear pattern");
 		if (d->limit_bytes != UINT64_MAX)
 			RECO(v,
 			     "raise the limit to %s, and opt the pod in to "

@@ -129,6 +129,9 @@ struct diag_input {
 	/* timeline up to the kill */
 	struct diag_sample *tl;
 	size_t n_tl;
+	/* tl is the agent's 1 Hz cgroup timeline (agent/timeline.json, no
+	 * sidecar): usage only, no process counts */
+	bool tl_cgroup;
 	bool have_snapshot;
 	double snapshot_age_s;	     /* seconds before the kill */
 	char emptydir_medium_memory; /* reserved */

@@ -451,8 +451,9 @@ static void usage_from_timeline(struct diag_input *in)
 
 			if (s->t > 0.5 || !s->usage || (!pass && !s->nprocs))
 				continue;
-			snprintf(src, sizeof(src),
-				 "last timeline sample, %.1f s before the kill",
+			snprintf(src, sizeof(src), "%s, %.1f s before the kill",
+				 in->tl_cgroup ? "agent's last cgroup sample"
+					       : "last timeline sample",
 				 s->t < 0 ? -s->t : 0.0);
 			set_usage(in, s->usage, src);
 		}
@@ -495,6 +496,78 @@ static int load_timeline(const struct bundle *b, uint64_t kill_ms,
 	return 0;
 }
 
+/* The series of agent/timeline.json the diagnosis reads: the cgroup whose
+ * limit was hit (the kill was at its limit), else the victim's. */
+static struct json_object *agent_series(struct diag_input *in,
+					struct json_object *cgroups)
+{
+	static const char *const roles[] = {"oom_memcg", "task_memcg"};
+
+	for (size_t r = 0; r < ARRAY_SIZE(roles); r++)
+		for (size_t i = 0; i < jget_len(cgroups); i++) {
+			struct json_object *c = jget_idx(cgroups, i);
+			bool is = false;
+
+			if (jget_bool(&in->notes, c, roles[r], &is) && is &&
+			    jget_len(jget_array(&in->notes, c, "samples")))
+				return c;
+		}
+	return NULL;
+}
+
+/* One sample of the agent's timeline, kept when at or before the kill. */
+static void load_cg_sample(struct json_object *s, uint64_t kill_ms,
+			   struct diag_input *in)
+{
+	struct diag_sample *d = &in->tl[in->n_tl];
+	uint64_t t, usage, limit;
+
+	if (!jget_u64(&in->notes, s, "t_ms", &t) || t > kill_ms ||
+	    !jget_u64(&in->notes, s, "usage", &usage))
+		return;
+	memset(d, 0, sizeof(*d));
+	d->t = ((double)t - (double)kill_ms) / 1000.0;
+	d->usage = usage;
+	in->n_tl++;
+	if (jget_u64(&in->notes, s, "limit", &limit) && limit &&
+	    limit < (1ull << 62) &&
+	    (in->limit_bytes == UINT64_MAX ||
+	     startswith(in->limit_source, "agent's")))
+		set_limit(in, limit, "agent's cgroup timeline");
+}
+
+/* agent/timeline.json (oomlens.io/agent-timeline/v1), when no sidecar
+ * recorded the workload: the agent's own 1 Hz usage of the cgroup, with
+ * no process counts (in->tl_cgroup). t_ms is wall-clock ms. */
+static int load_agent_timeline(const struct bundle *b, uint64_t kill_ms,
+			       struct diag_input *in)
+{
+	char path[32];
+	struct json_object *o, *samples;
+	size_t n;
+
+	o = parse_json(b, NULL, "agent/timeline.json", in, path, sizeof(path));
+	samples = jget_array(
+		&in->notes,
+		agent_series(in, jget_array(&in->notes, o, "cgroups")),
+		"samples");
+	n = jget_len(samples);
+	free(in->tl); /* a sidecar timeline none of whose samples was usable */
+	in->tl = NULL;
+	if (n && !(in->tl = calloc(n, sizeof(*in->tl)))) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	if (n && !kill_ms && !jget_u64(&in->notes, o, "killed_at_ms", &kill_ms))
+		kill_ms = jget_u64_or0(&in->notes, jget_idx(samples, n - 1),
+				       "t_ms");
+	for (size_t i = 0; i < n; i++)
+		load_cg_sample(jget_idx(samples, i), kill_ms, in);
+	in->tl_cgroup = in->n_tl > 0;
+	json_object_put(o);
+	return 0;
+}
+
 int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 			  uint64_t kill_ms, struct diag_input *ret)
 {
@@ -512,6 +585,9 @@ int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 	if (r && add_victims(r, ret) < 0)
 		return -ENOMEM;
 	q = load_timeline(b, kill_ms, ret);
+	/* the sidecar's timeline, when it has samples, is preferred */
+	if (q == 0 && !ret->n_tl)
+		q = load_agent_timeline(b, kill_ms, ret);
 	if (q < 0)
 		return q;
 	diagnosis_load_jvm_facts(b, kill_ms, ret);

@@ -67,6 +67,7 @@ struct page {
 	const struct bundle *b;
 	struct strbuf *out;
 	struct json_object *man, *diag, *tl;
+	bool tl_agent; /* tl is the agent's cgroup series (no sidecar) */
 	/* fields dropped for a wrong type: the page says which */
 	struct jget_notes notes;
 	int r;
@@ -496,7 +497,8 @@ static void page_timeline(struct page *p)
 	usage = getb(p, p->diag, "usage_bytes");
 	jget_where(&p->notes, "manifest.json");
 	kill_ms = getb(p, p->man, "killed_at_ms");
-	jget_where(&p->notes, "timeline.json");
+	jget_where(&p->notes,
+		   p->tl_agent ? "agent/timeline.json" : "timeline.json");
 	samples = arr(p, p->tl, "samples");
 	n = jget_len(samples);
 	if (n < 2) {
@@ -535,10 +537,16 @@ static void page_timeline(struct page *p)
 		     tx(&g, sample_t(p, samples, n - 1, kill_ms)),
 		     ty(&g, getb(p, jget_idx(samples, n - 1), "usage")),
 		     tx(&g, 0), ty(&g, usage));
-	out(p, "</svg><div class=\"sub\">"
-	       "black: the cgroup's usage · red: the limit and the kill · "
-	       "orange dashed: 80/90/95% · blue: snapshots · shaded: each "
-	       "process's RSS, stacked</div></section>\n");
+	out(p,
+	    p->tl_agent
+		    ? "</svg><div class=\"sub\">black: the cgroup's usage, "
+		      "the agent's 1 Hz samples (no sidecar: no process "
+		      "detail) · red: the limit and the kill · orange "
+		      "dashed: 80/90/95%</div></section>\n"
+		    : "</svg><div class=\"sub\">"
+		      "black: the cgroup's usage · red: the limit and the "
+		      "kill · orange dashed: 80/90/95% · blue: snapshots · "
+		      "shaded: each process's RSS, stacked</div></section>\n");
 }
 
 struct mapping_row {
@@ -839,6 +847,47 @@ static void page_notes(struct page *p)
 	out(p, "</ul></section>\n");
 }
 
+/* Without the sidecar's timeline, the agent's own 1 Hz cgroup samples
+ * (agent/timeline.json) up to the kill: of the cgroup whose limit was hit,
+ * else the victim's, as the diagnosis reads them. p->tl becomes
+ * {"samples": [...]}. */
+static void agent_timeline(struct page *p)
+{
+	static const char *const roles[] = {"oom_memcg", "task_memcg"};
+	struct json_object *o = bundle_get_json(p->b, "agent/timeline.json");
+	struct json_object *cgs, *src = NULL, *keep;
+	double kill_ms;
+
+	jget_where(&p->notes, "agent/timeline.json");
+	cgs = arr(p, o, "cgroups");
+	for (size_t r = 0; r < ARRAY_SIZE(roles) && !src; r++)
+		for (size_t i = 0; i < jget_len(cgs) && !src; i++) {
+			bool is = false;
+
+			if (jget_bool(&p->notes, jget_idx(cgs, i), roles[r],
+				      &is) &&
+			    is)
+				src = arr(p, jget_idx(cgs, i), "samples");
+		}
+	jget_where(&p->notes, "manifest.json");
+	kill_ms = getb(p, p->man, "killed_at_ms");
+	keep = json_object_new_array();
+	for (size_t i = 0; keep && i < jget_len(src); i++) {
+		struct json_object *sm = jget_idx(src, i);
+
+		if (kill_ms <= 0 || getb(p, sm, "t_ms") <= kill_ms)
+			json_object_array_add(keep, json_object_get(sm));
+	}
+	json_object_put(p->tl);
+	p->tl = json_object_new_object();
+	if (p->tl)
+		json_object_object_add(p->tl, "samples", keep);
+	else
+		json_object_put(keep);
+	p->tl_agent = true;
+	json_object_put(o);
+}
+
 int report_render_html(const struct bundle *b, struct strbuf *out_sb)
 {
 	struct page p = {.b = b, .out = out_sb};
@@ -846,6 +895,11 @@ int report_render_html(const struct bundle *b, struct strbuf *out_sb)
 	p.man = manifest_of(b);
 	p.diag = bundle_get_json(b, "diagnosis.json");
 	p.tl = bundle_get_json(b, "timeline.json");
+	/* a wrong type in the sidecar's is noted on its card, not replaced */
+	if (!p.tl ||
+	    (json_object_is_type(jget(p.tl, "samples"), json_type_array) &&
+	     jget_len(jget(p.tl, "samples")) < 2))
+		agent_timeline(&p);
 	page_head(&p);
 	page_verdict(&p);
 	page_ledger(&p);

@@ -204,3 +204,50 @@ def test_rate_limited_kills_elsewhere_are_not_taken_for_ours(cg, agent_factory):
     assert [v["pid"] for v in line["victims"]] == [victim]
     assert line["cgroup"] == cg.path("/watched/app")
     assert agent.drain(2.5) == []
+
+
+def test_kill_without_sidecar_is_diagnosed_from_the_agents_cgroup_timeline(
+        cg, agent_factory):
+    # No sidecar, as a pod that did not opt in: the bundle still has the
+    # agent's own 1 Hz cgroup timeline up to the kill (agent/timeline.json),
+    # and the diagnosis reads the steady growth from it instead of
+    # "unknown ... the timeline is missing (no sidecar)".
+    cg.mkdir("/app", limit_mb=64)
+    agent = agent_factory()
+    wait_oom_ratelimit()
+    # 4 MiB every 0.5 s: about 8 s to the 64 MiB limit, ~8 samples
+    victim, _, rc = hog(cg, "/app", "--step-mb", "4", "--delay-ms", "500")
+    assert rc == -9
+    line = agent.next()
+    assert [v["pid"] for v in line["victims"]] == [victim]
+    files = bundle_members(line["path"])
+    assert "timeline.json" not in files
+    man = json.loads(files["manifest.json"])
+    tl = json.loads(files["agent/timeline.json"])
+    assert tl["schema"] == "oomlens.io/agent-timeline/v1"
+    assert tl["source"] == "agent 1 Hz cgroup sampler"
+    assert tl["killed_at_ms"] == man["killed_at_ms"]
+    assert len(tl["cgroups"]) == 1, "oom_memcg is the victim's cgroup"
+    series = tl["cgroups"][0]
+    assert series["cgroup"] == man["cgroup"] == cg.path("/app")
+    assert series["task_memcg"] and series["oom_memcg"]
+    before = [s for s in series["samples"] if s["t_ms"] <= man["killed_at_ms"]]
+    assert len(before) >= 3, series
+    assert all(s["limit"] == 64 << 20 for s in before)
+    assert all(0 <= s["usage"] <= (64 << 20) + (4 << 20) for s in before)
+    # 1 Hz, wall clock, and the newest within ~1 s of the kill
+    gaps = [b["t_ms"] - a["t_ms"] for a, b in zip(before, before[1:])]
+    assert all(900 <= g <= 1100 for g in gaps), gaps
+    assert man["killed_at_ms"] - before[-1]["t_ms"] <= 1500
+    assert before[-1]["usage"] > before[0]["usage"] + (16 << 20), before
+    diag = json.loads(files["diagnosis.json"])
+    assert diag["verdict"] != "unknown", diag
+    top = diag["verdicts"][0]
+    assert top["verdict"] == "native-growth", diag
+    assert "agent's cgroup timeline" in top["evidence"][0], top
+    assert "grew steadily at" in top["evidence"][0], top
+    assert 0 < top["bytes"] <= diag["limit_bytes"] == 64 << 20
+    assert line["verdict"] == "native-growth"
+    print("\nagent timeline: %d samples before the kill; %s"
+          % (len(before), top["evidence"][0]))
+    assert agent.stop() == 0

@@ -718,6 +718,331 @@ Test(diagnosis, usage_above_the_limit_is_noted_not_printed)
 	diag_input_release(&in);
 }
 
+/* ---- the agent's cgroup timeline (agent/timeline.json, no sidecar) ---- */
+
+/* agent/timeline.json with one series of n samples 1 s apart ending at
+ * end_ms; usage(k) gives sample k's usage; a 64 MiB limit. */
+static void add_agent_timeline(struct bundle *b, const char *role, size_t n,
+			       uint64_t end_ms, uint64_t (*usage)(size_t k))
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *cgs = json_object_new_array();
+	struct json_object *c = json_object_new_object();
+	struct json_object *a = json_object_new_array();
+
+	for (size_t k = 0; k < n; k++) {
+		struct json_object *s = json_object_new_object();
+
+		json_object_object_add(
+			s, "t_ms",
+			json_object_new_uint64(end_ms - (n - 1 - k) * 1000));
+		json_object_object_add(s, "usage",
+				       json_object_new_uint64(usage(k)));
+		json_object_object_add(s, "limit",
+				       json_object_new_uint64(64 * MiB));
+		json_object_array_add(a, s);
+	}
+	json_object_object_add(c, "cgroup", json_object_new_string("/app"));
+	json_object_object_add(c, role, json_object_new_boolean(1));
+	json_object_object_add(c, "samples", a);
+	json_object_array_add(cgs, c);
+	json_object_object_add(
+		o, "schema",
+		json_object_new_string("oomlens.io/agent-timeline/v1"));
+	json_object_object_add(o, "cgroups", cgs);
+	cr_assert_eq(bundle_add_json(b, "agent/timeline.json", o, 1), 0);
+	json_object_put(o);
+}
+
+/* 1 MiB + 7 MiB per 1 s sample */
+static uint64_t grow7(size_t k)
+{
+	return MiB + 7 * MiB * k;
+}
+
+static struct bundle *kernel_bundle(struct oom_report *r)
+{
+	struct bundle *b;
+
+	/* the kernel's report: 32 MiB usage at a 32 MiB limit; the agent's
+	 * samples below are of a 64 MiB cgroup, so the report's figures
+	 * are replaced with the 64 MiB ones of this kill */
+	load_report("tests/fixtures/kmsg/v2-6.1-single/kmsg.txt", r);
+	r->memcg.usage_kb = r->memcg.limit_kb = 64 * 1024;
+	cr_assert_eq(bundle_new("oom-agent-tl", &b), 0);
+	return b;
+}
+
+Test(diagnosis, agent_timeline_steady_growth)
+{
+	struct oom_report r;
+	struct bundle *b = kernel_bundle(&r);
+	struct diag_input in;
+	struct diagnosis d;
+	const struct diag_verdict *v;
+
+	/* 9 samples at -8.6 … -0.6 s, and one taken after the kill:
+	 * ignored */
+	add_agent_timeline(b, "task_memcg", 10, 100400, grow7);
+	cr_assert_eq(diagnosis_load_bundle(b, &r, 100000, &in), 0);
+	cr_assert(in.tl_cgroup);
+	cr_assert_eq(in.n_tl, 9, "the sample after the kill is left out");
+	diagnosis_run(&in, &d);
+	assert_sane(&d);
+	v = &d.verdicts[0];
+	cr_assert_eq(v->kind, DIAG_NATIVE_GROWTH, "%s", d.summary);
+	cr_assert_str_eq(v->evidence[0],
+			 "the container grew steadily at 7 MiB/s for the "
+			 "last 9 s to the limit (agent's cgroup timeline, 9 "
+			 "samples, R² 1.00)");
+	cr_assert_str_eq(v->evidence[1],
+			 "from 1 MiB (2% of the 64 MiB limit) to 57 MiB at "
+			 "the newest sample, 0.6 s before the kill");
+	cr_assert_eq(v->bytes, 63 * MiB, "from 1 MiB to the 64 MiB limit");
+	/* cgroup-level only: below the sidecar's 45 + 30 × R² */
+	cr_assert_eq(v->confidence, 45);
+	cr_assert_str_eq(d.usage_source, "kernel report at the kill");
+	diag_input_release(&in);
+	bundle_free(b);
+	oom_report_release(&r);
+}
+
+Test(diagnosis, agent_timeline_gives_usage_and_limit_without_a_report)
+{
+	struct bundle *b;
+	struct diag_input in;
+	struct diagnosis d;
+
+	cr_assert_eq(bundle_new("oom-agent-tl", &b), 0);
+	add_agent_timeline(b, "oom_memcg", 9, 99000, grow7);
+	run_bundle(b, 99400, &d, &in);
+	cr_assert_str_eq(d.usage_source,
+			 "agent's last cgroup sample, 0.4 s before the kill");
+	cr_assert_eq(d.usage_bytes, 57 * MiB);
+	cr_assert_str_eq(in.limit_source, "agent's cgroup timeline");
+	cr_assert_eq(d.limit_bytes, 64 * MiB);
+	cr_assert_eq(d.verdicts[0].kind, DIAG_NATIVE_GROWTH, "%s", d.summary);
+	cr_assert_eq(d.verdicts[0].bytes, 56 * MiB);
+	diag_input_release(&in);
+	bundle_free(b);
+}
+
+Test(diagnosis, sidecar_timeline_is_preferred_to_the_agents)
+{
+	struct bundle *b;
+	struct diag_input in;
+	struct diagnosis d;
+
+	cr_assert_eq(bundle_new("oom-tl", &b), 0);
+	add_text(b, "timeline.json", spike_timeline);
+	add_agent_timeline(b, "task_memcg", 9, 9900, grow7);
+	run_bundle(b, 10000, &d, &in);
+	cr_assert_not(in.tl_cgroup);
+	cr_assert_eq(in.n_tl, 5);
+	cr_assert_eq(d.verdicts[0].kind, DIAG_SPIKE, "%s", d.summary);
+	diag_input_release(&in);
+	bundle_free(b);
+}
+
+/* A cgroup-only timeline of n samples 1 s apart, the newest 0.5 s before
+ * the kill, at a 64 MiB limit reached at the kill. */
+static void run_cg(uint64_t (*f)(size_t i, size_t n), size_t n,
+		   struct diagnosis *d)
+{
+	struct diag_input in;
+
+	diag_input_init(&in);
+	in.have_usage = true;
+	in.usage_bytes = in.limit_bytes = 64 * MiB;
+	in.tl_cgroup = true;
+	in.tl = calloc(n, sizeof(*in.tl));
+	in.n_tl = n;
+	for (size_t i = 0; i < n; i++) {
+		in.tl[i].t = -0.5 - (double)(n - 1 - i);
+		in.tl[i].usage = f(i, n);
+	}
+	diagnosis_run(&in, d);
+	assert_sane(d);
+	diag_input_release(&in);
+}
+
+static uint64_t idle_20(size_t i, size_t n)
+{
+	(void)i;
+	(void)n;
+	return 20 * MiB;
+}
+
+Test(diagnosis, agent_timeline_spike_in_the_last_second)
+{
+	struct diagnosis d;
+	const struct diag_verdict *v = &d.verdicts[0];
+
+	run_cg(idle_20, 30, &d);
+	cr_assert_eq(v->kind, DIAG_SPIKE, "%s", d.summary);
+	cr_assert_eq(v->bytes, 44 * MiB, "20 MiB → the 64 MiB limit");
+	cr_assert_eq(v->confidence, 55);
+	cr_assert_str_eq(v->evidence[0],
+			 "usage went from 20 MiB (31% of the 64 MiB limit) to "
+			 "the limit in the last 0.5 s (agent's cgroup "
+			 "timeline)");
+	cr_assert_str_eq(v->evidence[1],
+			 "the newest sample, 0.5 s before the kill, was still "
+			 "low: the burst came between two samples (1 Hz)");
+	/* a cgroup seen for only 4 s may have just started: less sure */
+	run_cg(idle_20, 4, &d);
+	cr_assert_eq(v->kind, DIAG_SPIKE);
+	cr_assert_eq(v->confidence, 40);
+}
+
+static uint64_t flat_at_limit(size_t i, size_t n)
+{
+	(void)n;
+	return 58 * MiB + (i % 3) * MiB;
+}
+
+Test(diagnosis, agent_timeline_flat_at_the_limit)
+{
+	struct diagnosis d;
+	const struct diag_verdict *v = &d.verdicts[0];
+
+	run_cg(flat_at_limit, 40, &d);
+	cr_assert_eq(v->kind, DIAG_LIMIT_TOO_LOW, "%s", d.summary);
+	cr_assert_eq(v->bytes, 64 * MiB);
+	cr_assert_eq(v->confidence, 55);
+	cr_assert_str_eq(v->evidence[0],
+			 "usage stayed above 85% of the 64 MiB limit in 100% "
+			 "of the samples over the last 40 s, without a "
+			 "growth trend (agent's cgroup timeline)");
+	/* peak: the 64 MiB at the kill × 1.25 → 128 MiB in 64 MiB steps */
+	cr_assert_str_eq(v->recommend[0],
+			 "raise the limit to 128 MiB (peak × 1.25)");
+	/* 5 s of it is too little to say */
+	run_cg(flat_at_limit, 5, &d);
+	cr_assert_eq(v->kind, DIAG_UNKNOWN, "%s", d.summary);
+	cr_assert(strstr(v->evidence[0], "the agent's cgroup samples only"),
+		  "%s", v->evidence[0]);
+}
+
+/* 10 idle samples at 2 MiB, then 8 MiB/s: the growth is timed from where
+ * it began, not from the idle start of the timeline */
+static uint64_t idle_then_grow(size_t i, size_t n)
+{
+	(void)n;
+	return i < 10 ? 2 * MiB : 2 * MiB + 8 * MiB * (i - 9);
+}
+
+Test(diagnosis, agent_timeline_growth_after_idle_is_timed_from_its_start)
+{
+	struct diagnosis d;
+	const struct diag_verdict *v = &d.verdicts[0];
+
+	/* 17 samples: 10 idle (-16.5 … -7.5 s), 7 growing to 58 MiB */
+	run_cg(idle_then_grow, 17, &d);
+	cr_assert_eq(v->kind, DIAG_NATIVE_GROWTH, "%s", d.summary);
+	cr_assert_str_eq(v->evidence[0],
+			 "the container grew steadily at 8 MiB/s for the "
+			 "last 8 s to the limit (agent's cgroup timeline, 8 "
+			 "samples, R² 1.00)");
+	cr_assert_eq(v->bytes, 62 * MiB, "from 2 MiB to the 64 MiB limit");
+}
+
+static uint64_t old_growth(size_t i, size_t n)
+{
+	return MiB + 7 * MiB * i / n;
+}
+
+Test(diagnosis, agent_timeline_that_ended_long_before_the_kill_says_nothing)
+{
+	struct diag_input in;
+	struct diagnosis d;
+
+	diag_input_init(&in);
+	in.have_usage = true;
+	in.usage_bytes = in.limit_bytes = 64 * MiB;
+	in.tl_cgroup = true;
+	in.tl = calloc(20, sizeof(*in.tl));
+	in.n_tl = 20;
+	for (size_t i = 0; i < 20; i++) {
+		in.tl[i].t = -30.0 + (double)i; /* newest 11 s before */
+		in.tl[i].usage = old_growth(i, 20) * 8;
+	}
+	diagnosis_run(&in, &d);
+	cr_assert_eq(d.verdicts[0].kind, DIAG_UNKNOWN, "%s", d.summary);
+	diag_input_release(&in);
+}
+
+/* A real bundle of a kill without a sidecar (tests/fixtures/bundle): its
+ * files into a bundle, the kernel report from kernel/oom.txt, the kill
+ * time from the manifest, as `oomlens-agent show` would diagnose it. */
+static void add_fixture_file(struct bundle *b, const char *dir,
+			     const char *name)
+{
+	char path[256];
+	struct strbuf sb;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	strbuf_init(&sb, 0);
+	cr_assert_eq(read_file_at(AT_FDCWD, path, 1 << 20, &sb), 0, "%s", path);
+	cr_assert_eq(bundle_add(b, name, sb.buf, sb.len, 1), 0);
+	strbuf_release(&sb);
+}
+
+Test(diagnosis, real_bundle_without_sidecar_uses_the_agents_timeline)
+{
+	static const char dir[] =
+		"tests/fixtures/bundle/v1-6.18-agent-timeline-growth";
+	static const char *const files[] = {
+		"agent/timeline.json",
+		"cgroup/memory.stat",
+		"cgroup/memory.limit_in_bytes",
+		"cgroup/memory.max_usage_in_bytes",
+	};
+	char path[256];
+	struct json_object *man, *v;
+	struct oom_report r;
+	struct bundle *b;
+	struct diag_input in;
+	struct diagnosis d;
+	const struct diag_verdict *top = &d.verdicts[0];
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	man = json_object_from_file(path);
+	cr_assert_not_null(man);
+	cr_assert_eq(bundle_new("oom-e6baa8f0-88464", &b), 0);
+	json_object_object_foreach (man, key, val)
+		json_object_object_add(bundle_manifest(b), key,
+				       json_object_get(val));
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++)
+		add_fixture_file(b, dir, files[i]);
+	snprintf(path, sizeof(path), "%s/kernel/oom.txt", dir);
+	load_report(path, &r);
+	cr_assert(json_object_object_get_ex(man, "killed_at_ms", &v));
+	cr_assert_eq(
+		diagnosis_load_bundle(b, &r, json_object_get_uint64(v), &in),
+		0);
+	cr_assert(in.tl_cgroup);
+	cr_assert_eq(in.n_tl, 13, "the samples at or before the kill");
+	diagnosis_run(&in, &d);
+	assert_sane(&d);
+	cr_assert_str_eq(d.usage_source, "kernel report at the kill");
+	cr_assert_eq(d.limit_bytes, 64 * MiB);
+	cr_assert_eq(top->kind, DIAG_NATIVE_GROWTH, "%s", d.summary);
+	cr_assert_eq(top->confidence, 44);
+	cr_assert_eq(top->bytes, 64 * MiB, "from 0 to the limit");
+	cr_assert_str_eq(top->evidence[0],
+			 "the container grew steadily at 7 MiB/s for the "
+			 "last 9 s to the limit (agent's cgroup timeline, 9 "
+			 "samples, R² 0.99)");
+	cr_assert_str_eq(top->evidence[1],
+			 "from 0 KiB (0% of the 64 MiB limit) to 57 MiB at the "
+			 "newest sample, 0.5 s before the kill");
+	diag_input_release(&in);
+	bundle_free(b);
+	oom_report_release(&r);
+	json_object_put(man);
+}
+
 /* ---- property: random and edge ledgers ------------------------------ */
 
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
@@ -802,7 +1127,8 @@ static void rnd_input(struct diag_input *in)
 		rnd_proc(&in->procs[i], (int)i + 1);
 	in->victim_pid = (int)(rnd() % 5);
 	in->have_snapshot = in->n_procs > 0;
-	in->n_tl = rnd() % 40;
+	in->tl_cgroup = rnd() % 2;
+	in->n_tl = rnd() % (in->tl_cgroup ? 80 : 40);
 	in->tl = calloc(in->n_tl + 1, sizeof(*in->tl));
 	for (size_t i = 0; i < in->n_tl; i++) {
 		in->tl[i].t =

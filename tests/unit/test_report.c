@@ -125,6 +125,47 @@ Test(report, empty_bundle_still_renders)
 	bundle_free(b);
 }
 
+/* No sidecar: the timeline card plots the agent's own cgroup samples up to
+ * the kill (agent/timeline.json), the series of the cgroup whose limit was
+ * hit; a sample after the kill is left out. */
+static const char agent_tl[] =
+	"{\"schema\":\"oomlens.io/agent-timeline/v1\",\"cgroups\":["
+	"{\"cgroup\":\"/pod/ctr\",\"task_memcg\":true,\"oom_memcg\":false,"
+	"\"samples\":[{\"t_ms\":1000,\"usage\":1,\"limit\":9}]},"
+	"{\"cgroup\":\"/pod\",\"task_memcg\":false,\"oom_memcg\":true,"
+	"\"samples\":[{\"t_ms\":5500,\"usage\":4194304,\"limit\":67108864},"
+	"{\"t_ms\":6500,\"usage\":33554432,\"limit\":67108864},"
+	"{\"t_ms\":7500,\"usage\":62914560,\"limit\":67108864},"
+	"{\"t_ms\":8500,\"usage\":0,\"limit\":67108864}]}]}";
+
+Test(report, agent_timeline_is_plotted_without_a_sidecar)
+{
+	struct bundle *b;
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	const char *pts;
+	size_t n = 0;
+
+	cr_assert_eq(bundle_new("oom-2", &b), 0);
+	json_object_object_add(bundle_manifest(b), "killed_at_ms",
+			       json_object_new_int64(8000));
+	bundle_add(b, "agent/timeline.json", agent_tl, sizeof(agent_tl) - 1, 1);
+	strbuf_init(&out, 0);
+	cr_assert_eq(report_render_html(b, &out), 0);
+	cr_assert_null(strstr(out.buf, "No flight recorder timeline"));
+	/* the oom_memcg series (from 2.5 s before the kill), not the
+	 * victim's (7 s) */
+	cr_assert(strstr(out.buf, "Timeline: the last 2 s"), "%s", out.buf);
+	cr_assert(strstr(out.buf, "the agent's 1 Hz samples"));
+	pts = strstr(out.buf, "<polyline fill=\"none\"");
+	cr_assert_not_null(pts);
+	/* three points: the one after the kill is not drawn */
+	pts = strstr(pts, "points=\"") + strlen("points=\"");
+	for (const char *c = pts; *c && *c != '"'; c++)
+		n += *c == ',';
+	cr_assert_eq(n, 3, "%.80s", pts);
+	bundle_free(b);
+}
+
 /* ---- every field the agent's loader, report.html and `show` read, given
  * every wrong JSON type (issue: a wrong type aborted the agent) -------- */
 

@@ -188,6 +188,9 @@ def test_apiserver_stopped_30s_across_a_kill(kube):
         apiserver_start()
     (r,) = settle_once(kube, "outage")
     check_report(kube, r, "outage", uid)
+    # ~10 s of steady growth in the agent's 1 Hz cgroup timeline: a verdict
+    # without a sidecar
+    assert r["spec"]["verdict"] == "native-growth", r["spec"]
     one_event(kube, "outage", uid, 1)
 
 

@@ -4,6 +4,7 @@ They need root, the cgroup v1 memory controller at /sys/fs/cgroup/memory
 (or v2 with memory enabled) and a readable /dev/kmsg; `require_oom_env()`
 skips with the reason when one is missing.
 """
+import io
 import json
 import os
 import queue
@@ -276,3 +277,20 @@ def wait_oom_ratelimit():
     wait = (last + 5.2e6 - now) / 1e6
     if wait > 0:
         time.sleep(min(wait, 6))
+
+
+class Zeros(io.RawIOBase):
+    """A file of n zero bytes that never sits in memory (the body of a
+    gzip bomb's tar entry)."""
+
+    def __init__(self, n):
+        self.left = n
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        k = min(len(b), self.left)
+        b[:k] = bytes(k)
+        self.left -= k
+        return k

@@ -22,7 +22,7 @@ import urllib.request
 
 import pytest
 
-from oomtest import (AGENT, VICTIMS, AgentProcess, Cgroup, hog,
+from oomtest import (AGENT, VICTIMS, AgentProcess, Cgroup, Zeros, hog,
                      require_oom_env, run_in_cgroup, wait_oom_ratelimit)
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fakeapi"))
@@ -533,19 +533,6 @@ def _bomb():
     ratio."""
     import io
     import tarfile
-
-    class Zeros(io.RawIOBase):
-        def __init__(self, n):
-            self.left = n
-
-        def readable(self):
-            return True
-
-        def readinto(self, b):
-            n = min(len(b), self.left)
-            b[:n] = bytes(n)
-            self.left -= n
-            return n
 
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=9) as t:

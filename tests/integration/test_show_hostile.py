@@ -13,26 +13,10 @@ import tarfile
 
 import pytest
 
-from oomtest import AGENT
+from oomtest import AGENT, Zeros
 
 TIME = "/usr/bin/time"
 MIB = 1 << 20
-
-
-class Zeros(io.RawIOBase):
-    """A file of n zero bytes that never sits in memory."""
-
-    def __init__(self, n):
-        self.left = n
-
-    def readable(self):
-        return True
-
-    def readinto(self, b):
-        k = min(len(b), self.left)
-        b[:k] = bytes(k)
-        self.left -= k
-        return k
 
 
 def build(path, entries, level=1):

@@ -8,21 +8,9 @@
 #include "base/fileio.h"
 #include "base/host.h"
 #include "inspect/jvm.h"
+#include "jvm_fixture.h"
 
 #define KB 1024ull
-#define FIX "tests/fixtures/jvm/"
-
-static struct strbuf fixture(const char *name)
-{
-	struct strbuf sb;
-	char path[256];
-
-	strbuf_init(&sb, 1u << 20);
-	snprintf(path, sizeof(path), FIX "%s", name);
-	cr_assert_eq(read_file_at(AT_FDCWD, path, 1u << 20, &sb), 0,
-		     "fixture %s", path);
-	return sb;
-}
 
 static const struct jvm_nmt_category *cat(const struct jvm_nmt *n,
 					  const char *name)

@@ -9,21 +9,9 @@
 
 #include "base/fileio.h"
 #include "inspect/jvm.h"
+#include "jvm_fixture.h"
 
 #define KiB 1024ull
-#define FIX "tests/fixtures/jvm/"
-
-static struct strbuf fixture(const char *name)
-{
-	struct strbuf sb;
-	char path[256];
-
-	strbuf_init(&sb, 1u << 20);
-	snprintf(path, sizeof(path), FIX "%s", name);
-	cr_assert_eq(read_file_at(AT_FDCWD, path, 1u << 20, &sb), 0,
-		     "fixture %s", path);
-	return sb;
-}
 
 static struct jvm_container parse_fixture(const char *name)
 {

@@ -455,3 +455,31 @@ def test_kubectl_oomlens_reads_the_agents_reports(kube, tmp_path):
     assert "report.html" in opened, opened
     desc = oomlens("describe", "pod", "c-victim", "-n", NS)
     assert name in desc, desc
+
+
+def test_forecast_warns_before_the_kill(kube):
+    """A container growing 2 MiB/s towards its 64 MiB limit: the agent's
+    forecast records one OOMPredicted Warning Event on the pod well before
+    the kill (the Event's time against the report's killedAt; both have
+    one-second resolution)."""
+    uid = create_pod(kube, victim("slow", step_mb=2, delay_ms=1000))[
+        "metadata"]["uid"]
+    (r,) = settle_once(kube, "slow", secs=2)
+    check_report(kube, r, "slow", uid)
+    items = kube.get(f"/api/v1/namespaces/{NS}/events?fieldSelector="
+                     "involvedObject.name%3Dslow")["items"]
+    warned = [e for e in items if e["reason"] == "OOMPredicted" and
+              e["involvedObject"].get("uid") == uid]
+    assert len(warned) == 1, [(e["reason"], e["message"]) for e in items]
+    e = warned[0]
+    assert e["type"] == "Warning"
+    assert e["involvedObject"]["fieldPath"] == "spec.containers{hog}"
+    assert "of 64.0 MiB" in e["message"], e
+
+    def t(s):
+        return time.mktime(time.strptime(s, "%Y-%m-%dT%H:%M:%SZ"))
+    lead = t(r["spec"]["killedAt"]) - t(e.get("firstTimestamp") or
+                                        e["eventTime"][:19] + "Z")
+    print(f"\nforecast: OOMPredicted {lead:.0f} s before the kill "
+          f"({e['message']})")
+    assert lead >= 5, (lead, e, r["spec"]["killedAt"])

@@ -126,9 +126,12 @@ static void fetch(struct cluster *c, struct cluster_snap *s)
 {
 	struct kube_snap_want w = {
 		.ns = s->ns, .pod = s->pod, .pod_uid = s->uid};
+	/* the pod writes this object: its 900 KiB of data as base64 plus
+	 * metadata fit in 2 MiB; a planted larger one is not read */
 	struct kube_call k = {.res = &kube_res_oombundles,
 			      .namespace = s->ns,
-			      .cancel = c->cancel};
+			      .cancel = c->cancel,
+			      .max_response = 2u << 20};
 	struct kube_error e = {0};
 	struct json_object *obj = NULL;
 	unsigned char *data = NULL;

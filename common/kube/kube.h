@@ -215,6 +215,9 @@ struct kube_call {
 	const char *name;
 	const char *subresource; /* "status" */
 	struct kube_cancel *cancel;
+	/* the largest answer read (the transfer stops beyond it: -E2BIG);
+	 * 0: the client's max_response. For objects a pod may write. */
+	size_t max_response;
 };
 
 /* GET one object; *ret is the decoded object (caller puts it). */
@@ -282,6 +285,7 @@ struct kube_request {
 	const char *body;
 	size_t body_len;
 	struct kube_cancel *cancel;
+	size_t max_response; /* 0: the client's; see struct kube_call */
 };
 int kube_request(struct kube_client *c, const struct kube_request *r,
 		 long *ret_status, struct strbuf *ret_body,

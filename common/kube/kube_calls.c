@@ -26,7 +26,8 @@ static int call_json(struct kube_client *c, const struct kube_request *r,
 	struct json_object *o;
 	int ret_code;
 
-	strbuf_init(&body, kube_client_max_response(c));
+	strbuf_init(&body, r->max_response ? r->max_response
+					   : kube_client_max_response(c));
 	ret_code = kube_request(c, r, NULL, &body, err);
 	if (ret_code < 0)
 		return ret_code;
@@ -68,7 +69,9 @@ int kube_get(struct kube_client *c, const struct kube_call *k,
 	     struct json_object **ret, struct kube_error *err)
 {
 	_cleanup_strbuf_ struct strbuf path = STRBUF_INIT;
-	struct kube_request r = {.method = "GET", .cancel = k->cancel};
+	struct kube_request r = {.method = "GET",
+				 .cancel = k->cancel,
+				 .max_response = k->max_response};
 	int ret_code;
 
 	strbuf_init(&path, 4096);

@@ -387,6 +387,21 @@ Test(kube_fake, bundle_sizes_201_500_413)
 	cr_assert_eq(bl[0]->size, 900 << 10);
 	cr_assert_str_eq(bl[0]->name, "b900k");
 	kube_oombundles_free(bl, n);
+	/* a per-call cap stops the read of an object a pod may have made
+	 * huge: 900 KiB is 1.2 MB of base64 */
+	{
+		struct kube_call g = {.res = &kube_res_oombundles,
+				      .namespace = "default",
+				      .name = "b900k",
+				      .max_response = 1u << 20};
+		struct json_object *o = NULL;
+
+		cr_assert_eq(kube_get(c, &g, &o, &e), -E2BIG);
+		cr_assert_null(o);
+		g.max_response = 2u << 20;
+		cr_assert_eq(kube_get(c, &g, &o, &e), 0, "%s", e.message);
+		json_object_put(o);
+	}
 	/* 1.6 MB of base64: over etcd's 1.5 MiB request limit */
 	cr_assert_eq(write_bundle(c, "b1m2", 1200 << 10, &e), -E2BIG);
 	cr_assert_eq(e.http_status, 500);

@@ -1048,6 +1048,17 @@ static void jvm_facts_evidence(struct diag_verdict *v, const struct diag_jvm *j,
 		     j->rss_last_age_s);
 }
 
+/* Whether the JVM's own idea of its memory limit (VM.info) is the
+ * cgroup's lim, within 2 % + 1 MiB; true when it is not known. */
+static bool jvm_sees_limit(const struct diag_jvm *j, uint64_t lim)
+{
+	uint64_t slack = lim / 50 + MiB;
+
+	return !j->have_jvm_limit || !lim ||
+	       (j->jvm_limit <= add_sat(lim, slack) &&
+		add_sat(j->jvm_limit, slack) >= lim);
+}
+
 /* java-heap from the sidecar's facts: joins an existing java-heap verdict
  * (from GC.heap_info) or makes one, with the -Xmx that would fit. */
 static void v_jvm_facts(const struct diag_input *in, struct diagnosis *d)
@@ -1078,11 +1089,18 @@ static void v_jvm_facts(const struct diag_input *in, struct diagnosis *d)
 		v->n_recommend = 0; /* the measured fix replaces the guess */
 	}
 	jvm_facts_evidence(v, j, lim);
-	RECO(v,
-	     "-Xmx%lluM or -XX:MaxRAMPercentage=%d (limit %s minus the %s "
-	     "native measured minus 10%% headroom)",
-	     (unsigned long long)(xmx / MiB), (int)(pct(xmx, lim)), H(lim),
-	     H(native));
+	if (jvm_sees_limit(j, lim))
+		RECO(v,
+		     "-Xmx%lluM or -XX:MaxRAMPercentage=%d (limit %s minus "
+		     "the %s native measured minus 10%% headroom)",
+		     (unsigned long long)(xmx / MiB), (int)(pct(xmx, lim)),
+		     H(lim), H(native));
+	else /* a percentage of what it wrongly believes would not fit */
+		RECO(v,
+		     "-Xmx%lluM (limit %s minus the %s native measured minus "
+		     "10%% headroom; not MaxRAMPercentage: this JVM does not "
+		     "see the container's limit)",
+		     (unsigned long long)(xmx / MiB), H(lim), H(native));
 	RECO(v, "or raise the limit to %s for the configured max heap",
 	     H(round_up((j->max_heap ? j->max_heap : xmx) + native + lim / 10,
 			64 * MiB)));
@@ -1222,11 +1240,8 @@ static void v_jvm_limit(const struct diag_input *in, struct diagnosis *d)
 		const struct diag_jvm *j = &in->jvms[i];
 		uint64_t lim = d->limit_bytes != UINT64_MAX ? d->limit_bytes
 							    : j->limit;
-		uint64_t slack = lim / 50 + MiB;
 
-		if (!j->have_jvm_limit || !lim ||
-		    (j->jvm_limit <= add_sat(lim, slack) &&
-		     add_sat(j->jvm_limit, slack) >= lim))
+		if (jvm_sees_limit(j, lim))
 			continue;
 		EVID(v,
 		     "pid %d believes its memory limit is %s (%s) but the "

@@ -336,6 +336,9 @@ Test(diagnosis_nmt, java_heap_says_the_jvm_sees_no_limit)
 			   false),
 		  "%s", v->evidence[v->n_evidence - 1]);
 	cr_assert(any_line(v, "UseContainerSupport", true));
+	/* a percentage of 24 GiB would not fit: -Xmx alone */
+	cr_assert(any_line(v, "not MaxRAMPercentage", true));
+	cr_assert_not(any_line(v, "-XX:MaxRAMPercentage=", true));
 	diag_input_release(&in);
 }
 
@@ -370,5 +373,6 @@ Test(diagnosis_nmt, java_heap_quiet_when_the_jvm_sees_the_limit)
 	cr_assert_eq(v->kind, DIAG_JAVA_HEAP, "%s", d.summary);
 	cr_assert_not(any_line(v, "believes", false));
 	cr_assert_not(any_line(v, "UseContainerSupport", true));
+	cr_assert(any_line(v, "-XX:MaxRAMPercentage=", true));
 	diag_input_release(&in);
 }

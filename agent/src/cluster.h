@@ -76,6 +76,10 @@ struct cluster_event {
 	char reason[32];      /* OOMPredicted, OOMLensConfig */
 	char message[1024];
 };
+/* A new Event (heap; NULL on ENOMEM) on pod ns/name/uid with reason; the
+ * caller fills field_path and message. */
+struct cluster_event *cluster_event_new(const char *ns, const char *pod,
+					const char *uid, const char *reason);
 /* Hands ev (heap) to the publisher thread, which posts it. Never blocks;
  * takes ev even on failure (-EAGAIN: the queue is full, logged). Any
  * thread. */

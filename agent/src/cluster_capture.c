@@ -212,15 +212,12 @@ void agent_cluster_predicted(const struct forecast_warning *w, void *ud)
 	    !cluster_warn_gate_pass(a->warn_gate, t->pod_uid, t->container,
 				    now_monotonic_us() / 1000))
 		return;
-	ev = calloc(1, sizeof(*ev));
+	ev = cluster_event_new(t->namespace, t->pod, t->pod_uid,
+			       "OOMPredicted");
 	if (!ev)
 		return;
-	strlcpy_safe(ev->ns, t->namespace, sizeof(ev->ns));
-	strlcpy_safe(ev->pod, t->pod, sizeof(ev->pod));
-	strlcpy_safe(ev->uid, t->pod_uid, sizeof(ev->uid));
 	snprintf(ev->field_path, sizeof(ev->field_path), "spec.containers{%s}",
 		 t->container);
-	strlcpy_safe(ev->reason, "OOMPredicted", sizeof(ev->reason));
 	(void)cluster_predicted_message(ev->message, sizeof(ev->message),
 					t->container, w->usage, w->limit,
 					w->slope, w->seconds);

@@ -15,6 +15,20 @@
 
 #define MiB (1024.0 * 1024.0)
 
+struct cluster_event *cluster_event_new(const char *ns, const char *pod,
+					const char *uid, const char *reason)
+{
+	struct cluster_event *ev = calloc(1, sizeof(*ev));
+
+	if (!ev)
+		return NULL;
+	strlcpy_safe(ev->ns, ns, sizeof(ev->ns));
+	strlcpy_safe(ev->pod, pod, sizeof(ev->pod));
+	strlcpy_safe(ev->uid, uid, sizeof(ev->uid));
+	strlcpy_safe(ev->reason, reason, sizeof(ev->reason));
+	return ev;
+}
+
 int cluster_event_queue(struct cluster *c, struct cluster_event *ev)
 {
 	int r = evqueue_push(c->events, ev);

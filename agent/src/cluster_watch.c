@@ -159,13 +159,9 @@ static void check_annotations(struct cluster *c, int i,
 		return;
 	c->seen[i].warned_hash = h;
 	log_warn("pod %s/%s: %s", p->namespace, p->name, sb.buf);
-	ev = calloc(1, sizeof(*ev));
+	ev = cluster_event_new(p->namespace, p->name, p->uid, "OOMLensConfig");
 	if (!ev)
 		return;
-	strlcpy_safe(ev->ns, p->namespace, sizeof(ev->ns));
-	strlcpy_safe(ev->pod, p->name, sizeof(ev->pod));
-	strlcpy_safe(ev->uid, p->uid, sizeof(ev->uid));
-	strlcpy_safe(ev->reason, "OOMLensConfig", sizeof(ev->reason));
 	strlcpy_safe(ev->message, sb.buf, sizeof(ev->message));
 	(void)cluster_event_queue(c, ev);
 }

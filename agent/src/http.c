@@ -468,29 +468,6 @@ static void *http_main(void *unused)
 	return NULL;
 }
 
-/* "HOST:PORT", ":PORT", "[V6]:PORT" → iface (NULL: every address). */
-static int parse_addr(const char *addr, char *host, size_t size, int *ret_port)
-{
-	const char *colon = strrchr(addr, ':');
-	const char *h = addr;
-	size_t hl;
-	uint64_t port;
-
-	if (!colon || parse_u64(colon + 1, &port) < 0 || port > 65535)
-		return -EINVAL;
-	hl = (size_t)(colon - addr);
-	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-		h++;
-		hl -= 2;
-	}
-	if (hl >= size)
-		return -EINVAL;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	*ret_port = (int)port;
-	return 0;
-}
-
 static int create_context(const char *host, int port)
 {
 	struct lws_context_creation_info info;
@@ -520,7 +497,7 @@ int agent_http_start(bool standalone)
 
 	if (standalone && !opts.addr)
 		return 0;
-	if (parse_addr(addr, host, sizeof(host), &port) < 0) {
+	if (parse_host_port(addr, host, sizeof(host), &port) < 0) {
 		log_error("--metrics-addr \"%s\": expected HOST:PORT or :PORT",
 			  addr);
 		return -EINVAL;

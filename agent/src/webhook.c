@@ -221,36 +221,13 @@ static void cert_check(lws_sorted_usec_list_t *sul)
 			 (lws_usec_t)W.o->check_s * LWS_US_PER_SEC);
 }
 
-/* "HOST:PORT", ":PORT", "[V6]:PORT" → iface ("" = every address). */
-static int parse_addr(const char *addr, char *host, size_t size, int *ret_port)
-{
-	const char *colon = strrchr(addr, ':');
-	const char *h = addr;
-	size_t hl;
-	uint64_t port;
-
-	if (!colon || parse_u64(colon + 1, &port) < 0 || port > 65535)
-		return -EINVAL;
-	hl = (size_t)(colon - addr);
-	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
-		h++;
-		hl -= 2;
-	}
-	if (hl >= size)
-		return -EINVAL;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	*ret_port = (int)port;
-	return 0;
-}
-
 static int create_context(const struct webhook_options *o)
 {
 	struct lws_context_creation_info info;
 	char host[256];
 	int port;
 
-	if (parse_addr(o->addr, host, sizeof(host), &port) < 0) {
+	if (parse_host_port(o->addr, host, sizeof(host), &port) < 0) {
 		log_error("--addr \"%s\": expected HOST:PORT or :PORT",
 			  o->addr);
 		return -EINVAL;

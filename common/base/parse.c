@@ -225,3 +225,25 @@ int parse_cgroup_value(const char *s, size_t len, uint64_t *ret,
 		*ret_unlimited = false;
 	return 0;
 }
+
+int parse_host_port(const char *addr, char *host, size_t size, int *ret_port)
+{
+	const char *colon = strrchr(addr, ':');
+	const char *h = addr;
+	size_t hl;
+	uint64_t port;
+
+	if (!colon || parse_u64(colon + 1, &port) < 0 || port > 65535)
+		return -EINVAL;
+	hl = (size_t)(colon - addr);
+	if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+		h++;
+		hl -= 2;
+	}
+	if (hl >= size)
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	*ret_port = (int)port;
+	return 0;
+}

@@ -39,3 +39,9 @@ int parse_size(const char *s, uint64_t *ret);
 /* A cgroup value: "max" → UINT64_MAX with *ret_unlimited = true. */
 int parse_cgroup_value(const char *s, size_t len, uint64_t *ret,
 		       bool *ret_unlimited);
+
+/* A listen address: "HOST:PORT", ":PORT" (host "": every address) or
+ * "[V6]:PORT" (brackets removed). host gets the host part (size bytes),
+ * *ret_port the port (0-65535). -EINVAL for no port, a bad port, or a host
+ * too long. Pure. */
+int parse_host_port(const char *addr, char *host, size_t size, int *ret_port);

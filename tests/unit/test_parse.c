@@ -111,3 +111,30 @@ Test(parse, scan_size_stops_after_its_unit)
 	p = "x";
 	cr_assert_eq(scan_size(&p, &v), -EINVAL);
 }
+
+Test(parse, host_port_forms)
+{
+	char host[16];
+	int port = -1;
+
+	cr_assert_eq(parse_host_port(":9477", host, sizeof(host), &port), 0);
+	cr_assert_str_eq(host, "");
+	cr_assert_eq(port, 9477);
+	cr_assert_eq(
+		parse_host_port("10.0.0.1:8443", host, sizeof(host), &port), 0);
+	cr_assert_str_eq(host, "10.0.0.1");
+	cr_assert_eq(port, 8443);
+	cr_assert_eq(parse_host_port("[::1]:0", host, sizeof(host), &port), 0);
+	cr_assert_str_eq(host, "::1");
+	cr_assert_eq(port, 0);
+	port = 7;
+	cr_assert_eq(parse_host_port("9477", host, sizeof(host), &port),
+		     -EINVAL);
+	cr_assert_eq(parse_host_port(":65536", host, sizeof(host), &port),
+		     -EINVAL);
+	cr_assert_eq(parse_host_port(":x", host, sizeof(host), &port), -EINVAL);
+	cr_assert_eq(parse_host_port("a-very-long-host-name:1", host,
+				     sizeof(host), &port),
+		     -EINVAL);
+	cr_assert_eq(port, 7, "untouched on failure");
+}

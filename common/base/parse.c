@@ -247,3 +247,25 @@ int parse_host_port(const char *addr, char *host, size_t size, int *ret_port)
 	*ret_port = (int)port;
 	return 0;
 }
+
+int parse_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+bool dns_label_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return false;
+	return true;
+}

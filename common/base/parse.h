@@ -45,3 +45,10 @@ int parse_cgroup_value(const char *s, size_t len, uint64_t *ret,
  * *ret_port the port (0-65535). -EINVAL for no port, a bad port, or a host
  * too long. Pure. */
 int parse_host_port(const char *addr, char *host, size_t size, int *ret_port);
+
+/* The value of one hex digit c, or -1. Pure. */
+int parse_hex_digit(char c);
+
+/* Whether the n bytes of s are an RFC 1123 (DNS) label: 1-63 of [a-z0-9-],
+ * not starting or ending with '-' (what a container's name may be). */
+bool dns_label_ok(const char *s, size_t n);

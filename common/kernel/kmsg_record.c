@@ -4,17 +4,6 @@
 #include "base/parse.h"
 #include "base/util.h"
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The kernel escapes non-printable bytes (and '\' itself) as \xNN. */
 static int decode_escapes(const char *s, size_t len, struct strbuf *out)
 {
@@ -28,8 +17,8 @@ static int decode_escapes(const char *s, size_t len, struct strbuf *out)
 		int hi, lo;
 
 		if (s[i] == '\\' && i + 3 < len && s[i + 1] == 'x' &&
-		    (hi = hexval(s[i + 2])) >= 0 &&
-		    (lo = hexval(s[i + 3])) >= 0) {
+		    (hi = parse_hex_digit(s[i + 2])) >= 0 &&
+		    (lo = parse_hex_digit(s[i + 3])) >= 0) {
 			out->buf[out->len++] = (char)(hi << 4 | lo);
 			i += 3;
 		} else {

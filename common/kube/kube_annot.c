@@ -63,18 +63,6 @@ static void parse_capture(struct kube_annotations *a, const char *v)
 		a->capture = i == 0 ? KUBE_CAPTURE_ON : KUBE_CAPTURE_OFF;
 }
 
-static bool name_ok(const char *s, size_t n)
-{
-	/* a DNS-1123 label, as container names are */
-	if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-			return false;
-	return true;
-}
-
 static void parse_containers(struct kube_annotations *a, const char *v)
 {
 	struct kube_annotations tmp = *a;
@@ -91,7 +79,8 @@ static void parse_containers(struct kube_annotations *a, const char *v)
 		n = (size_t)(e - s);
 		while (n && s[n - 1] == ' ')
 			n--;
-		if (!name_ok(s, n) ||
+		/* container names are DNS labels */
+		if (!dns_label_ok(s, n) ||
 		    tmp.n_containers == KUBE_ANNOT_MAX_CONTAINERS) {
 			refuse(a, "oomlens.io/containers", v,
 			       "must be a comma list of container names");

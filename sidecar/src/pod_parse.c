@@ -8,17 +8,6 @@
 #include "base/util.h"
 #include "pod_parse.h"
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* n hex digits of s as a number, or -1. */
 static long hexn(const char *s, size_t avail, size_t n)
 {
@@ -27,7 +16,7 @@ static long hexn(const char *s, size_t avail, size_t n)
 	if (avail < n)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		int d = hexval(s[i]);
+		int d = parse_hex_digit(s[i]);
 
 		if (d < 0)
 			return -1;
@@ -186,18 +175,6 @@ static void add_error(struct pod_settings *s, const char *key, const char *v,
 		 n ? "; " : "", key, v, why);
 }
 
-/* RFC 1123 label: what a container name may be. */
-static bool valid_name(const char *s, size_t n)
-{
-	if (n == 0 || n >= POD_NAME_MAX || s[0] == '-' || s[n - 1] == '-')
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
-			return false;
-	return true;
-}
-
 static int parse_containers(const char *v, struct pod_settings *s)
 {
 	size_t n = 0;
@@ -211,7 +188,7 @@ static int parse_containers(const char *v, struct pod_settings *s)
 			b++, l--;
 		while (l && b[l - 1] == ' ')
 			l--;
-		if (!valid_name(b, l) || n == POD_MAX_CONTAINERS)
+		if (!dns_label_ok(b, l) || n == POD_MAX_CONTAINERS)
 			return -EINVAL;
 		memcpy(s->containers[n], b, l);
 		s->containers[n++][l] = '\0';

@@ -138,3 +138,23 @@ Test(parse, host_port_forms)
 		     -EINVAL);
 	cr_assert_eq(port, 7, "untouched on failure");
 }
+
+Test(parse, hex_digit_and_dns_label)
+{
+	cr_assert_eq(parse_hex_digit('0'), 0);
+	cr_assert_eq(parse_hex_digit('f'), 15);
+	cr_assert_eq(parse_hex_digit('A'), 10);
+	cr_assert_eq(parse_hex_digit('g'), -1);
+	cr_assert(dns_label_ok("app-1", 5));
+	cr_assert(dns_label_ok("abcdefghijklmnopqrstuvwxyz0123456789abcdefghij"
+			       "klmnopqrstuvwxyz0",
+			       63));
+	cr_assert_not(dns_label_ok("abcdefghijklmnopqrstuvwxyz0123456789abcdef"
+				   "ghijklmnopqrstuvwxyz01",
+				   64));
+	cr_assert_not(dns_label_ok("", 0));
+	cr_assert_not(dns_label_ok("-app", 4));
+	cr_assert_not(dns_label_ok("app-", 4));
+	cr_assert_not(dns_label_ok("App", 3));
+	cr_assert_not(dns_label_ok("a_b", 3));
+}

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import threading
@@ -294,3 +295,31 @@ class Zeros(io.RawIOBase):
         b[:k] = bytes(k)
         self.left -= k
         return k
+
+
+JAVA_DIR = os.path.join(BUILD, "victims", "java")
+SRC_JAVA = os.path.join(os.path.dirname(__file__), "..", "victims", "java")
+
+
+def javac(name):
+    """Compiles tests/victims/java/NAME.java into JAVA_DIR (skips the test
+    on a machine without a JDK)."""
+    if shutil.which("javac") is None or shutil.which("java") is None:
+        pytest.skip("no JDK (javac/java) on this machine")
+    os.makedirs(JAVA_DIR, exist_ok=True)
+    subprocess.run(["javac", "-nowarn", "-d", JAVA_DIR,
+                    os.path.join(SRC_JAVA, name + ".java")], check=True)
+
+
+def agent_env(tmp_path_factory, name):
+    """A module's scenario setting: test cgroup oomlens-test-NAME-<pid>
+    watched by a standalone agent with a spool dir. Yields (cgroup,
+    agent, tmp) and cleans both up (a generator for a fixture)."""
+    require_oom_env()
+    tmp = tmp_path_factory.mktemp(name)
+    cg = Cgroup("oomlens-test-%s-%d" % (name, os.getpid()))
+    agent = Agent([cg.path()], str(tmp / "state"),
+                  ["--spool-dir", str(tmp / "spool")])
+    yield cg, agent, tmp
+    agent.stop()
+    cg.cleanup()

@@ -7,14 +7,13 @@ is used. Run under the host lock (/tmp/oomlens-realkill.lock)."""
 import json
 import os
 import signal
-import shutil
 import subprocess
 import time
 
 import pytest
 
-from oomtest import (Agent, BUILD, Cgroup, Sidecar, VICTIMS, bundle_files,
-                     require_oom_env, run_in_cgroup, wait_oom_ratelimit)
+from oomtest import (JAVA_DIR, Sidecar, VICTIMS, agent_env, bundle_files,
+                     javac, run_in_cgroup, wait_oom_ratelimit)
 
 MiB = 1 << 20
 FAST_MS = 100
@@ -27,20 +26,11 @@ FAST_MS = 100
 # cores (other suites running), 41-125 ms otherwise. Goal of issue 12:
 # max gap <= 2 x the adaptive interval (bench_gap.sh measures it).
 MAX_GAP_MS = 2 * FAST_MS + 100
-JAVA_DIR = os.path.join(BUILD, "victims", "java")
-SRC_JAVA = os.path.join(os.path.dirname(__file__), "..", "victims", "java")
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    require_oom_env()
-    tmp = tmp_path_factory.mktemp("recorder")
-    cg = Cgroup("oomlens-test-recorder-%d" % os.getpid())
-    agent = Agent([cg.path()], str(tmp / "state"),
-                  ["--spool-dir", str(tmp / "spool")])
-    yield cg, agent, tmp
-    agent.stop()
-    cg.cleanup()
+    yield from agent_env(tmp_path_factory, "recorder")
 
 
 class CpuHog:
@@ -110,14 +100,6 @@ def check_recorder(files):
         if s.get("after_kill"):
             assert s["dir"].split("/")[-1] != sc.get("snapshot"), s
     return man, tl, gap
-
-
-def javac(name):
-    if shutil.which("javac") is None or shutil.which("java") is None:
-        pytest.skip("no JDK (javac/java) on this machine")
-    os.makedirs(JAVA_DIR, exist_ok=True)
-    subprocess.run(["javac", "-nowarn", "-d", JAVA_DIR,
-                    os.path.join(SRC_JAVA, name + ".java")], check=True)
 
 
 def check_java_heap(files, limit_mb):

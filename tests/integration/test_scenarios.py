@@ -8,29 +8,19 @@ import os
 import re
 import shutil
 import subprocess
-import time
 
 import pytest
 
-from oomtest import (Agent, BUILD, Cgroup, Sidecar, VICTIMS, bundle_files,
-                     hog, ledger_part, require_oom_env, run_in_cgroup,
+from oomtest import (JAVA_DIR, Sidecar, VICTIMS, agent_env, bundle_files,
+                     hog, javac, ledger_part, run_in_cgroup,
                      wait_oom_ratelimit)
 
 MiB = 1 << 20
-JAVA_DIR = os.path.join(BUILD, "victims", "java")
-SRC_JAVA = os.path.join(os.path.dirname(__file__), "..", "victims", "java")
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    require_oom_env()
-    tmp = tmp_path_factory.mktemp("scenarios")
-    cg = Cgroup("oomlens-test-scenarios-%d" % os.getpid())
-    agent = Agent([cg.path()], str(tmp / "state"),
-                  ["--spool-dir", str(tmp / "spool")])
-    yield cg, agent, tmp
-    agent.stop()
-    cg.cleanup()
+    yield from agent_env(tmp_path_factory, "scenarios")
 
 
 UNITS = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -224,14 +214,6 @@ def test_glibc_retention_c(env):
     assert trims[0]["rss_after"] < trims[0]["rss_before"] * 0.75, trims[0]
     assert any("trim test on pid %d" % pid in e
                for e in diag["verdicts"][0]["evidence"]), diag["verdicts"][0]
-
-
-def javac(name):
-    if shutil.which("javac") is None or shutil.which("java") is None:
-        pytest.skip("no JDK (javac/java) on this machine")
-    os.makedirs(JAVA_DIR, exist_ok=True)
-    subprocess.run(["javac", "-nowarn", "-d", JAVA_DIR,
-                    os.path.join(SRC_JAVA, name + ".java")], check=True)
 
 
 def test_jvm_heap_exhaustion_is_java_heap(env):

@@ -59,10 +59,7 @@ static struct {
  * thread only. */
 struct pss {
 	struct lws *wsi;
-	unsigned status;
-	const char *ctype;
-	unsigned char *out; /* LWS_PRE headroom + body */
-	size_t len;
+	struct agent_http_answer ans;
 	bool pending;
 	struct http_auth_key key;
 	struct pss *next_pending;
@@ -109,18 +106,48 @@ int agent_http_port(void)
 
 /* ---- responses ---- */
 
+int agent_http_answer_set(struct agent_http_answer *a, unsigned status,
+			  const char *ctype, const char *body, size_t len)
+{
+	free(a->out);
+	a->out = malloc(LWS_PRE + len + 1);
+	if (!a->out)
+		return -ENOMEM;
+	memcpy(a->out + LWS_PRE, body, len);
+	a->len = len;
+	a->status = status;
+	a->ctype = ctype;
+	return 0;
+}
+
+void agent_http_answer_free(struct agent_http_answer *a)
+{
+	free(a->out);
+	a->out = NULL;
+}
+
+int agent_http_answer_write(struct lws *wsi, struct agent_http_answer *a)
+{
+	unsigned char hdr[LWS_PRE + 512], *start = &hdr[LWS_PRE], *q = start,
+					  *end = &hdr[sizeof(hdr) - 1];
+
+	if (!a->out)
+		return -1;
+	if (lws_add_http_common_headers(wsi, a->status, a->ctype,
+					(lws_filepos_t)a->len, &q, end) ||
+	    lws_finalize_write_http_header(wsi, start, &q, end))
+		return -1;
+	if (a->len && lws_write(wsi, a->out + LWS_PRE, a->len,
+				LWS_WRITE_HTTP_FINAL) < (int)a->len)
+		return -1;
+	agent_http_answer_free(a);
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
 static int set_body(struct pss *p, unsigned status, const char *ctype,
 		    const char *body, size_t len)
 {
-	free(p->out);
-	p->out = malloc(LWS_PRE + len + 1);
-	if (!p->out)
-		return -ENOMEM;
-	memcpy(p->out + LWS_PRE, body, len);
-	p->len = len;
-	p->status = status;
-	p->ctype = ctype;
-	return 0;
+	return agent_http_answer_set(&p->ans, status, ctype, body, len);
 }
 
 static int set_text(struct pss *p, unsigned status, const char *text)
@@ -386,23 +413,11 @@ static void route(struct lws *wsi, struct pss *p, const char *uri)
 
 static int write_answer(struct lws *wsi, struct pss *p)
 {
-	unsigned char hdr[LWS_PRE + 512], *start = &hdr[LWS_PRE], *q = start,
-					  *end = &hdr[sizeof(hdr) - 1];
-
 	if (p->pending)
 		return 0;
-	if (!p->out)
+	if (!p->ans.out)
 		set_text(p, 500, "no answer\n");
-	if (lws_add_http_common_headers(wsi, p->status, p->ctype,
-					(lws_filepos_t)p->len, &q, end) ||
-	    lws_finalize_write_http_header(wsi, start, &q, end))
-		return -1;
-	if (p->len && lws_write(wsi, p->out + LWS_PRE, p->len,
-				LWS_WRITE_HTTP_FINAL) < (int)p->len)
-		return -1;
-	free(p->out);
-	p->out = NULL;
-	return lws_http_transaction_completed(wsi) ? -1 : 0;
+	return agent_http_answer_write(wsi, &p->ans);
 }
 
 static int callback(struct lws *wsi, enum lws_callback_reasons reason,
@@ -412,7 +427,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason,
 
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
-		free(p->out);
+		agent_http_answer_free(&p->ans);
 		*p = (struct pss){.wsi = wsi};
 		route(wsi, p, in ? (const char *)in : "");
 		if (!p->pending)
@@ -428,8 +443,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason,
 		if (p) {
 			if (p->pending)
 				drop_pending(p);
-			free(p->out);
-			p->out = NULL;
+			agent_http_answer_free(&p->ans);
 		}
 		return 0;
 	default:

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct kube_client;
 
@@ -34,6 +35,23 @@ void agent_http_stop(void);
 
 /* The bound port (0 when not started): for logs and tests. */
 int agent_http_port(void);
+
+/* One HTTP answer of a libwebsockets session, shared by the metrics
+ * server and the webhook: the body behind LWS_PRE bytes of headroom. */
+struct lws;
+struct agent_http_answer {
+	unsigned status;
+	const char *ctype;  /* static */
+	unsigned char *out; /* NULL: none yet */
+	size_t len;
+};
+/* Sets a's answer to a copy of body (len bytes). -ENOMEM. */
+int agent_http_answer_set(struct agent_http_answer *a, unsigned status,
+			  const char *ctype, const char *body, size_t len);
+/* Writes a (headers, body, end of the transaction) on wsi and frees it;
+ * -1 (close the connection) when a has no answer or the write fails. */
+int agent_http_answer_write(struct lws *wsi, struct agent_http_answer *a);
+void agent_http_answer_free(struct agent_http_answer *a);
 
 /* A libwebsockets log line into our log, prefixed by who ("http", "tls"):
  * errors as warnings, the rest at debug, its trailing newline dropped. */

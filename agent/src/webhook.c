@@ -23,10 +23,7 @@ struct pss {
 	struct strbuf body; /* the review as it arrives */
 	bool mutate;	    /* POST /mutate-pods */
 	bool too_big;
-	int status;
-	const char *ctype;
-	unsigned char *out; /* LWS_PRE bytes, then len of answer */
-	size_t len;
+	struct agent_http_answer ans;
 };
 
 struct file_id {
@@ -45,18 +42,10 @@ static struct {
 	unsigned long reviews, patched;
 } W;
 
-static int set_answer(struct pss *p, int status, const char *ctype,
+static int set_answer(struct pss *p, unsigned status, const char *ctype,
 		      const char *s, size_t n)
 {
-	free(p->out);
-	p->out = malloc(LWS_PRE + n + 1);
-	if (!p->out)
-		return -ENOMEM;
-	memcpy(p->out + LWS_PRE, s, n);
-	p->len = n;
-	p->status = status;
-	p->ctype = ctype;
-	return 0;
+	return agent_http_answer_set(&p->ans, status, ctype, s, n);
 }
 
 static void review(struct pss *p)
@@ -105,32 +94,12 @@ static void route(struct lws *wsi, struct pss *p, const char *uri)
 	lws_callback_on_writable(wsi);
 }
 
-static int write_answer(struct lws *wsi, struct pss *p)
-{
-	unsigned char hdr[LWS_PRE + 512], *start = &hdr[LWS_PRE], *q = start,
-					  *end = &hdr[sizeof(hdr) - 1];
-
-	if (!p->out)
-		return -1;
-	if (lws_add_http_common_headers(wsi, (unsigned)p->status, p->ctype,
-					(lws_filepos_t)p->len, &q, end) ||
-	    lws_finalize_write_http_header(wsi, start, &q, end))
-		return -1;
-	if (p->len && lws_write(wsi, p->out + LWS_PRE, p->len,
-				LWS_WRITE_HTTP_FINAL) < (int)p->len)
-		return -1;
-	free(p->out);
-	p->out = NULL;
-	return lws_http_transaction_completed(wsi) ? -1 : 0;
-}
-
 static void pss_release(struct pss *p)
 {
 	if (!p)
 		return;
 	strbuf_release(&p->body);
-	free(p->out);
-	p->out = NULL;
+	agent_http_answer_free(&p->ans);
 }
 
 static int callback(struct lws *wsi, enum lws_callback_reasons reason,
@@ -156,7 +125,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason,
 		lws_callback_on_writable(wsi);
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
-		return write_answer(wsi, p);
+		return agent_http_answer_write(wsi, &p->ans);
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
 		pss_release(p);

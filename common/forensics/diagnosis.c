@@ -902,6 +902,30 @@ static bool jvm_heap_grew(const struct diag_input *in,
 			  const struct diag_jvm **ret);
 static bool jvm_native_grew(const struct diag_input *in, uint64_t usage);
 
+/* Where the final climb to the kill began: walking back from the newest
+ * sample of the workload (within the last 10 s) while each earlier sample
+ * is lower by more than a step of noise. A workload that idled before a
+ * burst is reported from its idle level, not from before it started. */
+static const struct diag_sample *rise_start(const struct diag_input *in,
+					    uint64_t lim)
+{
+	uint64_t tol = lim / 64 > MiB ? lim / 64 : MiB;
+	const struct diag_sample *r = NULL;
+
+	for (size_t i = in->n_tl; i-- > 0;) {
+		const struct diag_sample *s = &in->tl[i];
+
+		if (s->t < -10.0)
+			break;
+		if (!s->nprocs)
+			continue;
+		if (r && s->usage >= sub_sat(r->usage, tol))
+			break;
+		r = s;
+	}
+	return r;
+}
+
 static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 {
 	uint64_t lim = d->limit_bytes, low = UINT64_MAX, near = 0;
@@ -932,9 +956,16 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 	regress(in, &slope, &r2);
 	linear = in->n_tl >= 10 && span >= 10 && slope > 0 && r2 >= 0.8;
 	if (!linear && low != UINT64_MAX && mul_sat(low, 2) <= lim) {
+		const struct diag_sample *r = rise_start(in, lim);
+		bool young;
+
+		if (r && mul_sat(r->usage, 2) <= lim) {
+			low = r->usage;
+			low_t = r->t;
+		}
 		/* A workload that hits the limit right after it started is
 		 * as likely sized too small as bursting: say which. */
-		bool young = start_t >= -10.0 && low_t - start_t < 1.5;
+		young = start_t >= -10.0 && low_t - start_t < 1.5;
 
 		v = verdict(d, DIAG_SPIKE, young ? 45 : 70,
 			    sub_sat(d->usage_bytes, low));

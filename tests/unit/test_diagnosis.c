@@ -255,6 +255,17 @@ static uint64_t flat_then_jump(size_t i, size_t n)
 	return i + 3 < n ? 30 * MiB : 256 * MiB;
 }
 
+/* 3 MiB as the process starts, 10 MiB held for 4 s, then a burst: the
+ * 1 s sampler saw the process before it touched its base. */
+static uint64_t start_idle_burst(size_t i, size_t n)
+{
+	if (i == 0)
+		return 3 * MiB;
+	if (i + 2 < n)
+		return 10 * MiB + (i % 2) * 256 * 1024;
+	return i + 1 < n ? 90 * MiB : 256 * MiB;
+}
+
 static uint64_t near_limit(size_t i, size_t n)
 {
 	(void)n;
@@ -290,6 +301,21 @@ Test(diagnosis, jump_from_idle_is_a_spike)
 
 	run_tl(flat_then_jump, 60, 1.0, &d);
 	cr_assert_eq(d.verdicts[0].kind, DIAG_SPIKE, "%s", d.summary);
+}
+
+/* The spike is told from the idle level the burst left, not from a sample
+ * taken before the workload touched its memory. */
+Test(diagnosis, spike_is_measured_from_where_the_climb_began)
+{
+	struct diagnosis d;
+
+	run_tl(start_idle_burst, 7, 1.0, &d);
+	cr_assert_eq(d.verdicts[0].kind, DIAG_SPIKE, "%s", d.summary);
+	cr_assert(strstr(d.verdicts[0].evidence[0],
+			 "usage went from 10 MiB (4% of the limit) to the limit "
+			 "in the last 2.0 s"),
+		  "%s", d.verdicts[0].evidence[0]);
+	cr_assert_eq(d.verdicts[0].bytes, 246 * MiB);
 }
 
 Test(diagnosis, plateau_near_the_limit_is_limit_too_low)

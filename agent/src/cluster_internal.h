@@ -34,6 +34,11 @@ struct cluster {
 extern const struct pub_ops cluster_pub_ops;
 void *cluster_watch_main(void *ud);
 void *cluster_pub_main(void *ud);
+/* Moves the kills handed over by the detector into the durable queue (a
+ * file each in the state dir; no network). The publisher does it each
+ * turn; cluster_free() once more after the threads stopped, so a kill
+ * handed over at shutdown is published by the next start. */
+void cluster_take_kills(struct cluster *c);
 void cluster_owners_clear(struct cluster *c);
 /* Answers the detector's snapshot requests (publisher thread; blocks on
  * the API). */

@@ -133,6 +133,8 @@ void cluster_free(struct cluster *c)
 		pthread_join(c->watch_th, NULL);
 	if (c->pub_started)
 		pthread_join(c->pub_th, NULL);
+	if (c->queue && c->kills)
+		cluster_take_kills(c);
 	pubqueue_free(c->queue);
 	evqueue_free(c->pods, cluster_pod_free);
 	evqueue_free(c->kills, free);

@@ -367,7 +367,7 @@ const struct pub_ops cluster_pub_ops = {
 	.read_bundle = read_bundle,
 };
 
-static void take_kills(struct cluster *c)
+void cluster_take_kills(struct cluster *c)
 {
 	void *p;
 
@@ -435,7 +435,7 @@ void *cluster_pub_main(void *ud)
 		if (kube_cancel_is_triggered(c->cancel))
 			break;
 		cluster_snap_serve(c); /* a kill waits on each */
-		take_kills(c);
+		cluster_take_kills(c);
 		pubqueue_run(c->queue, now, &next_ms);
 		probe_api(c, &last_probe);
 		update_counters(c);

@@ -311,10 +311,11 @@ Test(diagnosis, spike_is_measured_from_where_the_climb_began)
 
 	run_tl(start_idle_burst, 7, 1.0, &d);
 	cr_assert_eq(d.verdicts[0].kind, DIAG_SPIKE, "%s", d.summary);
-	cr_assert(strstr(d.verdicts[0].evidence[0],
-			 "usage went from 10 MiB (4% of the limit) to the limit "
-			 "in the last 2.0 s"),
-		  "%s", d.verdicts[0].evidence[0]);
+	cr_assert(
+		strstr(d.verdicts[0].evidence[0],
+		       "usage went from 10 MiB (4% of the limit) to the limit "
+		       "in the last 2.0 s"),
+		"%s", d.verdicts[0].evidence[0]);
 	cr_assert_eq(d.verdicts[0].bytes, 246 * MiB);
 }
 

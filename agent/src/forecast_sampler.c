@@ -38,6 +38,7 @@ static struct {
 	struct agent *a;
 	int tfd;
 	unsigned ticks;
+	uint32_t watch_gen; /* cgroup_watch_generation() at the last walk */
 	struct tracked *t;
 	size_t n;
 	forecast_resolve_fn resolve;
@@ -292,8 +293,14 @@ void forecast_sampler_tick(void)
 	if (read(S.tfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		log_warn("timeline timerfd: %s, ignoring", strerror(errno));
 	agent_health_beat(now_us);
-	if (S.ticks++ % RESCAN_TICKS == 0)
+	/* a container the watch just found (inotify) is sampled from this
+	 * tick on, not up to RESCAN_TICKS later: a quick kill keeps its
+	 * timeline */
+	if (S.ticks++ % RESCAN_TICKS == 0 ||
+	    cgroup_watch_generation(S.a->watch) != S.watch_gen) {
+		S.watch_gen = cgroup_watch_generation(S.a->watch);
 		rescan();
+	}
 	for (size_t i = 0; i < S.n; i++)
 		sample_one(&S.t[i], now_us / 1000);
 }

@@ -205,6 +205,11 @@ int cgroup_watch_recount(struct cgroup_watch *w);
 /* Number of cgroups currently watched (for /metrics and tests). */
 size_t cgroup_watch_count(const struct cgroup_watch *w);
 
+/* Changes each time a cgroup is added to the watch (inotify or rescan):
+ * lets a periodic walker of the same tree (the agent's forecast) pick up
+ * a new container at once instead of at its next walk. 0 for NULL. */
+uint32_t cgroup_watch_generation(const struct cgroup_watch *w);
+
 /* True when path equals subtree or lies below it ("/a" covers "/a/b",
  * not "/ab"). */
 bool cgroup_path_within(const char *path, const char *subtree);

@@ -828,6 +828,11 @@ size_t cgroup_watch_count(const struct cgroup_watch *w)
 	return w ? w->n : 0;
 }
 
+uint32_t cgroup_watch_generation(const struct cgroup_watch *w)
+{
+	return w ? w->next_id : 0;
+}
+
 /* Re-reads every node's oom_kill (growth is queued) and wakes the loop
  * when anything was queued since before. Returns the number queued, or err
  * (or the first read error) when negative. */

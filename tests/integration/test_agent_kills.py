@@ -251,3 +251,36 @@ def test_kill_without_sidecar_is_diagnosed_from_the_agents_cgroup_timeline(
     print("\nagent timeline: %d samples before the kill; %s"
           % (len(before), top["evidence"][0]))
     assert agent.stop() == 0
+
+
+def test_container_killed_soon_after_it_appeared_has_a_timeline(
+        cg, agent_factory):
+    # A cgroup made after the agent started and killed ~4 s later (a
+    # container that runs out at start-up): the agent's timeline of it
+    # starts within about a tick of its creation, not at the next periodic
+    # walk of the tree (every 5 s).
+    import time
+    wait_oom_ratelimit()
+    started = time.monotonic()
+    agent = agent_factory()
+    # half a second after the agent's second walk (ticks 0 and 5 s): the
+    # next walk would come only after the kill
+    assert agent.drain(max(0.1, started + 5.6 - time.monotonic())) == []
+    created_ms = int(time.time() * 1000)
+    cg.mkdir("/quick", limit_mb=32)
+    victim, _, rc = hog(cg, "/quick", "--step-mb", "4", "--delay-ms", "500")
+    assert rc == -9
+    line = agent.next()
+    assert [v["pid"] for v in line["victims"]] == [victim]
+    files = bundle_members(line["path"])
+    man = json.loads(files["manifest.json"])
+    tl = json.loads(files["agent/timeline.json"])
+    series = [s for s in tl["cgroups"] if s["cgroup"] == cg.path("/quick")]
+    assert series, tl
+    before = [s for s in series[0]["samples"]
+              if s["t_ms"] <= man["killed_at_ms"]]
+    assert before, series
+    first = before[0]["t_ms"] - created_ms
+    assert 0 <= first <= 1600, (first, man["killed_at_ms"] - created_ms)
+    assert len(before) >= 2, series
+    assert agent.stop() == 0

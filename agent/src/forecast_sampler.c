@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -229,6 +230,18 @@ static void note_cgroup(const char *path)
 	S.n++;
 }
 
+/* A directory without subdirectories, by its link count (2 + its
+ * subdirectories on kernfs, as on most file systems; 1 where unknown). A
+ * container's cgroup is one: noted without opening and reading it (a
+ * cgroup directory lists some 30 files; six syscalls saved per leaf). */
+static bool is_leaf(int dfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(st.st_mode) && st.st_nlink == 2;
+}
+
 /* Every cgroup directory under dfd (path: its cgroup path). */
 static void walk(int dfd, char *path, size_t len, size_t size, int depth)
 {
@@ -247,13 +260,14 @@ static void walk(int dfd, char *path, size_t len, size_t size, int depth)
 		if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
 		    len + n + 2 > size)
 			continue;
-		cfd = openat(dirfd(d), e->d_name,
-			     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (cfd < 0)
-			continue;
 		path[len] = '/';
 		memcpy(path + len + 1, e->d_name, n + 1);
-		walk(cfd, path, len + 1 + n, size, depth + 1);
+		if (is_leaf(dirfd(d), e->d_name))
+			note_cgroup(path);
+		else if ((cfd = openat(dirfd(d), e->d_name,
+				       O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >=
+			 0)
+			walk(cfd, path, len + 1 + n, size, depth + 1);
 		path[len] = '\0';
 	}
 	closedir(d);

@@ -136,16 +136,17 @@ static void unpack(const struct packed_ring *p, struct forecast_history *h)
  * 49 days (a tick that stalled that long) keeps its newest sample. */
 static void pack(const struct forecast_history *h, struct packed_ring *p)
 {
+	const uint64_t *t = h->ring.t_ms;
+	unsigned n = h->ring.n;
 	unsigned newest =
 		(h->ring.head + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN;
-	unsigned n = h->ring.n, oldest;
+	unsigned oldest =
+		(h->ring.head + FORECAST_RING_LEN - n) % FORECAST_RING_LEN;
 
-	if (n && h->ring.t_ms[newest] - h->ring.t_ms[(h->ring.head +
-						      FORECAST_RING_LEN - n) %
-						     FORECAST_RING_LEN] >
-			 UINT32_MAX)
+	if (n && t[newest] - t[oldest] > UINT32_MAX) {
 		n = 1;
-	oldest = (h->ring.head + FORECAST_RING_LEN - n) % FORECAST_RING_LEN;
+		oldest = newest;
+	}
 	p->t0_ms = n ? h->ring.t_ms[oldest] : 0;
 	for (unsigned k = 0; k < n; k++) {
 		unsigned i = (oldest + k) % FORECAST_RING_LEN;

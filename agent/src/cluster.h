@@ -44,16 +44,18 @@ struct agent_counters {
 };
 
 /* What the detector knows of one pod (a snapshot, moved through the pods
- * queue; the detector owns it once popped). */
+ * queue; the detector owns it once popped). Allocated with room for its
+ * n containers only (at most CLUSTER_MAX_CTR): 208 bytes a container, not
+ * 6.5 KiB a pod. */
 struct cluster_pod {
 	char uid[KUBE_UID_MAX], ns[64], name[254];
 	enum kube_capture_mode capture;
-	bool deleted; /* a tombstone: forget uid */
+	bool deleted;	/* a tombstone: forget uid */
+	char *manifest; /* the bundle manifest's "pod" object, JSON text */
 	size_t n;
 	struct {
 		char name[64], id[KUBE_CTR_ID_MAX], last_id[KUBE_CTR_ID_MAX];
-	} ctr[CLUSTER_MAX_CTR];
-	char *manifest; /* the bundle manifest's "pod" object, JSON text */
+	} ctr[];
 };
 void cluster_pod_free(void *p);
 

@@ -249,7 +249,9 @@ static char *pod_manifest(const struct kube_pod *p, const char *owners)
 static struct cluster_pod *snapshot(const struct kube_pod *p,
 				    const char *owners)
 {
-	struct cluster_pod *s = calloc(1, sizeof(*s));
+	size_t n = p->n_containers < CLUSTER_MAX_CTR ? p->n_containers
+						     : CLUSTER_MAX_CTR;
+	struct cluster_pod *s = calloc(1, sizeof(*s) + n * sizeof(s->ctr[0]));
 	struct kube_annotations a;
 
 	if (!s)
@@ -259,7 +261,7 @@ static struct cluster_pod *snapshot(const struct kube_pod *p,
 	strlcpy_safe(s->name, p->name, sizeof(s->name));
 	kube_annotations_parse(p->annotations, &a);
 	s->capture = a.capture;
-	for (size_t i = 0; i < p->n_containers && s->n < CLUSTER_MAX_CTR; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct kube_container *k = &p->containers[i];
 		const char *id = kube_container_id_bare(k->container_id);
 		const char *last = kube_container_id_bare(k->last_container_id);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -24,12 +26,29 @@
 #define MAX_DEPTH 16
 #define RETIRED_MAX 8
 
+/* A timeline as kept per cgroup: forecast_history packed to 12 bytes a
+ * sample instead of 24 (times as ms after the oldest sample's; usage and
+ * limit in 4 KiB units, which is exact: the kernel counts a memory
+ * cgroup's usage and limit in pages, values above 16 TiB are held as
+ * 16 TiB). Unpacked into a forecast_history to push, fit and copy. */
+#define UNIT_SHIFT 12
+struct packed_ring {
+	uint64_t t0_ms;
+	uint32_t dt_ms[FORECAST_RING_LEN];
+	uint32_t usage[FORECAST_RING_LEN];
+	uint32_t limit[FORECAST_RING_LEN];
+	uint8_t head, n;
+};
+
 struct tracked {
-	char path[1024];
-	struct forecast_ring ring;
-	uint64_t limit[FORECAST_RING_LEN]; /* read with ring's slot i */
-	struct forecast_target target;
+	char *path;
+	uint32_t hash;	/* of path: a rescan compares it first */
+	int usage_fd;	/* memory.usage_in_bytes | memory.current, or -1 */
+	uint64_t limit; /* read every RESCAN_TICKS ticks (have_limit) */
+	struct packed_ring ring;
+	struct forecast_target *target; /* allocated at the first forecast */
 	uint64_t last_warn_ms;
+	bool have_limit;
 	bool exported; /* a seconds_to_oom series exists */
 	bool seen;     /* in the last scan */
 };
@@ -41,6 +60,10 @@ static struct {
 	uint32_t watch_gen; /* cgroup_watch_generation() at the last walk */
 	struct tracked *t;
 	size_t n;
+	/* usage fds held open: at most a quarter of RLIMIT_NOFILE, the rest
+	 * is the OOM watcher's (two per cgroup on v1); beyond, a cgroup's
+	 * usage is opened and closed each tick as before */
+	size_t fds, max_fds;
 	forecast_resolve_fn resolve;
 	void *resolve_ud;
 	forecast_warn_fn warn;
@@ -53,6 +76,7 @@ static struct {
 		struct forecast_history h;
 	} retired[RETIRED_MAX];
 	unsigned retired_next;
+	struct forecast_history cur, before; /* a tick's unpacked ring */
 } S = {.tfd = -1};
 
 void forecast_sampler_set_resolver(forecast_resolve_fn fn, void *ud)
@@ -85,41 +109,139 @@ static void warn_log(const struct forecast_warning *w, void *ud)
 		 (unsigned long long)w->limit, w->slope);
 }
 
-static void retire(const char *path, const struct forecast_ring *r,
-		   const uint64_t *limit)
+static uint32_t to_units(uint64_t bytes)
+{
+	uint64_t u =
+		(bytes >> UNIT_SHIFT) + !!(bytes & ((1u << UNIT_SHIFT) - 1));
+
+	return u > UINT32_MAX ? UINT32_MAX : (uint32_t)u;
+}
+
+static void unpack(const struct packed_ring *p, struct forecast_history *h)
+{
+	memset(h, 0, sizeof(*h));
+	for (unsigned k = 0; k < p->n; k++) {
+		unsigned i = (p->head + FORECAST_RING_LEN - 1 - k) %
+			     FORECAST_RING_LEN;
+
+		h->ring.t_ms[i] = p->t0_ms + p->dt_ms[i];
+		h->ring.usage[i] = (uint64_t)p->usage[i] << UNIT_SHIFT;
+		h->limit[i] = (uint64_t)p->limit[i] << UNIT_SHIFT;
+	}
+	h->ring.head = p->head;
+	h->ring.n = p->n;
+}
+
+/* The ring's times never go back (forecast_ring_push starts over when
+ * they do): the oldest sample is the base. A ring spanning more than
+ * 49 days (a tick that stalled that long) keeps its newest sample. */
+static void pack(const struct forecast_history *h, struct packed_ring *p)
+{
+	const uint64_t *t = h->ring.t_ms;
+	unsigned n = h->ring.n;
+	unsigned newest =
+		(h->ring.head + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN;
+	unsigned oldest =
+		(h->ring.head + FORECAST_RING_LEN - n) % FORECAST_RING_LEN;
+
+	if (n && t[newest] - t[oldest] > UINT32_MAX) {
+		n = 1;
+		oldest = newest;
+	}
+	p->t0_ms = n ? h->ring.t_ms[oldest] : 0;
+	for (unsigned k = 0; k < n; k++) {
+		unsigned i = (oldest + k) % FORECAST_RING_LEN;
+
+		p->dt_ms[i] = (uint32_t)(h->ring.t_ms[i] - p->t0_ms);
+		p->usage[i] = to_units(h->ring.usage[i]);
+		p->limit[i] = to_units(h->limit[i]);
+	}
+	p->head = (uint8_t)h->ring.head;
+	p->n = (uint8_t)n;
+}
+
+static void retire(const char *path, const struct forecast_history *h)
 {
 	unsigned i = S.retired_next++ % RETIRED_MAX;
 
-	if (!r->n)
+	if (!h->ring.n)
 		return;
 	strlcpy_safe(S.retired[i].path, path, sizeof(S.retired[i].path));
-	S.retired[i].h.ring = *r;
-	memcpy(S.retired[i].h.limit, limit, sizeof(S.retired[i].h.limit));
+	S.retired[i].h = *h;
 }
 
 static void drop_series(struct tracked *t)
 {
 	if (t->exported)
-		agent_metrics_seconds_to_oom(t->target.namespace, t->target.pod,
-					     t->target.container, -1);
+		agent_metrics_seconds_to_oom(t->target->namespace,
+					     t->target->pod,
+					     t->target->container, -1);
 	t->exported = false;
+}
+
+static void close_usage(struct tracked *t)
+{
+	if (t->usage_fd < 0)
+		return;
+	close(t->usage_fd);
+	t->usage_fd = -1;
+	S.fds--;
+}
+
+static void untrack(struct tracked *t)
+{
+	drop_series(t);
+	close_usage(t);
+	free(t->path);
+	free(t->target);
+	t->path = NULL;
+	t->target = NULL;
+}
+
+/* FNV-1a */
+static uint32_t path_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
 }
 
 static void note_cgroup(const char *path)
 {
+	uint32_t h = path_hash(path);
 	struct tracked *t;
 
 	for (size_t i = 0; i < S.n; i++)
-		if (streq(S.t[i].path, path)) {
+		if (S.t[i].hash == h && streq(S.t[i].path, path)) {
 			S.t[i].seen = true;
 			return;
 		}
-	if (S.n == MAX_CGROUPS || strlen(path) >= sizeof(t->path))
+	if (S.n == MAX_CGROUPS || strlen(path) >= sizeof(S.retired[0].path))
 		return;
-	t = &S.t[S.n++];
+	t = &S.t[S.n];
 	memset(t, 0, sizeof(*t));
-	strlcpy_safe(t->path, path, sizeof(t->path));
+	t->path = strdup(path);
+	if (!t->path)
+		return;
+	t->hash = h;
+	t->usage_fd = -1;
+	t->limit = UINT64_MAX;
 	t->seen = true;
+	S.n++;
+}
+
+/* A directory without subdirectories, by its link count (2 + its
+ * subdirectories on kernfs, as on most file systems; 1 where unknown). A
+ * container's cgroup is one: noted without opening and reading it (a
+ * cgroup directory lists some 30 files; six syscalls saved per leaf). */
+static bool is_leaf(int dfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(st.st_mode) && st.st_nlink == 2;
 }
 
 /* Every cgroup directory under dfd (path: its cgroup path). */
@@ -140,13 +262,14 @@ static void walk(int dfd, char *path, size_t len, size_t size, int depth)
 		if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
 		    len + n + 2 > size)
 			continue;
-		cfd = openat(dirfd(d), e->d_name,
-			     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (cfd < 0)
-			continue;
 		path[len] = '/';
 		memcpy(path + len + 1, e->d_name, n + 1);
-		walk(cfd, path, len + 1 + n, size, depth + 1);
+		if (is_leaf(dirfd(d), e->d_name))
+			note_cgroup(path);
+		else if ((cfd = openat(dirfd(d), e->d_name,
+				       O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >=
+			 0)
+			walk(cfd, path, len + 1 + n, size, depth + 1);
 		path[len] = '\0';
 	}
 	closedir(d);
@@ -157,8 +280,10 @@ static void rescan(void)
 	char path[1024];
 	size_t kept = 0;
 
-	for (size_t i = 0; i < S.n; i++)
+	for (size_t i = 0; i < S.n; i++) {
 		S.t[i].seen = false;
+		S.t[i].have_limit = false; /* re-read at the next sample */
+	}
 	for (int i = 0; i < S.a->opts.n_watch; i++) {
 		const char *w = S.a->opts.watch[i];
 		int fd = openat(S.a->cgfs.mem_fd, streq(w, "/") ? "." : w + 1,
@@ -171,8 +296,9 @@ static void rescan(void)
 	}
 	for (size_t i = 0; i < S.n; i++) {
 		if (!S.t[i].seen) {
-			retire(S.t[i].path, &S.t[i].ring, S.t[i].limit);
-			drop_series(&S.t[i]);
+			unpack(&S.t[i].ring, &S.before);
+			retire(S.t[i].path, &S.before);
+			untrack(&S.t[i]);
 			continue;
 		}
 		if (kept != i)
@@ -184,10 +310,23 @@ static void rescan(void)
 		agent_metrics_watched((unsigned)cgroup_watch_count(S.a->watch));
 }
 
+static int parse_value(const char *buf, size_t len, uint64_t *ret)
+{
+	struct cgroup_value v;
+
+	cgroup_parse_value(buf, len, S.a->cgfs.mode, &v);
+	if (v.state == CGV_UNLIMITED)
+		*ret = UINT64_MAX;
+	else if (v.state == CGV_OK)
+		*ret = v.v;
+	else
+		return -EBADMSG;
+	return 0;
+}
+
 static int read_value(const char *cg, const char *file, uint64_t *ret)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	struct cgroup_value v;
 	char p[1200];
 	int r;
 
@@ -196,14 +335,55 @@ static int read_value(const char *cg, const char *file, uint64_t *ret)
 	r = read_file_at(S.a->cgfs.mem_fd, p, 63, &sb);
 	if (r < 0)
 		return r;
-	cgroup_parse_value(sb.buf, sb.len, S.a->cgfs.mode, &v);
-	if (v.state == CGV_UNLIMITED)
-		*ret = UINT64_MAX;
-	else if (v.state == CGV_OK)
-		*ret = v.v;
-	else
-		return -EBADMSG;
-	return 0;
+	return parse_value(sb.buf, sb.len, ret);
+}
+
+static const char *usage_file(void)
+{
+	return S.a->cgfs.mode == CGROUP_V2 ? "memory.current"
+					   : "memory.usage_in_bytes";
+}
+
+/* Usage with one pread of a file kept open (1 syscall a tick instead of
+ * openat, read, read, close); a failed read (the cgroup was removed:
+ * ENODEV) closes it and falls back to the path once. */
+static int read_usage(struct tracked *t, uint64_t *ret)
+{
+	char buf[64], p[1200];
+	ssize_t n;
+
+	if (t->usage_fd < 0 && S.fds < S.max_fds) {
+		snprintf(p, sizeof(p), "%s/%s",
+			 streq(t->path, "/") ? "." : t->path + 1, usage_file());
+		t->usage_fd = openat(S.a->cgfs.mem_fd, p, O_RDONLY | O_CLOEXEC);
+		if (t->usage_fd >= 0)
+			S.fds++;
+	}
+	if (t->usage_fd >= 0) {
+		n = pread(t->usage_fd, buf, sizeof(buf) - 1, 0);
+		if (n >= 0) {
+			buf[n] = '\0';
+			return parse_value(buf, (size_t)n, ret);
+		}
+		close_usage(t);
+	}
+	return read_value(t->path, usage_file(), ret);
+}
+
+/* The limit, read at a cgroup's first sample and after each rescan (every
+ * RESCAN_TICKS ticks): a changed limit shows within 5 s. */
+static int read_limit(struct tracked *t)
+{
+	int r;
+
+	if (t->have_limit)
+		return 0;
+	r = read_value(t->path,
+		       S.a->cgfs.mode == CGROUP_V2 ? "memory.max"
+						   : "memory.limit_in_bytes",
+		       &t->limit);
+	t->have_limit = r == 0;
+	return r;
 }
 
 /* What the kernel would reclaim before killing: the inactive page cache.
@@ -226,60 +406,59 @@ static uint64_t reclaimable(const char *cg)
 	return v;
 }
 
-/* Pushes a sample and its limit; a timeline that starts over because
- * usage fell (forecast_ring_push) is kept as retired first. */
+/* Pushes a sample and its limit (unpacked into S.cur, packed back); a
+ * timeline that starts over because usage fell (forecast_ring_push) is
+ * kept as retired first. */
 static void push_sample(struct tracked *t, uint64_t now_ms, uint64_t usage,
 			uint64_t limit)
 {
-	struct forecast_ring *r = &t->ring;
-	unsigned last = (r->head + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN;
-	bool fell = r->n > 1 && usage < r->usage[last];
-	struct forecast_ring before;
-	uint64_t before_limit[FORECAST_RING_LEN];
+	struct forecast_ring *r = &S.cur.ring;
+	unsigned last;
+	bool fell;
 
-	if (fell) {
-		before = *r;
-		memcpy(before_limit, t->limit, sizeof(before_limit));
-	}
+	unpack(&t->ring, &S.cur);
+	last = (r->head + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN;
+	fell = r->n > 1 && usage < r->usage[last];
+	if (fell)
+		S.before = S.cur;
 	forecast_ring_push(r, now_ms, usage);
-	t->limit[(r->head + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN] = limit;
-	if (fell && r->n < before.n)
-		retire(t->path, &before, before_limit);
+	S.cur.limit[(r->head + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN] =
+		limit;
+	if (fell && r->n < S.before.ring.n)
+		retire(t->path, &S.before);
+	pack(&S.cur, &t->ring);
 }
 
 static void sample_one(struct tracked *t, uint64_t now_ms)
 {
-	bool v2 = S.a->cgfs.mode == CGROUP_V2;
 	struct forecast f;
-	uint64_t usage, limit;
+	uint64_t usage;
 
-	if (read_value(t->path, v2 ? "memory.current" : "memory.usage_in_bytes",
-		       &usage) < 0 ||
-	    read_value(t->path, v2 ? "memory.max" : "memory.limit_in_bytes",
-		       &limit) < 0 ||
-	    limit == UINT64_MAX) {
+	if (read_usage(t, &usage) < 0 || read_limit(t) < 0 ||
+	    t->limit == UINT64_MAX) {
 		drop_series(t);
 		return;
 	}
-	push_sample(t, now_ms, usage, limit);
-	if (!forecast_predict(&t->ring, limit, 0, NULL, &f) ||
-	    forecast_predict(&t->ring, limit, reclaimable(t->path), NULL, &f) <
-		    1 ||
-	    !S.resolve(t->path, &t->target, S.resolve_ud)) {
+	push_sample(t, now_ms, usage, t->limit);
+	if (!forecast_predict(&S.cur.ring, t->limit, 0, NULL, &f) ||
+	    forecast_predict(&S.cur.ring, t->limit, reclaimable(t->path), NULL,
+			     &f) < 1 ||
+	    (!t->target && !(t->target = calloc(1, sizeof(*t->target)))) ||
+	    !S.resolve(t->path, t->target, S.resolve_ud)) {
 		drop_series(t);
 		return;
 	}
-	agent_metrics_seconds_to_oom(t->target.namespace, t->target.pod,
-				     t->target.container, f.seconds);
+	agent_metrics_seconds_to_oom(t->target->namespace, t->target->pod,
+				     t->target->container, f.seconds);
 	t->exported = true;
 	if (forecast_should_warn(f.seconds, now_ms, &t->last_warn_ms)) {
 		struct forecast_warning w = {
 			.cgroup = t->path,
-			.target = &t->target,
+			.target = t->target,
 			.seconds = f.seconds,
 			.slope = f.slope,
 			.usage = usage,
-			.limit = limit,
+			.limit = t->limit,
 		};
 
 		S.warn(&w, S.warn_ud);
@@ -317,6 +496,7 @@ int forecast_sampler_start(struct agent *a, int ep)
 		.it_interval = {TICK_MS / 1000, (TICK_MS % 1000) * 1000000L},
 	};
 	struct epoll_event ev = {.events = EPOLLIN};
+	struct rlimit rl;
 	int r = agent_metrics_init();
 
 	if (r < 0)
@@ -327,6 +507,9 @@ int forecast_sampler_start(struct agent *a, int ep)
 	if (!S.warn)
 		S.warn = warn_log;
 	S.t = calloc(MAX_CGROUPS, sizeof(*S.t));
+	S.max_fds = getrlimit(RLIMIT_NOFILE, &rl) < 0 ? 0
+		    : rl.rlim_cur == RLIM_INFINITY    ? MAX_CGROUPS
+						      : rl.rlim_cur / 4;
 	S.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (!S.t || S.tfd < 0) {
 		r = S.t ? -errno : -ENOMEM;
@@ -353,6 +536,11 @@ void forecast_sampler_stop(void)
 	if (S.tfd >= 0)
 		close(S.tfd);
 	S.tfd = -1;
+	for (size_t i = 0; S.t && i < S.n; i++) {
+		close_usage(&S.t[i]);
+		free(S.t[i].path);
+		free(S.t[i].target);
+	}
 	free(S.t);
 	S.t = NULL;
 	S.n = 0;
@@ -381,31 +569,32 @@ static uint64_t newest_upto(const struct forecast_ring *r, uint64_t upto_ms,
 int forecast_sampler_history(const char *cgroup, uint64_t upto_ms,
 			     struct forecast_history *ret)
 {
-	const struct forecast_ring *best = NULL;
-	const uint64_t *best_limit = NULL;
+	static struct forecast_history live;
+	const struct forecast_history *best = NULL;
 	uint64_t best_t = 0, t;
 	int best_n = 0, n;
 
-	for (size_t i = 0; i < S.n; i++)
-		if (streq(S.t[i].path, cgroup) &&
-		    (t = newest_upto(&S.t[i].ring, upto_ms, &n)) > best_t) {
-			best = &S.t[i].ring;
-			best_limit = S.t[i].limit;
+	for (size_t i = 0; i < S.n; i++) {
+		if (!streq(S.t[i].path, cgroup))
+			continue;
+		unpack(&S.t[i].ring, &live);
+		if ((t = newest_upto(&live.ring, upto_ms, &n)) > best_t) {
+			best = &live;
 			best_t = t;
 			best_n = n;
 		}
+		break; /* a path is tracked once */
+	}
 	for (size_t i = 0; i < RETIRED_MAX; i++)
 		if (streq(S.retired[i].path, cgroup) &&
 		    (t = newest_upto(&S.retired[i].h.ring, upto_ms, &n)) >
 			    best_t) {
-			best = &S.retired[i].h.ring;
-			best_limit = S.retired[i].h.limit;
+			best = &S.retired[i].h;
 			best_t = t;
 			best_n = n;
 		}
 	if (!best)
 		return -ENOENT;
-	ret->ring = *best;
-	memcpy(ret->limit, best_limit, sizeof(ret->limit));
+	*ret = *best;
 	return best_n;
 }

@@ -15,7 +15,7 @@
 static struct cluster_pods *with_pod(size_t n, const char *id0)
 {
 	struct cluster_pods *m;
-	struct cluster_pod *p = calloc(1, sizeof(*p));
+	struct cluster_pod *p = calloc(1, sizeof(*p) + 2 * sizeof(p->ctr[0]));
 
 	cr_assert_eq(cluster_pods_new(&m), 0);
 	strlcpy_safe(p->uid, UID, sizeof(p->uid));

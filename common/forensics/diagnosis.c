@@ -708,6 +708,35 @@ static void regress(const struct diag_input *in, double *ret_slope,
  * no process counts, so every verdict from them says it is cgroup-level
  * and is less sure than the sidecar's. Samples after the kill, and
  * readings above the limit (another moment's), are left out or clipped. */
+/* Where the final climb to the kill began, among the last 10 s of the
+ * samples idx[0..n) name (in->tl in order when idx is NULL): walking back
+ * from the newest while each earlier sample is lower by more than a step
+ * of noise (1/64 of the limit, at least 1 MiB). A workload that idled
+ * before a burst is told from its idle level, not from a sample taken
+ * before it touched its memory. The sidecar's samples without processes
+ * (before the workload ran, after it died) are skipped; the agent's
+ * cgroup samples (idx given) count no processes. NULL when none. */
+static const struct diag_sample *climb_start(const struct diag_input *in,
+					     const size_t *idx, size_t n,
+					     uint64_t lim)
+{
+	uint64_t tol = lim / 64 > MiB ? lim / 64 : MiB;
+	const struct diag_sample *r = NULL;
+
+	for (size_t k = n; k-- > 0;) {
+		const struct diag_sample *s = &in->tl[idx ? idx[k] : k];
+
+		if (s->t < -10.0)
+			break;
+		if (!idx && !s->nprocs)
+			continue;
+		if (r && s->usage >= sub_sat(r->usage, tol))
+			break;
+		r = s;
+	}
+	return r;
+}
+
 struct cg_view {
 	size_t idx[64]; /* the newest samples at or before the kill */
 	size_t n;
@@ -815,6 +844,7 @@ static bool cg_spike(const struct diag_input *in, const struct cg_view *v,
 	uint64_t low = UINT64_MAX;
 	double low_t = 0, t0 = cg_t(in, v, 0);
 	bool young = t0 > -10.0, newest = false;
+	const struct diag_sample *c;
 	struct diag_verdict *vd;
 
 	for (size_t k = 0; k < v->n; k++)
@@ -825,6 +855,12 @@ static bool cg_spike(const struct diag_input *in, const struct cg_view *v,
 		}
 	if (low == UINT64_MAX || mul_sat(low, 2) > v->lim)
 		return false;
+	c = climb_start(in, v->idx, v->n, v->lim);
+	if (c && mul_sat(c->usage, 2) <= v->lim) {
+		low = c->usage;
+		low_t = c->t;
+		newest = c == &in->tl[v->idx[v->n - 1]];
+	}
 	vd = verdict(d, DIAG_SPIKE, young ? 40 : 55, sub_sat(v->end, low));
 	EVID(vd,
 	     "usage went from %s (%.0f%% of the %s limit) to the limit in "
@@ -902,30 +938,6 @@ static bool jvm_heap_grew(const struct diag_input *in,
 			  const struct diag_jvm **ret);
 static bool jvm_native_grew(const struct diag_input *in, uint64_t usage);
 
-/* Where the final climb to the kill began: walking back from the newest
- * sample of the workload (within the last 10 s) while each earlier sample
- * is lower by more than a step of noise. A workload that idled before a
- * burst is reported from its idle level, not from before it started. */
-static const struct diag_sample *rise_start(const struct diag_input *in,
-					    uint64_t lim)
-{
-	uint64_t tol = lim / 64 > MiB ? lim / 64 : MiB;
-	const struct diag_sample *r = NULL;
-
-	for (size_t i = in->n_tl; i-- > 0;) {
-		const struct diag_sample *s = &in->tl[i];
-
-		if (s->t < -10.0)
-			break;
-		if (!s->nprocs)
-			continue;
-		if (r && s->usage >= sub_sat(r->usage, tol))
-			break;
-		r = s;
-	}
-	return r;
-}
-
 static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 {
 	uint64_t lim = d->limit_bytes, low = UINT64_MAX, near = 0;
@@ -956,7 +968,8 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 	regress(in, &slope, &r2);
 	linear = in->n_tl >= 10 && span >= 10 && slope > 0 && r2 >= 0.8;
 	if (!linear && low != UINT64_MAX && mul_sat(low, 2) <= lim) {
-		const struct diag_sample *r = rise_start(in, lim);
+		const struct diag_sample *r =
+			climb_start(in, NULL, in->n_tl, lim);
 		bool young;
 
 		if (r && mul_sat(r->usage, 2) <= lim) {

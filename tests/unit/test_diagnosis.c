@@ -922,6 +922,29 @@ Test(diagnosis, agent_timeline_spike_in_the_last_second)
 	cr_assert_eq(v->confidence, 40);
 }
 
+/* 2 MiB at the container's start, 20 MiB held 6 s, then 40 MiB on the
+ * way to the limit: the burst is told from the 20 MiB it left. */
+static uint64_t start_idle_climb(size_t i, size_t n)
+{
+	if (i == 0)
+		return 2 * MiB;
+	return i + 1 < n ? 20 * MiB : 40 * MiB;
+}
+
+Test(diagnosis, agent_timeline_spike_is_measured_from_the_idle_level)
+{
+	struct diagnosis d;
+	const struct diag_verdict *v = &d.verdicts[0];
+
+	run_cg(start_idle_climb, 8, &d);
+	cr_assert_eq(v->kind, DIAG_SPIKE, "%s", d.summary);
+	cr_assert_eq(v->bytes, 44 * MiB, "20 MiB → the 64 MiB limit");
+	cr_assert_str_eq(v->evidence[0],
+			 "usage went from 20 MiB (31% of the 64 MiB limit) to "
+			 "the limit in the last 1.5 s (agent's cgroup "
+			 "timeline)");
+}
+
 static uint64_t flat_at_limit(size_t i, size_t n)
 {
 	(void)n;

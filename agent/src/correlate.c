@@ -410,6 +410,16 @@ static bool counted_around(const struct waiting_oom *p, uint64_t kill_mono)
 	return kill_mono >= from && kill_mono <= p->mono_us + CLOCK_SLACK_US;
 }
 
+/* The kernel counts a kill before it prints it (__oom_kill_process):
+ * with the killing task preempted in between, a kill p counted can be
+ * printed after p's read. Taken only for a line that no notification's
+ * own window claimed by its deadline (a later notification may yet). */
+static bool printed_after(const struct waiting_oom *p, uint64_t kill_mono)
+{
+	return kill_mono > p->mono_us + CLOCK_SLACK_US &&
+	       kill_mono <= p->mono_us + COUNT_LAG_US;
+}
+
 /* p is an ancestor's notification of a deeper one's kill (the kernel
  * counts kills in ancestors too where memory.events.local is missing). */
 static bool ancestor_of_another(const struct correlator *c,
@@ -494,8 +504,33 @@ static void emit_named(struct correlator *c, uint64_t now)
 	}
 }
 
+/* A line no notification's window took by its deadline: into buf, the
+ * cgroup of the oldest notification with kills still unclaimed that read
+ * its count shortly before the line was printed (printed_after()); ""
+ * when none. A copy: claiming the notification moves the pending list. */
+static const char *late_claim(const struct correlator *c,
+			      const struct deferred *d, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (d->kill_mono == UINT64_MAX)
+		return buf;
+	for (size_t i = 0; i < c->n_pending; i++) {
+		const struct waiting_oom *p = &c->pending[i];
+
+		if (p->kills && !p->away && !ancestor_of_another(c, p) &&
+		    fits(p, charged_rss(&d->r)) &&
+		    printed_after(p, d->kill_mono)) {
+			strlcpy_safe(buf, p->path, size);
+			break;
+		}
+	}
+	return buf;
+}
+
 static void retry(struct correlator *c, uint64_t now)
 {
+	char cg[KMSG_PATH_MAX];
+
 	/* A notification that came since may have listed the victim. */
 	for (size_t i = 0; i < c->n_deferred; i++) {
 		struct deferred *d = &c->deferred[i];
@@ -523,7 +558,8 @@ static void retry(struct correlator *c, uint64_t now)
 			continue;
 		}
 		drop_deferred(c, i);
-		emit(c, &d.r, "", CORR_COUNTER_WINDOW, CORR_LOW, now);
+		emit(c, &d.r, late_claim(c, &d, cg, sizeof(cg)),
+		     CORR_COUNTER_WINDOW, CORR_LOW, now);
 	}
 }
 

@@ -243,6 +243,22 @@ static const struct scenario scenarios[] = {
   { {501, "/w/app", CORR_CAPTURE, CORR_COUNTER_WINDOW, CORR_MEDIUM, 16},
     {502, "/w/app", CORR_CAPTURE, CORR_COUNTER_WINDOW, CORR_MEDIUM, 16} } },
 
+{ "a kill counted before it was printed (its killer preempted) is named",
+  { {BARE, 101, .pids = {501}, .kill = 100},
+    {NOTE, 200, "/w/app", 50, 2, {0}, 16},
+    {BARE, 261, .pids = {502}, .kill = 260},
+    {TICK, 262}, {TICK, 3000} },
+  { {501, "/w/app", CORR_CAPTURE, CORR_COUNTER_WINDOW, CORR_MEDIUM, 16},
+    {502, "/w/app", CORR_CAPTURE, CORR_COUNTER_WINDOW, CORR_LOW, 0} } },
+
+{ "a line printed after a read is another notification's when in its window",
+  { {NOTE, 200, "/w/app", 50, 1, {0}, 16},
+    {NOTE, 262, "/w/db", 150, 1, {0}, 32},
+    {BARE, 263, .pids = {502}, .kill = 260},
+    {TICK, 264}, {TICK, 3000} },
+  { {502, "/w/db", CORR_CAPTURE, CORR_COUNTER_WINDOW, CORR_MEDIUM, 32},
+    {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION} } },
+
 { "a starved agent counts three kills at once and names all of them",
   { {BARE, 305, .pids = {501}, .kill = 100},
     {BARE, 306, .pids = {502}, .kill = 200},

@@ -94,6 +94,12 @@ lib = sys.argv[1]
 f = open(lib, "rb")
 m = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)
 path = "/tmp/.java_pid%d" % os.getpid()
+# as HotSpot does: a socket left by an earlier process of this pid (a JVM
+# the suite OOM-killed cannot remove its own) is stale
+try:
+    os.unlink(path)
+except FileNotFoundError:
+    pass
 s = socket.socket(socket.AF_UNIX)
 s.bind(path)
 s.listen(4)

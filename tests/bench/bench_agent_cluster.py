@@ -18,7 +18,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import ssl
 import sys
 import tempfile
@@ -29,7 +28,8 @@ import uuid
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, os.path.join(HERE, "..", "fakeapi"))
-from oomtest import AGENT, AgentProcess, Cgroup, cgroup_root  # noqa: E402
+from oomtest import (AGENT, AgentProcess, Cgroup, cgroup_root,  # noqa: E402
+                     cpu_ticks, free_port, status_kib)
 import fakeapi  # noqa: E402
 
 NODE = "oomlens-bench-node"
@@ -86,29 +86,6 @@ def foreign_cgroups():
     too, so they are named in the output."""
     top = os.path.join(cgroup_root()[0], "kubepods.slice")
     return sum(len(dirs) for _, dirs, _ in os.walk(top))
-
-
-def free_port():
-    """A port of its own: another agent on this host may hold the default."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def cpu_ticks(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        st = f.read().rsplit(")", 1)[1].split()
-    return int(st[11]) + int(st[12])
-
-
-def status_kib(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
 
 
 def scrape(port, name):

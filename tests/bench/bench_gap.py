@@ -19,24 +19,14 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..",
                                 "integration"))
 from oomtest import (Agent, Cgroup, Sidecar, VICTIMS, bundle_files,  # noqa
-                     require_oom_env, run_in_cgroup)
+                     cpu_ticks, require_oom_env, run_in_cgroup, status_kib)
 
 KILLS = int(os.environ.get("KILLS", "10"))
 FAST_MS = 100
 
 
-def status(pid, key):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
-
-
 def cpu_ms(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        st = f.read().rsplit(")", 1)[1].split()
-    return (int(st[11]) + int(st[12])) * 1000 // os.sysconf("SC_CLK_TCK")
+    return cpu_ticks(pid) * 1000 // os.sysconf("SC_CLK_TCK")
 
 
 def one_kill(cg, agent, tmp, name, hog):
@@ -57,8 +47,8 @@ def one_kill(cg, agent, tmp, name, hog):
                            "5120", "--interval-ms", "100"])
         line = agent.next(timeout=60)
         v.wait(timeout=10)
-        cost = (cpu_ms(sc.proc.pid), status(sc.proc.pid, "VmHWM"),
-                status(sc.proc.pid, "VmLck"), time.time() - t0)
+        cost = (cpu_ms(sc.proc.pid), status_kib(sc.proc.pid, "VmHWM"),
+                status_kib(sc.proc.pid, "VmLck"), time.time() - t0)
     finally:
         for h in hogs:
             try:

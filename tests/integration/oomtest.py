@@ -10,6 +10,7 @@ import os
 import queue
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -251,6 +252,31 @@ def ledger_part(diag, name):
         if p["name"] == name:
             return p["bytes"]
     return 0
+
+
+def free_port():
+    """A free TCP port on 127.0.0.1: another agent or server on this host
+    may hold a default one."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def status_kib(pid, key):
+    """A kB field of /proc/PID/status (VmRSS, VmHWM, RssAnon...); 0 when
+    the kernel does not show it."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def cpu_ticks(pid):
+    """User + system CPU of a process so far, in clock ticks."""
+    with open("/proc/%d/stat" % pid) as f:
+        st = f.read().rsplit(")", 1)[1].split()
+    return int(st[11]) + int(st[12])
 
 
 def wait_oom_ratelimit():

@@ -5,14 +5,14 @@ limit, logs the OOMPredicted warning once, and counts the kill. How early
 and how right the forecast was is printed (pytest -s) and asserted."""
 import os
 import re
-import socket
 import time
 import urllib.error
 import urllib.request
 
 import pytest
 
-from oomtest import Agent, Cgroup, VICTIMS, require_oom_env, run_in_cgroup
+from oomtest import (Agent, Cgroup, VICTIMS, free_port, require_oom_env,
+                     run_in_cgroup)
 
 
 @pytest.fixture
@@ -21,14 +21,6 @@ def cg():
     c = Cgroup("oomlens-test-forecast-%d" % os.getpid())
     yield c
     c.cleanup()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def get(port, path, headers=None):

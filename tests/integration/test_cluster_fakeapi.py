@@ -22,8 +22,8 @@ import urllib.request
 
 import pytest
 
-from oomtest import (AGENT, VICTIMS, AgentProcess, Cgroup, Zeros, hog,
-                     require_oom_env, run_in_cgroup, wait_oom_ratelimit)
+from oomtest import (AGENT, VICTIMS, AgentProcess, Cgroup, Zeros, free_port,
+                     hog, require_oom_env, run_in_cgroup, wait_oom_ratelimit)
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fakeapi"))
 import fakeapi  # noqa: E402
@@ -116,15 +116,10 @@ class ClusterAgent(AgentProcess):
     """oomlens-agent run in cluster mode, its stdout lines collected."""
 
     def __init__(self, api, kubeconfig, state_dir, extra=()):
-        import socket
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        # a port of its own: another agent on this host may hold the default
         super().__init__(
             [AGENT, "run", "--state-dir", state_dir, "--kubeconfig", kubeconfig,
-             "--log-level", "debug", "--metrics-addr", "127.0.0.1:%d" % port,
+             "--log-level", "debug", "--metrics-addr",
+             "127.0.0.1:%d" % free_port(),
              *extra],
             env=dict(os.environ, NODE_NAME=NODE))
 

@@ -18,6 +18,8 @@ import urllib.request
 import jsonpatch
 import pytest
 
+from oomtest import free_port
+
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 BUILD = os.environ.get("OOMLENS_BUILD", os.path.join(TOP, "build"))
@@ -245,12 +247,6 @@ def make_cert(d, name, cn="localhost"):
                     "subjectAltName=DNS:localhost,IP:127.0.0.1"],
                    check=True, capture_output=True)
     return crt, key
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def peer_cn(port):

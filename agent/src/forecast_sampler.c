@@ -324,13 +324,19 @@ static int parse_value(const char *buf, size_t len, uint64_t *ret)
 	return 0;
 }
 
+/* cgroup cg's file, relative to the memory hierarchy's fd. */
+static void cg_file(char *buf, size_t size, const char *cg, const char *file)
+{
+	snprintf(buf, size, "%s/%s", streq(cg, "/") ? "." : cg + 1, file);
+}
+
 static int read_value(const char *cg, const char *file, uint64_t *ret)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	char p[1200];
 	int r;
 
-	snprintf(p, sizeof(p), "%s/%s", streq(cg, "/") ? "." : cg + 1, file);
+	cg_file(p, sizeof(p), cg, file);
 	strbuf_init(&sb, 64);
 	r = read_file_at(S.a->cgfs.mem_fd, p, 63, &sb);
 	if (r < 0)
@@ -353,8 +359,7 @@ static int read_usage(struct tracked *t, uint64_t *ret)
 	ssize_t n;
 
 	if (t->usage_fd < 0 && S.fds < S.max_fds) {
-		snprintf(p, sizeof(p), "%s/%s",
-			 streq(t->path, "/") ? "." : t->path + 1, usage_file());
+		cg_file(p, sizeof(p), t->path, usage_file());
 		t->usage_fd = openat(S.a->cgfs.mem_fd, p, O_RDONLY | O_CLOEXEC);
 		if (t->usage_fd >= 0)
 			S.fds++;
@@ -395,7 +400,7 @@ static uint64_t reclaimable(const char *cg)
 	uint64_t v = 0;
 	char p[1200];
 
-	snprintf(p, sizeof(p), "%s/memory.stat", streq(cg, "/") ? "." : cg + 1);
+	cg_file(p, sizeof(p), cg, "memory.stat");
 	strbuf_init(&sb, 65536);
 	if (read_file_at(S.a->cgfs.mem_fd, p, 65535, &sb) < 0 ||
 	    cgroup_parse_stat(sb.buf, sb.len, &st) < 0)
@@ -536,11 +541,8 @@ void forecast_sampler_stop(void)
 	if (S.tfd >= 0)
 		close(S.tfd);
 	S.tfd = -1;
-	for (size_t i = 0; S.t && i < S.n; i++) {
-		close_usage(&S.t[i]);
-		free(S.t[i].path);
-		free(S.t[i].target);
-	}
+	for (size_t i = 0; S.t && i < S.n; i++)
+		untrack(&S.t[i]);
 	free(S.t);
 	S.t = NULL;
 	S.n = 0;

@@ -702,12 +702,6 @@ static void regress(const struct diag_input *in, double *ret_slope,
 	*ret_r2 = vx > 0 && vy > 0 ? cov * cov / (vx * vy) : 0;
 }
 
-/* ---- the agent's cgroup timeline (no sidecar) ---- */
-
-/* What the agent's 1 Hz cgroup samples before the kill show: usage only,
- * no process counts, so every verdict from them says it is cgroup-level
- * and is less sure than the sidecar's. Samples after the kill, and
- * readings above the limit (another moment's), are left out or clipped. */
 /* Where the final climb to the kill began, among the last 10 s of the
  * samples idx[0..n) name (in->tl in order when idx is NULL): walking back
  * from the newest while each earlier sample is lower by more than a step
@@ -715,7 +709,9 @@ static void regress(const struct diag_input *in, double *ret_slope,
  * before a burst is told from its idle level, not from a sample taken
  * before it touched its memory. The sidecar's samples without processes
  * (before the workload ran, after it died) are skipped; the agent's
- * cgroup samples (idx given) count no processes. NULL when none. */
+ * cgroup samples (idx given) count no processes. NULL when none, or
+ * when the climb began above half the limit (no spike: the caller keeps
+ * the lowest sample). */
 static const struct diag_sample *climb_start(const struct diag_input *in,
 					     const size_t *idx, size_t n,
 					     uint64_t lim)
@@ -734,9 +730,15 @@ static const struct diag_sample *climb_start(const struct diag_input *in,
 			break;
 		r = s;
 	}
-	return r;
+	return r && mul_sat(r->usage, 2) <= lim ? r : NULL;
 }
 
+/* ---- the agent's cgroup timeline (no sidecar) ---- */
+
+/* What the agent's 1 Hz cgroup samples before the kill show: usage only,
+ * no process counts, so every verdict from them says it is cgroup-level
+ * and is less sure than the sidecar's. Samples after the kill, and
+ * readings above the limit (another moment's), are left out or clipped. */
 struct cg_view {
 	size_t idx[64]; /* the newest samples at or before the kill */
 	size_t n;
@@ -856,7 +858,7 @@ static bool cg_spike(const struct diag_input *in, const struct cg_view *v,
 	if (low == UINT64_MAX || mul_sat(low, 2) > v->lim)
 		return false;
 	c = climb_start(in, v->idx, v->n, v->lim);
-	if (c && mul_sat(c->usage, 2) <= v->lim) {
+	if (c) {
 		low = c->usage;
 		low_t = c->t;
 		newest = c == &in->tl[v->idx[v->n - 1]];
@@ -972,7 +974,7 @@ static void v_timeline(const struct diag_input *in, struct diagnosis *d)
 			climb_start(in, NULL, in->n_tl, lim);
 		bool young;
 
-		if (r && mul_sat(r->usage, 2) <= lim) {
+		if (r) {
 			low = r->usage;
 			low_t = r->t;
 		}

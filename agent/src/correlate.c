@@ -534,11 +534,11 @@ static void retry(struct correlator *c, uint64_t now)
 	/* A notification that came since may have listed the victim. */
 	for (size_t i = 0; i < c->n_deferred; i++) {
 		struct deferred *d = &c->deferred[i];
-		const char *cg;
+		const char *known;
 
 		if (d->r.n_victims && !d->cgroup[0] &&
-		    (cg = knows_pid(c, d->r.victims[0].pid)))
-			name(d, cg, CORR_PID_AT_NOTIFICATION, CORR_HIGH);
+		    (known = knows_pid(c, d->r.victims[0].pid)))
+			name(d, known, CORR_PID_AT_NOTIFICATION, CORR_HIGH);
 	}
 	emit_named(c, now);
 	/* Each kill claims a notification: look again from the first. */

@@ -143,7 +143,9 @@ void agent_cluster_predicted(const struct forecast_warning *w, void *ud);
 void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 			   const struct agent_kill_pod *p, const char *id,
 			   const struct agent_verdict *v, uint64_t kill_ms);
-/* The publish item of a kill (heap; NULL on ENOMEM). */
+/* The publish item of a kill (heap; NULL on ENOMEM), staged in the state
+ * dir's queue as soon as it is made (pubqueue_stage): an agent killed
+ * before the publisher took the kill publishes it at its next start. */
 struct pub_item *
 agent_cluster_item(const struct agent *a, const struct corr_kill *k,
 		   const struct agent_kill_pod *p, const char *id,

@@ -138,8 +138,9 @@ void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 		return;
 	it = agent_cluster_item(a, k, p, id, v, kill_ms);
 	if (it && cluster_publish(a->cluster, it) < 0) {
-		log_error("report %s: the publish queue is full; the bundle "
-			  "stays in the state dir",
+		log_error("report %s: the publisher's hand-over is full; "
+			  "the report waits in the state dir's queue for the "
+			  "agent's next start",
 			  id);
 		free(it);
 	}
@@ -151,6 +152,7 @@ agent_cluster_item(const struct agent *a, const struct corr_kill *k,
 		   const struct agent_verdict *v, uint64_t kill_ms)
 {
 	struct pub_item *it = calloc(1, sizeof(*it));
+	int r;
 
 	if (!it)
 		return NULL;
@@ -172,6 +174,13 @@ agent_cluster_item(const struct agent *a, const struct corr_kill *k,
 	strlcpy_safe(it->summary, v->summary, sizeof(it->summary));
 	fill_item(a, k, v, it, kill_ms);
 	it->added_ms = now_realtime_us() / 1000;
+	r = pubqueue_stage(a->state_fd, it);
+	if (r < 0)
+		log_warn(
+			"report %s: cannot stage it in the publish queue (%s); "
+			"an agent stopped by force before publishing it "
+			"would leave it in \"%s\" only",
+			id, strerror(-r), it->bundle_file);
 	return it;
 }
 

@@ -329,8 +329,9 @@ static void release(struct agent *a, struct agent_snap_wait *w,
 				 w->latency, w->b);
 	bundle_free(w->b);
 	if (cluster_publish(a->cluster, it) < 0) {
-		log_error("report %s: the publish queue is full; the bundle "
-			  "stays in the state dir",
+		log_error("report %s: the publisher's hand-over is full; "
+			  "the report waits in the state dir's queue for the "
+			  "agent's next start",
 			  it->id);
 		free(it);
 	}

@@ -123,21 +123,23 @@ static int item_parse(struct json_object *o, struct pub_item *ret)
 	return 0;
 }
 
-static int item_save(struct pubqueue *q, int dir_fd, const struct pub_item *it)
+/* Writes it as dir_fd/<id>.json (a temporary name, then rename: a reader
+ * never sees half an item). */
+static int item_save(int dir_fd, const char *dir, const struct pub_item *it)
 {
 	struct json_object *o = item_json(it);
-	char name[128];
+	char name[160];
 	const char *s;
 	size_t len;
 	int r;
 
 	if (!o)
 		return -ENOMEM;
-	snprintf(name, sizeof(name), "%s.json", it->id);
+	snprintf(name, sizeof(name), "%s%s%s.json", dir, dir[0] ? "/" : "",
+		 it->id);
 	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
 	r = write_file_atomic_at(dir_fd, name, s, len, 0600);
 	json_object_put(o);
-	(void)q;
 	return r;
 }
 
@@ -271,22 +273,39 @@ void pubqueue_free(struct pubqueue *q)
 	free(q);
 }
 
+/* A new item as the queue first holds it. */
+static void item_first(const struct pub_item *it, struct pub_item *ret)
+{
+	*ret = *it;
+	ret->step = it->pod[0] && it->container[0] ? PUB_REPORT : PUB_RESOLVE;
+	ret->attempts = 0;
+	ret->next_ms = 0;
+	ret->bundle_stored = true;
+	if (!ret->added_ms)
+		ret->added_ms = now_realtime_us() / 1000;
+}
+
+int pubqueue_stage(int state_fd, const struct pub_item *it)
+{
+	struct pub_item first;
+
+	if (!it->id[0] || strchr(it->id, '/'))
+		return -EINVAL;
+	item_first(it, &first);
+	return item_save(state_fd, QUEUE_DIR, &first);
+}
+
 int pubqueue_add(struct pubqueue *q, const struct pub_item *it)
 {
-	struct pub_item copy = *it;
+	struct pub_item first;
 	int r;
 
 	for (size_t i = 0; i < q->n; i++)
 		if (streq(q->items[i]->id, it->id))
 			return -EEXIST;
-	copy.step = copy.pod[0] && copy.container[0] ? PUB_REPORT : PUB_RESOLVE;
-	copy.attempts = 0;
-	copy.next_ms = 0;
-	copy.bundle_stored = true;
-	if (!copy.added_ms)
-		copy.added_ms = now_realtime_us() / 1000;
-	r = item_save(q, q->dir_fd, &copy);
-	return r < 0 ? r : push(q, &copy);
+	item_first(it, &first);
+	r = item_save(q->dir_fd, "", &first);
+	return r < 0 ? r : push(q, &first);
 }
 
 size_t pubqueue_depth(const struct pubqueue *q)
@@ -468,7 +487,7 @@ static void fail_item(struct pubqueue *q, size_t i, int r,
 		 strerror(-r));
 	log_error("report %s: %s; giving up, kept in %s", it->id,
 		  it->last_error, FAILED_DIR);
-	if (item_save(q, q->failed_fd, it) >= 0)
+	if (item_save(q->failed_fd, "", it) >= 0)
 		item_unlink(q, it);
 	q->stats.failed++;
 	drop(q, i);
@@ -509,7 +528,7 @@ static bool run_item(struct pubqueue *q, size_t i, uint64_t now_ms)
 		}
 		it->step++;
 		it->attempts = 0;
-		if (it->step < PUB_DONE && item_save(q, q->dir_fd, it) < 0)
+		if (it->step < PUB_DONE && item_save(q->dir_fd, "", it) < 0)
 			log_warn("report %s: cannot save its progress, "
 				 "ignoring",
 				 it->id);

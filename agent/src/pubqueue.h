@@ -104,6 +104,12 @@ void pubqueue_free(struct pubqueue *q);
 /* Saves it (step REPORT) and queues it. Returns 0, -EEXIST when that id
  * is already queued, -errno of the write. */
 int pubqueue_add(struct pubqueue *q, const struct pub_item *it);
+/* Saves it in state_fd/queue as pubqueue_add would, from any thread and
+ * without the queue: the detector stages a kill there as soon as its bundle
+ * is on disk, so that an agent killed before the publisher took the kill
+ * publishes it at its next start (pubqueue_open loads it). The publisher's
+ * pubqueue_add then writes the same item again. Returns 0 or -errno. */
+int pubqueue_stage(int state_fd, const struct pub_item *it);
 /* Runs every item that is due at now_ms until it is done or waits.
  * *ret_next_ms (optional): when the next one is due, UINT64_MAX for none.
  * Returns the number of items finished (published or failed). Blocks in

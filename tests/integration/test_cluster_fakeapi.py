@@ -592,6 +592,58 @@ def test_hostile_snap_bundles_are_refused_and_reports_still_published(snap_node)
 
 
 
+def test_kill_of_an_agent_killed_by_force_is_published_by_the_next_start(
+        api, tmp_path):
+    """As above, but the agent is SIGKILLed (the OOM killer, a node drain
+    that gives up, kubectl delete --force): nothing runs at stop. The kill
+    was staged in the durable queue when its bundle was written, so the
+    next start publishes it, once."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for memory cgroups and /dev/kmsg")
+    kc = str(tmp_path / "kubeconfig")
+    api.write_kubeconfig(kc)
+    api.stall(60, count=5, path="/events")
+    uid = make_pod(api, "forced", {"oomlens.io/capture": "true",
+                                   "oomlens.io/trim": "always"})
+    cg, ctr = pod_cgroup(uid)
+    extra = ["--kubelet-root", str(tmp_path / "kubelet")]
+    agent = ClusterAgent(api, kc, str(tmp_path / "state"), extra)
+    again = None
+    try:
+        time.sleep(1.5)  # the pod snapshot reaches the detector
+        wait_oom_ratelimit()
+        _, _, rc = hog(cg, ctr, "--step-mb", "4")
+        assert rc == -9, "the hog was not killed"
+        line = agent.lines.get(timeout=15)
+        wait_for(lambda: any("asking for OOMBundle default/snap-forced" in l
+                             for l in agent.stderr), what="the snap request")
+        agent.proc.kill()
+        agent.proc.wait(timeout=10)
+        queued = os.listdir(str(tmp_path / "state" / "queue"))
+        assert line["id"] + ".json" in queued, (queued, agent.log())
+        assert reports(api) == []
+        with api.flock:
+            api.faults["stall"].clear()
+        again = ClusterAgent(api, kc, str(tmp_path / "state"), extra)
+        wait_for(lambda: [r for r in reports(api)
+                          if r["metadata"]["name"] == line["id"]
+                          and r.get("status", {}).get("phase") == "Ready"],
+                 timeout=20, what="the report from the staged queue\n"
+                 + again.log())
+        assert any("1 reports queued from before" in l for l in again.stderr), \
+            again.log()
+        assert [r["metadata"]["name"] for r in reports(api)] == [line["id"]]
+        code, b = call(api, "GET", BUNDLES + "/" + line["id"])
+        assert code == 200
+        assert base64.b64decode(b["spec"]["data"]) == \
+            open(line["path"], "rb").read()
+    finally:
+        for a in (agent, again):
+            if a is not None and a.proc.poll() is None:
+                a.stop()
+        cg.cleanup()
+
+
 def test_kill_handed_over_at_shutdown_is_published_by_the_next_start(
         api, tmp_path):
     """The agent is stopped while a kill waits on its pod's snap-<pod>, and

@@ -433,3 +433,37 @@ Test(pubqueue, known_pod_skips_resolve)
 	cr_assert_eq(f.calls[6], 0);
 	pubqueue_free(q);
 }
+
+Test(pubqueue, staged_kill_is_loaded_by_the_next_start_and_published_once)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item a = item("oom-s-1", "reports/oom-s-1.tar.gz");
+	struct pub_item bad = item("../oom-s-2", "reports/x.tar.gz");
+	struct pub_item none = item("", "reports/x.tar.gz");
+
+	/* the queue dir exists: the agent opened it before any kill */
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	pubqueue_free(q);
+	a.step = PUB_EVENT; /* what the detector holds must not leak in */
+	a.attempts = 3;
+	cr_assert_eq(pubqueue_stage(state_fd, &a), 0);
+	cr_assert_eq(pubqueue_stage(state_fd, &bad), -EINVAL);
+	cr_assert_eq(pubqueue_stage(state_fd, &none), -EINVAL);
+	cr_assert(queued_file("oom-s-1"));
+	/* the agent died before its publisher took the kill; it starts again */
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_depth(q), 1);
+	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_REPORT);
+	cr_assert_eq(pubqueue_item(q, 0)->attempts, 0);
+	cr_assert(pubqueue_item(q, 0)->bundle_stored);
+	cr_assert_neq(pubqueue_item(q, 0)->added_ms, 0);
+	cr_assert_str_eq(pubqueue_item(q, 0)->summary, "a \"quoted\" summary");
+	/* the hand-over of the same kill after a restart is a duplicate */
+	cr_assert_eq(pubqueue_add(q, &a), -EEXIST);
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
+	cr_assert_eq(f.calls[0], 1, "one report");
+	cr_assert_eq(f.calls[2], 1, "one bundle");
+	cr_assert_not(queued_file("oom-s-1"));
+	pubqueue_free(q);
+}

@@ -951,6 +951,7 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	if (agent_http_take_opts(&argc, argv) < 0 || /* obs hook */
 	    parse_opts(argc, argv, g, &a.opts) < 0)
 		return 2;
+	memlock_single_arena(); /* before setup starts the cluster threads */
 	if (setup(&a) < 0 || setup_watch(&a) < 0 || open_kmsg(&a) < 0)
 		return 1;
 	r = loop_setup(&l);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -27,6 +28,11 @@ static void raise_limit(int resource, rlim_t v)
 			rl.rlim_max = v;
 		(void)setrlimit(resource, &rl);
 	}
+}
+
+void memlock_single_arena(void)
+{
+	(void)mallopt(M_ARENA_MAX, 1);
 }
 
 int memlock_all(uint64_t max_bytes, bool *ret_future)

@@ -11,6 +11,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* One malloc arena for every thread (M_ARENA_MAX 1). Call before the
+ * first thread starts. Each arena glibc adds reserves 64 MiB of address
+ * space and, once locked, keeps its own high-water mark: a freed page in
+ * a thread's arena cannot be given back (MADV_DONTNEED fails on a locked
+ * page), while the main arena shrinks with brk. One arena keeps the
+ * largest need, not the sum of every thread's. */
+void memlock_single_arena(void);
+
 /* Raises RLIMIT_MEMLOCK to max_bytes where permitted (CAP_SYS_RESOURCE),
  * then locks: MCL_CURRENT | MCL_FUTURE when RLIMIT_MEMLOCK allows
  * max_bytes (after the privilege drop, without CAP_IPC_LOCK, every new

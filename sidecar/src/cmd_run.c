@@ -5,7 +5,6 @@
  * the limit is seconds away or the growth predicts it, and learns each
  * JVM's configuration at first sight. */
 #include <getopt.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <time.h>
@@ -293,10 +292,7 @@ static void residency(const struct run_cfg *c)
 	bool future = false;
 	int r;
 
-	/* One arena for all threads: each new arena would reserve 64 MiB
-	 * of address space, counted whole against RLIMIT_MEMLOCK once
-	 * locked. */
-	(void)mallopt(M_ARENA_MAX, 1);
+	memlock_single_arena();
 	(void)memlock_allow_priority();
 	if (c->no_mlock)
 		return;

@@ -35,15 +35,16 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 #   cluster (tests/cluster, a real Kubernetes node): containerd, runc, CNI
 #   plugins, buildah + mmdebstrap + catatonit (images), Go 1.19 and reflect2
 #   (the node's programs are built from source), iproute2 (the bridge),
-#   curl (readiness), dpkg-dev + cmake (build-static-libs.sh unpacks
-#   Debian's curl, libarchive and nghttp2 sources for the images' static
-#   libraries; nghttp2's orig tarball has no configure).
+#   curl (readiness), dpkg-dev + cmake + perl (build-static-libs.sh
+#   unpacks Debian's curl, libarchive, nghttp2 and openssl sources for the
+#   images' static libraries; nghttp2's orig tarball has no configure,
+#   OpenSSL's Configure is Perl).
 TEST="$DEMO libcriterion-dev clang libclang-rt-dev python3-pytest python3-yaml
 python3-jsonpatch openssl procps chromium musl-tools libjemalloc2 gdb strace
 time mount util-linux qemu-system-x86 busybox-static cpio kmod xz-utils git clang-format
 cppcheck npm ca-certificates containerd runc containernetworking-plugins
 buildah mmdebstrap catatonit golang-1.19-go golang-github-modern-go-reflect2-dev
-iproute2 curl dpkg-dev cmake"
+iproute2 curl dpkg-dev cmake perl"
 
 case $what in
 demo) PKGS=$DEMO ;;

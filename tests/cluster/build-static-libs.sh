@@ -3,18 +3,18 @@
 # for the agent's and sidecar's images only (tests/cluster/images.sh): the
 # installed shared libcurl and libarchive pull in Kerberos, LDAP, GnuTLS,
 # libxml2 and ICU (about 45 MiB) for protocols and formats oomlens never
-# uses. Usage: build-static-libs.sh nghttp2|curl|libarchive
+# uses. Usage: build-static-libs.sh nghttp2|curl|libarchive|openssl
 # Prints the prefix (lib/*.a, include/) on stdout:
 #   ${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}/static-<pkg>-<version>-<recipe hash>
 # Idempotent: a complete prefix returns at once. The sources come through
 # apt with a sources list of our own (the machine's apt configuration stays
 # as it is), checked against the archive's Sources index; the first build
 # needs network access to deb.debian.org. curl needs nghttp2's prefix,
-# which it builds first.
+# which it builds first. openssl: the libraries and headers only.
 set -euo pipefail
 ROOT=${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}
 SRC=$ROOT/static-src
-PKG=${1:?usage: $0 nghttp2|curl|libarchive}
+PKG=${1:?usage: $0 nghttp2|curl|libarchive|openssl}
 log() { echo "build-static-libs: $*" >&2; }
 APTOPT=(-o Dir::Etc::SourceList="$SRC/apt/sources.list"
 	-o Dir::Etc::SourceParts=- -o Dir::State::Lists="$SRC/apt/lists"
@@ -77,8 +77,11 @@ unpack() {
 		dpkg-source --no-check -x "$SRC/dl/${pkg}_${ver#*:}.dsc" "$dir" >&2
 	else
 		mkdir -p "$dir"
-		tar -xf "$SRC/dl/${pkg}_${up}.orig.tar."* -C "$dir" \
-			--strip-components=1
+		for f in "$SRC/dl/${pkg}_${up}".orig.tar.*; do
+			case $f in *.asc) continue ;; esac # its signature
+			tar -xf "$f" -C "$dir" --strip-components=1
+			break
+		done
 	fi
 }
 
@@ -113,6 +116,19 @@ configure_curl() {
 		--without-nghttp3 --without-quiche --without-hyper "$@"
 }
 
+configure_openssl() {
+	# The same features as Debian's libcrypto.a and libssl.a (libcurl.a
+	# and libwebsockets.a are built against Debian's headers), each
+	# function in its own section: Debian's archives are not, and
+	# --gc-sections kept 2.3 MB of libcrypto whole, all of it resident
+	# once fault-around and mlockall have seen it.
+	# Debian's own directories are compiled in (the configuration file,
+	# engines, modules), not this cache's: installed with DESTDIR, then
+	# lib/ and include/ linked where the other prefixes have them.
+	./Configure no-shared no-tests --prefix=/usr \
+		--libdir="lib/$MULTIARCH" --openssldir=/usr/lib/ssl
+}
+
 configure_libarchive() {
 	# The bundle writer's path only: pax_restricted tar through zlib's
 	# gzip (forensics/bundle.c). Without xml2/expat the xar writer is a
@@ -127,10 +143,11 @@ configure_libarchive() {
 }
 
 case $PKG in
-nghttp2 | curl | libarchive) ;;
+nghttp2 | curl | libarchive | openssl) ;;
 *) log "unknown package '$PKG'"; exit 2 ;;
 esac
 NGHTTP2=
+MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 [ "$PKG" = curl ] && NGHTTP2=$("$0" nghttp2)
 sources_index
 VER=$(src_version "$PKG")
@@ -157,7 +174,16 @@ MAKEDIR=. # CMake builds out of tree
 }
 rm -rf "$OUT"
 cd "$MAKEDIR"
-make -j"$(nproc)" >&2
-make install >&2
+BUILD_TARGET=
+[ "$PKG" = openssl ] && BUILD_TARGET=build_libs
+# shellcheck disable=SC2086 # empty: the default target
+make -j"$(nproc)" $BUILD_TARGET >&2
+if [ "$PKG" = openssl ]; then
+	make DESTDIR="$OUT/root" install_dev >&2
+	ln -s "root/usr/lib/$MULTIARCH" "$OUT/lib"
+	ln -s root/usr/include "$OUT/include"
+else
+	make install >&2
+fi
 touch "$OUT/.complete"
 echo "$OUT"

@@ -959,9 +959,12 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 		log_error("event loop: %s", strerror(-r));
 		return 1;
 	}
-	/* resident from here on (before the drop: CAP_IPC_LOCK) */
+	/* resident from here on (before the drop: CAP_IPC_LOCK), and the
+	 * right to raise the detector's priority kept past the drop
+	 * (CAP_SYS_RESOURCE raises RLIMIT_RTPRIO and RLIMIT_NICE) */
 	if ((r = memlock_all(512ull << 20, NULL)) < 0)
 		log_info("memory not locked: %s", strerror(-r));
+	(void)memlock_allow_priority();
 	if (a.cluster) { /* the forecast by pod, OOMPredicted as Events */
 		forecast_sampler_set_resolver(agent_cluster_resolve, &a);
 		forecast_sampler_set_warn(agent_cluster_predicted, &a);
@@ -979,6 +982,12 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 		log_error("cluster threads: %s", strerror(-r));
 		return 1;
 	}
+	/* Last, once every other thread is started (they would inherit it):
+	 * the detector wakes at a v1 OOM notification before the kill, and
+	 * lists the cgroup's tasks while the victim is still among them. A
+	 * wake-up late behind a CPU hog finds the victim gone, and a bare
+	 * rate-limited kill line then has only its time to go by. */
+	(void)memlock_raise_priority("detector thread");
 	log_info("ready");
 	r = run_loop(&l);
 	agent_http_stop(); /* obs hook */

@@ -2,12 +2,15 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
 #include <malloc.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 
 #include "base/fileio.h"
+#include "base/log.h"
 #include "base/memlock.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
@@ -67,6 +70,24 @@ int memlock_allow_priority(void)
 	if (setrlimit(RLIMIT_NICE, &nice) < 0)
 		r = -errno;
 	return r;
+}
+
+int memlock_raise_priority(const char *who)
+{
+	struct sched_param sp = {.sched_priority = 1};
+
+	if (sched_setscheduler(0, SCHED_FIFO, &sp) == 0) {
+		log_info("%s: SCHED_FIFO priority 1", who);
+		return 2;
+	}
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), -10) == 0) {
+		log_info("%s: nice -10", who);
+		return 1;
+	}
+	log_info("%s: normal priority (no CAP_SYS_NICE, RLIMIT_RTPRIO or "
+		 "RLIMIT_NICE): %s",
+		 who, strerror(errno));
+	return 0;
 }
 
 uint64_t memlock_locked_bytes(void)

@@ -33,5 +33,14 @@ int memlock_all(uint64_t max_bytes, bool *ret_future);
  * CAP_SYS_NICE is dropped. Returns 0 or -errno (EPERM: not permitted). */
 int memlock_allow_priority(void);
 
+/* The calling thread: SCHED_FIFO priority 1 when permitted
+ * (CAP_SYS_NICE, or RLIMIT_RTPRIO ≥ 1 from memlock_allow_priority), else
+ * nice -10 (RLIMIT_NICE), else as is; logged with who ("sampler thread").
+ * For a thread that sleeps nearly all the time and must wake on time
+ * under a CPU hog; the kernel's real-time throttling bounds it. Threads it
+ * creates afterwards inherit the priority: call it once the others are
+ * started. Returns 2 (SCHED_FIFO), 1 (nice), 0 (as is). */
+int memlock_raise_priority(const char *who);
+
 /* VmLck of this process in bytes from /proc/self/status, 0 when unknown. */
 uint64_t memlock_locked_bytes(void);

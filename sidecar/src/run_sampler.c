@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/memlock.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "run.h"
@@ -142,27 +143,6 @@ void run_sleep_until(struct run_state *st, uint64_t mono_us)
 		;
 }
 
-/* SCHED_FIFO 1 when permitted (CAP_SYS_NICE, or RLIMIT_RTPRIO ≥ 1 set at
- * start-up), else nice -10 (RLIMIT_NICE), else as is. The sampler sleeps
- * nearly all the time: a real-time priority only makes its wake-up
- * punctual under a CPU hog. */
-static void raise_priority(void)
-{
-	struct sched_param sp = {.sched_priority = 1};
-
-	if (sched_setscheduler(0, SCHED_FIFO, &sp) == 0) {
-		log_info("sampler thread: SCHED_FIFO priority 1");
-		return;
-	}
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), -10) == 0) {
-		log_info("sampler thread: nice -10");
-		return;
-	}
-	log_info("sampler thread: normal priority (no CAP_SYS_NICE, "
-		 "RLIMIT_RTPRIO or RLIMIT_NICE): %s",
-		 strerror(errno));
-}
-
 static bool finished_locked(const struct run_state *st)
 {
 	if (st->stop)
@@ -178,7 +158,9 @@ static void *sampler_main(void *arg)
 	uint64_t next = now_monotonic_us();
 	bool done = false;
 
-	raise_priority();
+	/* a real-time priority only makes its wake-up punctual under a
+	 * CPU hog: it sleeps nearly all the time */
+	(void)memlock_raise_priority("sampler thread");
 	while (!done) {
 		unsigned ms;
 		int r;

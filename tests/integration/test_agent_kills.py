@@ -201,7 +201,7 @@ def test_rate_limited_kills_elsewhere_are_not_taken_for_ours(cg, agent_factory):
     for _ in range(3):
         hog(cg, "/other", "--step-mb", "8")
     line = agent.next()
-    assert [v["pid"] for v in line["victims"]] == [victim]
+    assert [v["pid"] for v in line["victims"]] == [victim], agent.log()
     assert line["cgroup"] == cg.path("/watched/app")
     assert agent.drain(2.5) == []
 

@@ -507,6 +507,23 @@ static void retry_item(struct pubqueue *q, struct pub_item *it, int r,
 		 it->attempts, (unsigned long long)(it->next_ms - now_ms));
 }
 
+/* 404 on a create: the collection is not served (yet). An API server
+ * that has just started answers "404 page not found" for a
+ * CustomResourceDefinition's path until that resource's handler is up
+ * (seen on the test node a few seconds after a restart); a chart being
+ * upgraded, likewise. Retried for about two minutes of backoff, then the
+ * item fails as any other 4xx would (a deleted namespace never comes
+ * back). */
+#define NOT_SERVED_RETRIES 8
+
+static enum outcome classify_step(const struct pub_item *it, int r,
+				  const struct kube_error *e)
+{
+	if (r == -ENOENT && (it->step == PUB_REPORT || it->step == PUB_BUNDLE))
+		return it->attempts < NOT_SERVED_RETRIES ? RETRY : FAIL;
+	return classify(r, e);
+}
+
 /* Runs item i until it waits or leaves. True when it left the queue. */
 static bool run_item(struct pubqueue *q, size_t i, uint64_t now_ms)
 {
@@ -516,7 +533,7 @@ static bool run_item(struct pubqueue *q, size_t i, uint64_t now_ms)
 		struct kube_error e = {0};
 		int r = step_once(q, it, &e);
 
-		switch (classify(r, &e)) {
+		switch (classify_step(it, r, &e)) {
 		case RETRY:
 			retry_item(q, it, r, &e, now_ms);
 			return false;

@@ -467,3 +467,47 @@ Test(pubqueue, staged_kill_is_loaded_by_the_next_start_and_published_once)
 	cr_assert_not(queued_file("oom-s-1"));
 	pubqueue_free(q);
 }
+
+Test(pubqueue, create_404_retried_while_the_resource_is_not_served)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item a = item("oom-n-1", "reports/x.tar.gz");
+	struct pub_item b = item("oom-n-2", "reports/x.tar.gz");
+	uint64_t now = 0, next = 0;
+
+	/* a: an API server just started; 404 twice on the report, once on
+	 * the bundle, then served */
+	f.script[0][0] = f.script[0][1] = -ENOENT;
+	f.script[2][0] = -ENOENT;
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_add(q, &a), 0);
+	for (int i = 0; i < 10 && pubqueue_depth(q); i++) {
+		pubqueue_run(q, now, &next);
+		now = next == UINT64_MAX ? now : next;
+	}
+	cr_assert_eq(pubqueue_depth(q), 0);
+	cr_assert_eq(pubqueue_stats(q)->published, 1);
+	cr_assert_eq(pubqueue_stats(q)->failed, 0);
+	cr_assert_eq(f.calls[0], 3);
+	cr_assert_eq(f.calls[2], 2);
+	/* b: never served (the CRD is gone): fails after the retries */
+	memset(f.script, 0, sizeof(f.script));
+	memset(f.pos, 0, sizeof(f.pos));
+	memset(f.calls, 0, sizeof(f.calls));
+	for (int i = 0; i < 8; i++)
+		f.script[0][i] = -ENOENT;
+	cr_assert_eq(pubqueue_add(q, &b), 0);
+	for (int i = 0; i < 20 && pubqueue_depth(q); i++) {
+		pubqueue_run(q, now, &next);
+		now = next == UINT64_MAX ? now : next;
+		if (f.pos[0] == 8) /* past the script: make it keep failing */
+			f.script[0][7] = -ENOENT, f.pos[0] = 7;
+	}
+	cr_assert_eq(pubqueue_depth(q), 0);
+	cr_assert_eq(pubqueue_stats(q)->failed, 1);
+	cr_assert_eq(f.calls[0], 9, "8 retries, then it fails");
+	cr_assert_eq(faccessat(state_fd, "queue/failed/oom-n-2.json", F_OK, 0),
+		     0);
+	pubqueue_free(q);
+}

@@ -3,9 +3,7 @@
  * triggers. The sampler never waits on the worker: a snapshot is a
  * request queued in st->req the worker picks up (see request()). */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 

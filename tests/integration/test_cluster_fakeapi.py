@@ -592,19 +592,18 @@ def test_hostile_snap_bundles_are_refused_and_reports_still_published(snap_node)
 
 
 
-def test_kill_of_an_agent_killed_by_force_is_published_by_the_next_start(
-        api, tmp_path):
-    """As above, but the agent is SIGKILLed (the OOM killer, a node drain
-    that gives up, kubectl delete --force): nothing runs at stop. The kill
-    was staged in the durable queue when its bundle was written, so the
-    next start publishes it, once."""
+def _stopped_while_waiting_for_its_snap(api, tmp_path, pod, stop):
+    """A kill of pod waits on its snap-<pod> while the publisher is held up
+    by the API (the pod's OOMLensConfig Event stalls); stop(agent) ends the
+    agent and checks what it left. The kill must be in the durable queue,
+    and the next start must publish it, once, with the node's bundle."""
     if os.geteuid() != 0:
         pytest.skip("needs root for memory cgroups and /dev/kmsg")
     kc = str(tmp_path / "kubeconfig")
     api.write_kubeconfig(kc)
     api.stall(60, count=5, path="/events")
-    uid = make_pod(api, "forced", {"oomlens.io/capture": "true",
-                                   "oomlens.io/trim": "always"})
+    uid = make_pod(api, pod, {"oomlens.io/capture": "true",
+                              "oomlens.io/trim": "always"})
     cg, ctr = pod_cgroup(uid)
     extra = ["--kubelet-root", str(tmp_path / "kubelet")]
     agent = ClusterAgent(api, kc, str(tmp_path / "state"), extra)
@@ -615,10 +614,9 @@ def test_kill_of_an_agent_killed_by_force_is_published_by_the_next_start(
         _, _, rc = hog(cg, ctr, "--step-mb", "4")
         assert rc == -9, "the hog was not killed"
         line = agent.lines.get(timeout=15)
-        wait_for(lambda: any("asking for OOMBundle default/snap-forced" in l
+        wait_for(lambda: any("asking for OOMBundle default/snap-" + pod in l
                              for l in agent.stderr), what="the snap request")
-        agent.proc.kill()
-        agent.proc.wait(timeout=10)
+        stop(agent)
         queued = os.listdir(str(tmp_path / "state" / "queue"))
         assert line["id"] + ".json" in queued, (queued, agent.log())
         assert reports(api) == []
@@ -628,7 +626,7 @@ def test_kill_of_an_agent_killed_by_force_is_published_by_the_next_start(
         wait_for(lambda: [r for r in reports(api)
                           if r["metadata"]["name"] == line["id"]
                           and r.get("status", {}).get("phase") == "Ready"],
-                 timeout=20, what="the report from the staged queue\n"
+                 timeout=20, what="the report from the queue\n"
                  + again.log())
         assert any("1 reports queued from before" in l for l in again.stderr), \
             again.log()
@@ -646,52 +644,21 @@ def test_kill_of_an_agent_killed_by_force_is_published_by_the_next_start(
 
 def test_kill_handed_over_at_shutdown_is_published_by_the_next_start(
         api, tmp_path):
-    """The agent is stopped while a kill waits on its pod's snap-<pod>, and
-    the publisher is held up by the API (the pod's OOMLensConfig Event
-    stalls): the kill is only in the detector's hand-over, not yet in the
-    durable queue. Stopping must queue it on disk; the next start
-    publishes it."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root for memory cgroups and /dev/kmsg")
-    kc = str(tmp_path / "kubeconfig")
-    api.write_kubeconfig(kc)
-    api.stall(60, count=5, path="/events")
-    uid = make_pod(api, "snappy", {"oomlens.io/capture": "true",
-                                   "oomlens.io/trim": "always"})
-    cg, ctr = pod_cgroup(uid)
-    extra = ["--kubelet-root", str(tmp_path / "kubelet")]
-    agent = ClusterAgent(api, kc, str(tmp_path / "state"), extra)
-    again = None
-    try:
-        time.sleep(1.5)  # the pod snapshot reaches the detector
-        wait_oom_ratelimit()
-        _, _, rc = hog(cg, ctr, "--step-mb", "4")
-        assert rc == -9, "the hog was not killed"
-        line = agent.lines.get(timeout=15)
-        wait_for(lambda: any("asking for OOMBundle default/snap-snappy" in l
-                             for l in agent.stderr), what="the snap request")
+    """The agent is stopped (SIGTERM) while the kill is only in the
+    detector's hand-over: stopping hands it over, with what it has."""
+    def stop(agent):
         assert agent.stop() == 0, agent.log()
         assert any("stopping before its pod's snapshot came" in l
                    for l in agent.stderr), agent.log()
-        queued = os.listdir(str(tmp_path / "state" / "queue"))
-        assert any(line["id"] in q for q in queued), (queued, agent.log())
-        assert reports(api) == []
-        with api.flock:
-            api.faults["stall"].clear()
-        again = ClusterAgent(api, kc, str(tmp_path / "state"), extra)
-        wait_for(lambda: [r for r in reports(api)
-                          if r["metadata"]["name"] == line["id"]
-                          and r.get("status", {}).get("phase") == "Ready"],
-                 timeout=20, what="the report from the resumed queue\n"
-                 + again.log())
-        assert any("1 reports queued from before" in l for l in again.stderr), \
-            again.log()
-        code, b = call(api, "GET", BUNDLES + "/" + line["id"])
-        assert code == 200
-        assert base64.b64decode(b["spec"]["data"]) == \
-            open(line["path"], "rb").read()
-    finally:
-        for a in (agent, again):
-            if a is not None and a.proc.poll() is None:
-                a.stop()
-        cg.cleanup()
+    _stopped_while_waiting_for_its_snap(api, tmp_path, "snappy", stop)
+
+
+def test_kill_of_an_agent_killed_by_force_is_published_by_the_next_start(
+        api, tmp_path):
+    """The agent is SIGKILLed (the OOM killer, a node drain that gives up,
+    kubectl delete --force): nothing runs at stop. The kill was staged in
+    the durable queue when its bundle was written."""
+    def stop(agent):
+        agent.proc.kill()
+        agent.proc.wait(timeout=10)
+    _stopped_while_waiting_for_its_snap(api, tmp_path, "forced", stop)

@@ -29,6 +29,26 @@ const char *diag_kind_name(enum diag_kind k)
 	return k < _DIAG_KIND_MAX ? kind_names[k] : "unknown";
 }
 
+/* What each kind rests on when found; the glibc estimate from the arena
+ * layout alone is set inferred where it is made (v_glibc). */
+static const enum diag_basis kind_basis[_DIAG_KIND_MAX] = {
+	[DIAG_JAVA_HEAP] = DIAG_BASIS_MEASURED,
+	[DIAG_JVM_NATIVE] = DIAG_BASIS_MEASURED,
+	[DIAG_GLIBC_RETENTION] = DIAG_BASIS_MEASURED,
+	[DIAG_NATIVE_GROWTH] = DIAG_BASIS_INFERRED,
+	[DIAG_TMPFS_SHMEM] = DIAG_BASIS_MEASURED,
+	[DIAG_KERNEL_MEMORY] = DIAG_BASIS_MEASURED,
+	[DIAG_SPIKE] = DIAG_BASIS_INFERRED,
+	[DIAG_LIMIT_TOO_LOW] = DIAG_BASIS_INFERRED,
+	[DIAG_CHILD_PROCESS] = DIAG_BASIS_INFERRED,
+	[DIAG_UNKNOWN] = DIAG_BASIS_INFERRED,
+};
+
+const char *diag_basis_name(enum diag_basis b)
+{
+	return b == DIAG_BASIS_MEASURED ? "measured" : "inferred";
+}
+
 void diag_input_init(struct diag_input *in)
 {
 	memset(in, 0, sizeof(*in));
@@ -415,6 +435,7 @@ static struct diag_verdict *verdict(struct diagnosis *d, enum diag_kind k,
 
 	memset(v, 0, sizeof(*v));
 	v->kind = k;
+	v->basis = kind_basis[k];
 	v->confidence = confidence > 99 ? 99 : confidence;
 	v->bytes = bytes;
 	return v;
@@ -634,8 +655,10 @@ static void v_glibc(const struct diag_input *in, struct diagnosis *d)
 		v = verdict(d, DIAG_GLIBC_RETENTION,
 			    55 + (int)(pct(kept, u) / 2), kept);
 	else if (u && mul_sat(unknown, 5) >= mul_sat(u, 2) && top &&
-		 top->n_arenas >= 4)
+		 top->n_arenas >= 4) {
 		v = verdict(d, DIAG_GLIBC_RETENTION, 35, unknown);
+		v->basis = DIAG_BASIS_INFERRED;
+	}
 	if (!v)
 		return;
 	if (kept)
@@ -1337,11 +1360,48 @@ static void v_child(const struct diag_input *in, struct diagnosis *d)
 		"the memory: bound it or give it its own container");
 }
 
-static int by_confidence(const void *a, const void *b)
+int diag_verdict_rank(const void *a, const void *b)
 {
 	const struct diag_verdict *x = a, *y = b;
 
-	return y->confidence - x->confidence;
+	if (x->basis != y->basis)
+		return x->basis == DIAG_BASIS_MEASURED ? -1 : 1;
+	if (x->confidence != y->confidence)
+		return y->confidence - x->confidence;
+	return (int)x->kind - (int)y->kind;
+}
+
+/* A verdict read from the usage curve that ranks after a measured one
+ * says so, and what the measured account holds, so that a reader of a
+ * spike that is really retention sees why it is second. */
+static void say_outranked(struct diagnosis *d)
+{
+	const struct diag_verdict *m = &d->verdicts[0];
+
+	if (!d->n_verdicts || m->basis != DIAG_BASIS_MEASURED)
+		return;
+	for (size_t i = 1; i < d->n_verdicts; i++) {
+		struct diag_verdict *v = &d->verdicts[i];
+
+		if ((v->kind != DIAG_SPIKE && v->kind != DIAG_NATIVE_GROWTH &&
+		     v->kind != DIAG_LIMIT_TOO_LOW) ||
+		    v->n_evidence == DIAG_MAX_LINES)
+			continue;
+		EVID(v,
+		     "ranked after %s, a measured account of %s: what is "
+		     "measured outranks the shape of the usage curve",
+		     diag_kind_name(m->kind), H(m->bytes));
+	}
+}
+
+static int max_confidence(const struct diagnosis *d)
+{
+	int c = 0;
+
+	for (size_t i = 0; i < d->n_verdicts; i++)
+		if (d->verdicts[i].confidence > c)
+			c = d->verdicts[i].confidence;
+	return c;
 }
 
 static void summarize(const struct diag_input *in, struct diagnosis *d)
@@ -1417,8 +1477,7 @@ int diagnosis_run(const struct diag_input *in, struct diagnosis *ret)
 	v_shmem_kernel(in, d);
 	v_timeline(in, d);
 	v_child(in, d);
-	qsort(d->verdicts, d->n_verdicts, sizeof(*d->verdicts), by_confidence);
-	if (!d->n_verdicts || d->verdicts[0].confidence < 30) {
+	if (max_confidence(d) < 30) {
 		v = verdict(d, DIAG_UNKNOWN, 20, d->usage_bytes);
 		EVID(v,
 		     "no single part of the ledger dominates and the timeline "
@@ -1433,9 +1492,10 @@ int diagnosis_run(const struct diag_input *in, struct diagnosis *ret)
 			     "pre-kill snapshots (oomlens.io/capture: "
 			     "\"true\")",
 			     H(suggested_limit(in, d)));
-		qsort(d->verdicts, d->n_verdicts, sizeof(*d->verdicts),
-		      by_confidence);
 	}
+	qsort(d->verdicts, d->n_verdicts, sizeof(*d->verdicts),
+	      diag_verdict_rank);
+	say_outranked(d);
 	summarize(in, d);
 	return 0;
 }
@@ -1462,6 +1522,8 @@ static struct json_object *verdict_json(const struct diag_verdict *v)
 				       json_object_new_string(v->detail));
 	json_object_object_add(o, "confidence",
 			       json_object_new_int(v->confidence));
+	json_object_object_add(o, "basis",
+			       json_object_new_string(diag_basis_name(v->basis)));
 	json_object_object_add(o, "bytes", json_object_new_uint64(v->bytes));
 	json_object_object_add(
 		o, "evidence",

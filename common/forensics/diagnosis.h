@@ -4,7 +4,8 @@
  * The ledger splits the container's usage at the kill into parts, each
  * with its source; the parts add up to the usage and whatever does not
  * reconcile is a part of its own ("unreconciled"), never hidden. The
- * verdicts say why, ordered by confidence, each with evidence lines and
+ * verdicts say why, ranked (diag_verdict_rank: measured before inferred,
+ * then by confidence), each with evidence lines and
  * recommendations carrying concrete values.
  *
  * Pure: diagnosis_run() takes a filled struct diag_input (no I/O). The
@@ -161,6 +162,23 @@ enum diag_kind {
 
 const char *diag_kind_name(enum diag_kind k);
 
+/* What a verdict's figure rests on; it ranks the verdicts before their
+ * confidence does (diag_verdict_rank, docs/diagnosis.md "How verdicts are
+ * ranked"). */
+enum diag_basis {
+	/* an account of the memory measured from the process or by the
+	 * kernel: the allocator's in-use bytes against its RSS, a trim that
+	 * gave memory back, the JVM's heap ranges and NMT, memcg's shmem and
+	 * kernel counters */
+	DIAG_BASIS_MEASURED,
+	/* read from the shape of the usage curve (spike, native-growth,
+	 * limit-too-low), estimated from a layout (glibc arenas without an
+	 * in-use figure), the process tree (child-process), or nothing */
+	DIAG_BASIS_INFERRED,
+};
+
+const char *diag_basis_name(enum diag_basis b);
+
 struct diag_part {
 	char name[48];
 	char source[160]; /* ends with its age: "(3.2 s before the kill)" */
@@ -174,6 +192,7 @@ struct diag_verdict {
 	enum diag_kind kind;
 	char detail[64]; /* e.g. the NMT category for jvm-native */
 	int confidence;	 /* 0–100 */
+	enum diag_basis basis;
 	uint64_t bytes;	 /* the figure behind it */
 	char evidence[DIAG_MAX_LINES][DIAG_LINE];
 	size_t n_evidence;
@@ -213,8 +232,18 @@ static inline uint64_t diag_slack(uint64_t limit)
 	return s < limit ? s : limit;
 }
 
-/* Computes the ledger and the verdicts. Never fails on missing data: what
- * is absent lowers confidence and shows as an estimate. Returns 0. */
+/* The order of two verdicts, as qsort's comparator: < 0 when a ranks
+ * first. The one rule (docs/diagnosis.md, "How verdicts are ranked"): a
+ * measured verdict comes before an inferred one whatever their
+ * confidences, so that the shape of the usage curve never outranks an
+ * account of the memory measured from the process; within a basis the
+ * more confident first; then the kinds' order, so that the ranking of
+ * equal verdicts never depends on the order they were found in. */
+int diag_verdict_rank(const void *a, const void *b);
+
+/* Computes the ledger and the verdicts, ranked by diag_verdict_rank. Never
+ * fails on missing data: what is absent lowers confidence and shows as an
+ * estimate. Returns 0. */
 int diagnosis_run(const struct diag_input *in, struct diagnosis *ret);
 
 /* diagnosis.json (new reference; NULL on allocation failure). */

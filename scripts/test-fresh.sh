@@ -5,7 +5,8 @@
 # and sane figures, `make test` must end with 0 failed. Not part of
 # `make test` (it installs everything from the network into a new system).
 #
-# Needs root on the host, mmdebstrap, podman and runc (installed with
+# Needs root on the host, mmdebstrap, podman, runc and slirp4netns (podman
+# installs it only as a recommendation; installed with
 # apt-get when missing). Everything it keeps is under $B/fresh/:
 #   rootfs.tar      mmdebstrap --variant=minbase bookworm (made once; delete
 #                   it, or FRESH_REBUILD=1, to make it again)
@@ -58,7 +59,7 @@ phase() {
 
 host_tools() {
 	local missing="" p
-	for p in mmdebstrap podman runc; do
+	for p in mmdebstrap podman runc slirp4netns; do
 		command -v "$p" >/dev/null || missing="$missing $p"
 	done
 	[ -z "$missing" ] && return 0

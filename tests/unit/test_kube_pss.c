@@ -792,3 +792,22 @@ Test(kube_pss, result_text)
 	strbuf_release(&sb);
 	json_object_put(pod);
 }
+
+/* A pod as the test node's 1.20 API server stored it (defaults applied,
+ * an empty pod securityContext): baseline admits it, restricted not. */
+Test(kube_pss, real_pod_1_20)
+{
+	struct json_object *pod =
+		json_object_from_file("tests/fixtures/kube/pod-oomkilled.json");
+	struct kube_pss_result r;
+
+	cr_assert_not_null(pod);
+	cr_assert_eq(kube_pss_check(pod, B, &r), 0);
+	cr_assert_eq(kube_pss_check(pod, R, &r), 1);
+	cr_assert_eq(r.n, 4);
+	cr_assert_eq(r.v[0].check, KUBE_PSS_C_PRIV_ESCALATION);
+	cr_assert_eq(r.v[1].check, KUBE_PSS_C_RUN_AS_NON_ROOT);
+	cr_assert_eq(r.v[2].check, KUBE_PSS_C_SECCOMP_RESTRICTED);
+	cr_assert_eq(r.v[3].check, KUBE_PSS_C_CAPS_RESTRICTED);
+	json_object_put(pod);
+}

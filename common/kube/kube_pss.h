@@ -88,9 +88,10 @@ const char *kube_pss_check_name(enum kube_pss_check check);
  * violates each check that reads it (nothing is guessed); absent and null
  * fields are unset. Returns 0 when the pod is admitted, 1 when not, with
  * the violations in *ret, in check order, then pod before containers;
- * -EBADMSG when pod is not a JSON object or has no spec object, -EINVAL
- * for a bad level or NULL. *ret is written only when 0 or 1 is returned.
- * Pure; pod is only read. */
+ * -EBADMSG when pod is NULL, not a JSON object or without a spec object
+ * (at every level), -EINVAL for a bad level or a NULL ret. *ret is written
+ * only when 0 or 1 is returned. Pure; pod is only read; kind is not
+ * looked at. */
 int kube_pss_check(const struct json_object *pod, enum kube_pss_level level,
 		   struct kube_pss_result *ret);
 

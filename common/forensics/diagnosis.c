@@ -1522,8 +1522,8 @@ static struct json_object *verdict_json(const struct diag_verdict *v)
 				       json_object_new_string(v->detail));
 	json_object_object_add(o, "confidence",
 			       json_object_new_int(v->confidence));
-	json_object_object_add(o, "basis",
-			       json_object_new_string(diag_basis_name(v->basis)));
+	json_object_object_add(
+		o, "basis", json_object_new_string(diag_basis_name(v->basis)));
 	json_object_object_add(o, "bytes", json_object_new_uint64(v->bytes));
 	json_object_object_add(
 		o, "evidence",

@@ -193,7 +193,7 @@ struct diag_verdict {
 	char detail[64]; /* e.g. the NMT category for jvm-native */
 	int confidence;	 /* 0–100 */
 	enum diag_basis basis;
-	uint64_t bytes;	 /* the figure behind it */
+	uint64_t bytes; /* the figure behind it */
 	char evidence[DIAG_MAX_LINES][DIAG_LINE];
 	size_t n_evidence;
 	char recommend[DIAG_MAX_LINES][DIAG_LINE];

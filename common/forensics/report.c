@@ -246,7 +246,8 @@ static void page_verdict(struct page *p)
 		out(p, ": ");
 		esc(p, jstr(p, v, "detail"));
 	}
-	outf(p, "<span class=\"conf\">confidence %d%%", geti(p, v, "confidence"));
+	outf(p, "<span class=\"conf\">confidence %d%%",
+	     geti(p, v, "confidence"));
 	basis(p, v, " · ");
 	out(p, "</span></div><p>");
 	esc(p, jstr(p, p->diag, "summary"));

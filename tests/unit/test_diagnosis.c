@@ -1315,25 +1315,42 @@ static void rank_tie(struct diag_input *in)
 }
 
 static void (*const rank_builders[])(struct diag_input *) = {
-	[RANK_RETENTION] = rank_retention, [RANK_HOG] = rank_hog,
-	[RANK_JVM] = rank_jvm,		   [RANK_TMPFS] = rank_tmpfs,
-	[RANK_ESTIMATE] = rank_estimate,   [RANK_TIE] = rank_tie,
+	[RANK_RETENTION] = rank_retention,
+	[RANK_HOG] = rank_hog,
+	[RANK_JVM] = rank_jvm,
+	[RANK_TMPFS] = rank_tmpfs,
+	[RANK_ESTIMATE] = rank_estimate,
+	[RANK_TIE] = rank_tie,
 };
 
 ParameterizedTestParameters(diagnosis, ranking)
 {
 	static struct rank_case cases[] = {
-		{"retention under a spike", RANK_RETENTION,
-		 {DIAG_GLIBC_RETENTION, DIAG_SPIKE}, 2, DIAG_BASIS_MEASURED},
+		{"retention under a spike",
+		 RANK_RETENTION,
+		 {DIAG_GLIBC_RETENTION, DIAG_SPIKE},
+		 2,
+		 DIAG_BASIS_MEASURED},
 		{"hog", RANK_HOG, {DIAG_SPIKE}, 1, DIAG_BASIS_INFERRED},
-		{"java heap under a spike", RANK_JVM,
-		 {DIAG_JAVA_HEAP, DIAG_SPIKE}, 2, DIAG_BASIS_MEASURED},
-		{"tmpfs under a spike", RANK_TMPFS,
-		 {DIAG_TMPFS_SHMEM, DIAG_SPIKE}, 2, DIAG_BASIS_MEASURED},
-		{"arena estimate", RANK_ESTIMATE,
-		 {DIAG_SPIKE, DIAG_GLIBC_RETENTION}, 2, DIAG_BASIS_INFERRED},
-		{"equal confidences", RANK_TIE,
-		 {DIAG_TMPFS_SHMEM, DIAG_KERNEL_MEMORY}, 2,
+		{"java heap under a spike",
+		 RANK_JVM,
+		 {DIAG_JAVA_HEAP, DIAG_SPIKE},
+		 2,
+		 DIAG_BASIS_MEASURED},
+		{"tmpfs under a spike",
+		 RANK_TMPFS,
+		 {DIAG_TMPFS_SHMEM, DIAG_SPIKE},
+		 2,
+		 DIAG_BASIS_MEASURED},
+		{"arena estimate",
+		 RANK_ESTIMATE,
+		 {DIAG_SPIKE, DIAG_GLIBC_RETENTION},
+		 2,
+		 DIAG_BASIS_INFERRED},
+		{"equal confidences",
+		 RANK_TIE,
+		 {DIAG_TMPFS_SHMEM, DIAG_KERNEL_MEMORY},
+		 2,
 		 DIAG_BASIS_MEASURED},
 	};
 	return cr_make_param_array(struct rank_case, cases, ARRAY_SIZE(cases));
@@ -1356,10 +1373,10 @@ ParameterizedTest(struct rank_case *c, diagnosis, ranking)
 			     diag_kind_name(c->want[i]));
 	cr_assert_eq(d.verdicts[0].basis, c->first_basis, "%s", c->name);
 	for (size_t i = 1; i < d.n_verdicts; i++)
-		cr_assert_leq(diag_verdict_rank(&d.verdicts[i - 1],
-						&d.verdicts[i]),
-			      0, "%s: verdicts %zu and %zu out of order",
-			      c->name, i - 1, i);
+		cr_assert_leq(
+			diag_verdict_rank(&d.verdicts[i - 1], &d.verdicts[i]),
+			0, "%s: verdicts %zu and %zu out of order", c->name,
+			i - 1, i);
 	diag_input_release(&in);
 }
 

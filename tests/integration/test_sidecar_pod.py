@@ -8,6 +8,7 @@ shared PID namespace with what to add to the spec. Real OOM kills: run
 under the host lock."""
 import base64
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -30,9 +31,28 @@ events_logger = "file"
 """
 
 
+# Podman's storage for these pods, apart from the host's: the vfs driver in
+# a directory of the build's own. The containers run from --rootfs; the
+# storage holds only the pods' pause image. In a container whose root is
+# overlayfs (make test-fresh) podman's overlay driver cannot mount, and a
+# storage first set up with overlay refuses any other driver.
+STORAGE = """[storage]
+driver = "vfs"
+graphroot = "{root}/graph"
+runroot = "{root}/run"
+"""
+
+
+POD_SEQ = itertools.count()
+
+
 def podman(env, *args, check=True, **kw):
-    return subprocess.run(["podman", *args], env=env, check=check,
-                          capture_output=True, text=True, **kw)
+    r = subprocess.run(["podman", *args], env=env, capture_output=True,
+                       text=True, **kw)
+    if check and r.returncode != 0:
+        pytest.fail("podman %s: exit %d: %s" % (" ".join(args), r.returncode,
+                                                r.stderr.strip()[-800:]))
+    return r
 
 
 def make_rootfs(root):
@@ -56,8 +76,13 @@ def pod(tmp_path):
         pytest.skip("needs podman and runc")
     conf = tmp_path / "containers.conf"
     conf.write_text(CONF)
-    env = dict(os.environ, CONTAINERS_CONF=str(conf))
-    name = "oomlens-test-pod-%d" % os.getpid()
+    storage = tmp_path / "storage.conf"
+    storage.write_text(STORAGE.format(root=os.path.join(BUILD, "podman")))
+    env = dict(os.environ, CONTAINERS_CONF=str(conf),
+               CONTAINERS_STORAGE_CONF=str(storage))
+    # a name of its own per test: a pod a failed test left cannot fail
+    # the next one
+    name = "oomlens-test-pod-%d-%d" % (os.getpid(), next(POD_SEQ))
     root = str(tmp_path / "rootfs")
     make_rootfs(root)
     made = []

@@ -4,7 +4,11 @@
  * summary, save it, or extract it. The archive is the pod's data and is
  * treated as hostile: it is read with bundle_read() (one top directory, no
  * "..", no links or devices, size and inflate caps) and checked whole
- * before a single file is written. */
+ * before a single file is written. Nothing in it decides where files go
+ * (they go into a fresh DIR/<report>, never its own top directory, and
+ * over nothing) or what HTML is shown (open renders its own page from the
+ * bundle's data; the bundle's report.html is never opened). */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -179,71 +183,201 @@ int cmd_show(struct ctx *c)
 	return EXIT_OK;
 }
 
+/* Where a report is extracted: a fresh directory <name> made in the
+ * directory the user named, never the archive's own top directory. */
 struct extract {
-	int dirfd;
-	char id[128];
+	int parent;	  /* the user's DIR */
+	int dirfd;	  /* DIR/<name>, made by us */
+	bool created;	  /* so a failure removes it, and only it */
+	const char *skip; /* a member left out (open writes its own), or NULL */
+	char name[129];
 };
 
-/* One file of the archive under the target directory: its directories
- * made without following symlinks, the file created without following one
- * (a planted link in DIR is refused, never written through). */
+#define DIR_NOFOLLOW (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+
+#define EXTRACT_INIT                      \
+	{                                 \
+		.parent = -1, .dirfd = -1 \
+	}
+
+/* REPORT as typed: [A-Za-z0-9._-] kept, anything else '_', a leading '.'
+ * made '_' (never ".", ".." or a hidden name like ".ssh"), 128 bytes at
+ * most; "report" when nothing is left. */
+static void report_dirname(const char *report, char *ret, size_t size)
+{
+	size_t n = 0;
+
+	for (const char *p = report; *p && n + 1 < size && n < 128; p++) {
+		char ch = *p;
+
+		if (!isalnum((unsigned char)ch) && ch != '.' && ch != '_' &&
+		    ch != '-')
+			ch = '_';
+		ret[n] = n == 0 && ch == '.' ? '_' : ch;
+		n++;
+	}
+	ret[n] = '\0';
+	if (n == 0)
+		snprintf(ret, size, "report");
+}
+
+/* DIR (the user's path, made when absent, resolved as given) and in it
+ * DIR/<report>, made exclusively and opened without following a link. An
+ * existing DIR/<report> (a directory, file or symlink) is refused. Returns
+ * 0 or an exit code, having said why. */
+static int extract_open(struct extract *x, const char *dir, const char *report)
+{
+	int r = mkdir_p_at(AT_FDCWD, dir, MODE_PRIVATE_DIR);
+
+	report_dirname(report, x->name, sizeof(x->name));
+	if (r < 0)
+		return cli_fail(dir, r, NULL);
+	x->parent = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (x->parent < 0)
+		return cli_fail(dir, -errno, NULL);
+	if (mkdirat(x->parent, x->name, MODE_PRIVATE_DIR) < 0) {
+		r = errno;
+		fprintf(stderr, "kubectl-oomlens: extract to %s/%s: %s%s\n",
+			dir, x->name, strerror(r),
+			r == EEXIST ? ": refusing to write over it" : "");
+		return EXIT_FAIL;
+	}
+	x->created = true;
+	x->dirfd = openat(x->parent, x->name, DIR_NOFOLLOW);
+	if (x->dirfd < 0)
+		return cli_fail(x->name, -errno, NULL);
+	return 0;
+}
+
+/* Closes; unless keep, removes the directory extract_open() made. */
+static void extract_close(struct extract *x, bool keep)
+{
+	if (x->dirfd >= 0)
+		close(x->dirfd);
+	if (x->created && !keep)
+		(void)rm_rf_at(x->parent, x->name);
+	if (x->parent >= 0)
+		close(x->parent);
+	x->dirfd = x->parent = -1;
+}
+
+static bool plain_component(const char *s)
+{
+	return *s && !streq(s, ".") && !streq(s, "..");
+}
+
+/* Each directory of path below dirfd, made (mode 0750) and opened one
+ * component at a time, never through a symlink (O_NOFOLLOW|O_DIRECTORY).
+ * path is cut at its slashes. Returns the fd holding the last component
+ * (caller closes) and *ret_base, that component; -EXDEV for an empty, "."
+ * or ".." component, -ELOOP/-ENOTDIR for a link or a file on the way. */
+static int walk_parents(int dirfd, char *path, const char **ret_base)
+{
+	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0), next, r;
+	char *p = path, *slash;
+
+	if (fd < 0)
+		return -errno;
+	for (; (slash = strchr(p, '/')); p = slash + 1) {
+		*slash = '\0';
+		next = -1;
+		r = plain_component(p) ? 0 : -EXDEV;
+		/* EEXIST: an earlier member's directory, in our fresh one */
+		if (r == 0 && mkdirat(fd, p, MODE_PRIVATE_DIR) < 0 &&
+		    errno != EEXIST)
+			r = -errno;
+		if (r == 0)
+			next = openat(fd, p, DIR_NOFOLLOW);
+		if (r == 0 && next < 0)
+			r = -errno;
+		close(fd);
+		if (r < 0)
+			return r;
+		fd = next;
+	}
+	if (!plain_component(p)) {
+		close(fd);
+		return -EXDEV;
+	}
+	*ret_base = p;
+	return fd;
+}
+
+/* One file of the archive: its name below the archive's top directory
+ * (which is dropped, never used) kept, created O_EXCL|O_NOFOLLOW in the
+ * fresh directory: nothing is written over or through anything. */
 static int extract_one(const char *name, const char *data, size_t len, void *ud)
 {
 	struct extract *x = ud;
-	const char *slash = strrchr(name, '/');
-	char dir[4096];
-	int fd, r;
+	const char *rel = strchr(name, '/'), *base = NULL;
+	char path[512];
+	int dfd, fd, r;
 
-	if (!x->id[0] && strchr(name, '/'))
-		snprintf(x->id, sizeof(x->id), "%.*s",
-			 (int)(strchr(name, '/') - name), name);
-	if (name[0] == '/' || strstr(name, "..") ||
-	    (size_t)snprintf(dir, sizeof(dir), "%s", name) >= sizeof(dir))
+	/* bundle_read() checked "<id>/<path>"; walk_parents() checks every
+	 * component again (no "", "." or ".."), it is cheap */
+	if (!rel ||
+	    (size_t)snprintf(path, sizeof(path), "%s", rel + 1) >= sizeof(path))
 		return -EXDEV;
-	if (slash) {
-		dir[slash - name] = '\0';
-		r = mkdir_p_at(x->dirfd, dir, 0755);
-		if (r < 0)
-			return r;
-	}
-	fd = openat(x->dirfd, name,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		    0644);
-	if (fd < 0)
-		return -errno;
-	r = write_all(fd, data, len);
-	close(fd);
+	if (x->skip && streq(path, x->skip))
+		return 0;
+	dfd = walk_parents(x->dirfd, path, &base);
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, base,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    MODE_PRIVATE_FILE);
+	r = fd < 0 ? -errno : write_all(fd, data, len);
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
 	return r;
 }
 
+/* The archive's files into x's fresh directory. Returns 0 or an exit
+ * code, having said why: a name that clashes (twice, a file where a
+ * directory goes) or escapes is the bundle's fault. */
 static int extract_to(const struct fetched *f, const char *dir,
 		      struct extract *x)
 {
-	int r = mkdir_p_at(AT_FDCWD, dir, 0755);
+	int r = bundle_read(AT_FDCWD, f->path, extract_one, x);
+	bool hostile = r == -EXDEV || r == -ELOOP || r == -EEXIST ||
+		       r == -ENOTDIR || r == -EISDIR;
 
+	if (r >= 0)
+		return 0;
+	fprintf(stderr, "kubectl-oomlens: extract to %s/%s: %s\n", dir, x->name,
+		r == -EEXIST || r == -ENOTDIR || r == -EISDIR
+			? "refused: the bundle names a file twice, or a "
+			  "file where a directory goes"
+		: hostile ? bundle_strerror(r)
+			  : strerror(-r));
+	return hostile ? EXIT_BADBUNDLE : EXIT_FAIL;
+}
+
+static int write_bundle_file(const struct fetched *f, const char *file)
+{
+	int r;
+
+	if (streq(file, "-"))
+		r = write_all(STDOUT_FILENO, f->bundle->data, f->bundle->size);
+	else
+		r = write_file_atomic_at(AT_FDCWD, file, f->bundle->data,
+					 f->bundle->size, MODE_PRIVATE_FILE);
 	if (r < 0)
-		return cli_fail(dir, r, NULL);
-	x->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (x->dirfd < 0)
-		return cli_fail(dir, -errno, NULL);
-	r = bundle_read(AT_FDCWD, f->path, extract_one, x);
-	close(x->dirfd);
-	if (r < 0) {
-		fprintf(stderr, "kubectl-oomlens: extract to %s: %s\n", dir,
-			r == -EXDEV || r == -ELOOP ? bundle_strerror(r)
-						   : strerror(-r));
-		return r == -EXDEV || r == -ELOOP ? EXIT_BADBUNDLE : EXIT_FAIL;
-	}
+		return cli_fail(file, r, NULL);
+	if (!streq(file, "-"))
+		fprintf(stderr, "wrote %s (%zu bytes, sha256 %s)\n", file,
+			f->bundle->size, f->bundle->sha256);
 	return 0;
 }
 
 int cmd_get(struct ctx *c)
 {
 	struct fetched f = {0};
-	struct extract x = {0};
+	struct extract x = EXTRACT_INIT;
 	char def[300];
 	const char *file = c->o.output;
-	int rc, r;
+	int rc;
 
 	if (c->o.argc != 2) {
 		fprintf(stderr, "usage: kubectl oomlens get REPORT [-n NS] "
@@ -252,42 +386,35 @@ int cmd_get(struct ctx *c)
 	}
 	rc = fetch(c, c->o.argv[1], &f);
 	if (rc == 0 && c->o.extract) {
-		rc = extract_to(&f, c->o.extract, &x);
+		rc = extract_open(&x, c->o.extract, c->o.argv[1]);
+		if (rc == 0)
+			rc = extract_to(&f, c->o.extract, &x);
+		extract_close(&x, rc == 0);
 		if (rc == 0)
 			fprintf(stderr, "extracted %s/%s\n", c->o.extract,
-				x.id);
+				x.name);
 	}
 	if (rc == 0 && (file || !c->o.extract)) {
 		if (!file) {
 			snprintf(def, sizeof(def), "%s.tar.gz", c->o.argv[1]);
 			file = def;
 		}
-		if (streq(file, "-"))
-			r = write_all(STDOUT_FILENO, f.bundle->data,
-				      f.bundle->size);
-		else
-			r = write_file_atomic_at(AT_FDCWD, file, f.bundle->data,
-						 f.bundle->size, 0644);
-		if (r < 0)
-			rc = cli_fail(file, r, NULL);
-		else if (!streq(file, "-"))
-			fprintf(stderr, "wrote %s (%zu bytes, sha256 %s)\n",
-				file, f.bundle->size, f.bundle->sha256);
+		rc = write_bundle_file(&f, file);
 	}
 	fetched_release(&f);
 	return rc;
 }
 
-/* report.html from the bundle, or rendered from its files when it has
- * none (a sidecar's snapshot bundle). */
-static int ensure_html(const struct fetched *f, const char *html)
+/* report.html rendered by us from the bundle's data (manifest.json,
+ * diagnosis.json, ...), escaped, under report.c's CSP (no script): the
+ * bundle's own report.html is the pod's HTML and is never shown. Written
+ * O_EXCL into the fresh directory. Returns 0 or -errno. */
+static int write_html(const struct fetched *f, int dirfd)
 {
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	struct bundle *b;
-	int r;
+	int fd, r;
 
-	if (access(html, F_OK) == 0)
-		return 0;
 	r = bundle_load(AT_FDCWD, f->path, &b);
 	if (r < 0)
 		return r;
@@ -296,51 +423,66 @@ static int ensure_html(const struct fetched *f, const char *html)
 	bundle_free(b);
 	if (r < 0)
 		return r;
-	return write_file_atomic_at(AT_FDCWD, html, out.buf, out.len, 0644);
+	fd = openat(dirfd, "report.html",
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    MODE_PRIVATE_FILE);
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, out.buf, out.len);
+	close(fd);
+	return r;
+}
+
+static void show_in_browser(char *html)
+{
+	const char *disp = getenv("DISPLAY"), *way = getenv("WAYLAND_DISPLAY");
+	char *argv[] = {(char *)"xdg-open", html, NULL};
+	pid_t pid;
+	int st;
+
+	if (!(disp && *disp) && !(way && *way)) {
+		fprintf(stderr,
+			"no display: open the path above in a browser\n");
+		return;
+	}
+	if (posix_spawnp(&pid, "xdg-open", NULL, NULL, argv, environ) == 0 &&
+	    waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0)
+		return;
+	fprintf(stderr, "kubectl-oomlens: xdg-open failed; open the "
+			"path above in a browser\n");
 }
 
 int cmd_open(struct ctx *c)
 {
 	struct fetched f = {0};
-	struct extract x = {0};
+	struct extract x = EXTRACT_INIT;
 	char dir[256], html[512];
 	const char *tmp = getenv("TMPDIR");
-	const char *disp = getenv("DISPLAY"), *way = getenv("WAYLAND_DISPLAY");
 	int rc;
 
 	if (c->o.argc != 2) {
 		fprintf(stderr, "usage: kubectl oomlens open REPORT [-n NS]\n");
 		return EXIT_USAGE;
 	}
+	/* the bundle's own report.html is left out: ours takes its name */
+	x.skip = "report.html";
 	rc = fetch(c, c->o.argv[1], &f);
 	snprintf(dir, sizeof(dir), "%s/oomlens-XXXXXX",
 		 tmp && *tmp ? tmp : "/tmp");
 	if (rc == 0 && !mkdtemp(dir))
 		rc = cli_fail("temp dir", -errno, NULL);
-	if (rc == 0)
+	if (rc == 0 && (rc = extract_open(&x, dir, c->o.argv[1])) == 0)
 		rc = extract_to(&f, dir, &x);
-	snprintf(html, sizeof(html), "%s/%s/report.html", dir, x.id);
-	if (rc == 0 && ensure_html(&f, html) < 0)
+	if (rc == 0 && write_html(&f, x.dirfd) < 0)
 		rc = cli_fail("report.html", -EBADMSG, NULL);
+	extract_close(&x, rc == 0);
 	fetched_release(&f);
 	if (rc)
 		return rc;
+	snprintf(html, sizeof(html), "%s/%s/report.html", dir, x.name);
 	printf("%s\n", html);
-	if ((disp && *disp) || (way && *way)) {
-		char *argv[] = {(char *)"xdg-open", html, NULL};
-		pid_t pid;
-		int st;
-
-		if (posix_spawnp(&pid, "xdg-open", NULL, NULL, argv, environ) ==
-			    0 &&
-		    waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
-		    WEXITSTATUS(st) == 0)
-			return EXIT_OK;
-		fprintf(stderr, "kubectl-oomlens: xdg-open failed; open the "
-				"path above in a browser\n");
-	} else {
-		fprintf(stderr,
-			"no display: open the path above in a browser\n");
-	}
+	fflush(stdout);
+	show_in_browser(html);
 	return EXIT_OK;
 }

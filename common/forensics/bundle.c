@@ -406,7 +406,7 @@ static int archive_add(struct archive *a, struct archive_entry *e,
 	archive_entry_clear(e);
 	archive_entry_set_pathname(e, name.buf);
 	archive_entry_set_filetype(e, AE_IFREG);
-	archive_entry_set_perm(e, 0644);
+	archive_entry_set_perm(e, MODE_PRIVATE_FILE);
 	archive_entry_set_size(e, (la_int64_t)len);
 	archive_entry_set_mtime(e, (time_t)mtime, 0);
 	archive_entry_set_uid(e, 0);

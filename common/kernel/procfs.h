@@ -43,11 +43,14 @@ int procfs_read_status(int pid_fd, struct proc_status *ret);
  * the password of any "scheme://user:pw@host"; the value of NAME=value,
  * --flag=value and of the argument after a --flag whose name looks secret
  * (password, passwd, passphrase, secret, token, credential, key, pass*,
- * pwd, pw, *auth, cookie; any case), even when that argument starts with
+ * *pass, pwd, pw, *auth, cookie; any case), even when that argument starts with
  * '-'; "user:pw@…" of *_DSN=; the value of "Authorization: Bearer x"-like
- * arguments; the password flags of known clients by argv[0]'s basename
- * (mysql-family -p<pw>, sshpass -p, redis-cli -a, mongo* -p, curl -u
- * user:pw). Names ending in file/path/stdin/prompt, or starting "no-",
+ * arguments (also "Authorization:Basic x", "Cookie: a=b") and of a bare
+ * "Bearer x"; secret-named pairs inside an argument (URL queries, JDBC,
+ * libpq "password=x", ADO.NET "Password=x;"); the password flags of known
+ * clients by argv[0]'s basename (mysql-family -p<pw>, sshpass -p,
+ * redis-cli -a, mongo* -p, curl -u user:pw, openssl -k, htpasswd -b's
+ * password). Names ending in file/path/stdin/prompt, or starting "no-",
  * keep their value (a path, not the secret). Appends to out. Returns 0,
  * -ENOMEM, -E2BIG. */
 int procfs_format_cmdline(const char *buf, size_t len, bool redact,

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A process's command line made safe to store: arguments joined by spaces,
  * control characters replaced, and secrets replaced by "***". Secrets are
- * recognised by shape (URL credentials, Authorization-like headers,
- * NAME=value and --flag value with a secret-looking name) and, for a few
- * well-known clients, by their password flags (mysql's -p<pw>). Redacting
- * too much costs a line of context; too little, a password in a bundle. */
+ * recognised by shape (URL credentials, Authorization-like headers, a bare
+ * "Bearer x", NAME=value and --flag value with a secret-looking name, and
+ * such pairs inside connection strings: URL queries, libpq, ADO.NET) and,
+ * for a few well-known clients, by their password flags (mysql's -p<pw>,
+ * openssl's -k, htpasswd -b's last argument). Redacting too much costs a
+ * line of context; too little, a password in a bundle. */
+#include <ctype.h>
 #include <strings.h>
 
 #include "kernel/procfs.h"
@@ -14,43 +17,52 @@
 
 enum next_how { NEXT_NONE, NEXT_ALL, NEXT_AFTER_COLON };
 
-/* Clients whose short flag takes a password: -X<pw> (attached) always,
- * -X <pw> (next argument) where the flag has no prompt form. */
+enum tool_form {
+	TF_ATTACHED = 1, /* "-Xpw" */
+	TF_NEXT = 2,	 /* "-X pw": where the flag has no prompt form */
+};
+
+/* Clients whose short flag takes a password, in the forms of tool_form. */
 struct tool_flag {
 	const char *tool;
 	char letter;
-	bool next;	   /* "-X pw" also means a password */
+	unsigned forms;	   /* enum tool_form */
 	enum next_how how; /* what of the value is secret */
 };
 
 static const struct tool_flag tool_flags[] = {
 	/* mysql's "-p" alone prompts: the next argument is a database. */
-	{"mysql", 'p', false, NEXT_ALL},
-	{"mysqldump", 'p', false, NEXT_ALL},
-	{"mysqladmin", 'p', false, NEXT_ALL},
-	{"mysqlimport", 'p', false, NEXT_ALL},
-	{"mysqlshow", 'p', false, NEXT_ALL},
-	{"mysqlcheck", 'p', false, NEXT_ALL},
-	{"mysqlpump", 'p', false, NEXT_ALL},
-	{"mysqlbinlog", 'p', false, NEXT_ALL},
-	{"mariadb", 'p', false, NEXT_ALL},
-	{"mariadb-dump", 'p', false, NEXT_ALL},
-	{"mariadb-admin", 'p', false, NEXT_ALL},
-	{"sshpass", 'p', true, NEXT_ALL},
-	{"redis-cli", 'a', true, NEXT_ALL},
-	{"mongo", 'p', true, NEXT_ALL},
-	{"mongosh", 'p', true, NEXT_ALL},
-	{"mongodump", 'p', true, NEXT_ALL},
-	{"mongorestore", 'p', true, NEXT_ALL},
-	{"mongoexport", 'p', true, NEXT_ALL},
-	{"mongoimport", 'p', true, NEXT_ALL},
-	{"curl", 'u', true, NEXT_AFTER_COLON},
+	{"mysql", 'p', TF_ATTACHED, NEXT_ALL},
+	{"mysqldump", 'p', TF_ATTACHED, NEXT_ALL},
+	{"mysqladmin", 'p', TF_ATTACHED, NEXT_ALL},
+	{"mysqlimport", 'p', TF_ATTACHED, NEXT_ALL},
+	{"mysqlshow", 'p', TF_ATTACHED, NEXT_ALL},
+	{"mysqlcheck", 'p', TF_ATTACHED, NEXT_ALL},
+	{"mysqlpump", 'p', TF_ATTACHED, NEXT_ALL},
+	{"mysqlbinlog", 'p', TF_ATTACHED, NEXT_ALL},
+	{"mariadb", 'p', TF_ATTACHED, NEXT_ALL},
+	{"mariadb-dump", 'p', TF_ATTACHED, NEXT_ALL},
+	{"mariadb-admin", 'p', TF_ATTACHED, NEXT_ALL},
+	{"sshpass", 'p', TF_ATTACHED | TF_NEXT, NEXT_ALL},
+	{"redis-cli", 'a', TF_ATTACHED | TF_NEXT, NEXT_ALL},
+	{"mongo", 'p', TF_ATTACHED | TF_NEXT, NEXT_ALL},
+	{"mongosh", 'p', TF_ATTACHED | TF_NEXT, NEXT_ALL},
+	{"mongodump", 'p', TF_ATTACHED | TF_NEXT, NEXT_ALL},
+	{"mongorestore", 'p', TF_ATTACHED | TF_NEXT, NEXT_ALL},
+	{"mongoexport", 'p', TF_ATTACHED | TF_NEXT, NEXT_ALL},
+	{"mongoimport", 'p', TF_ATTACHED | TF_NEXT, NEXT_ALL},
+	{"curl", 'u', TF_ATTACHED | TF_NEXT, NEXT_AFTER_COLON},
+	/* openssl's -kfile is a path: only "-k pw" */
+	{"openssl", 'k', TF_NEXT, NEXT_ALL},
 };
 
 struct redact_state {
 	char tool[32];	    /* basename of argv[0] */
 	enum next_how next; /* how to redact the next argument */
 	bool first;
+	/* htpasswd: -b seen, -n seen, a -C/-r value next, positionals */
+	bool hp_batch, hp_nofile, hp_value;
+	unsigned hp_pos;
 };
 
 static bool has_word(const char *s, size_t n, const char *w)
@@ -96,6 +108,23 @@ static bool has_part(const char *s, size_t n, const char *w, bool last_only)
 	return false;
 }
 
+/* "dbpass", "db-pass", "rootpass": a name ending in "pass" that is not a
+ * word of its own. */
+static bool pass_suffix(const char *s, size_t n)
+{
+	static const char *const words[] = {
+		"bypass",    "compass", "multipass", "overpass",
+		"underpass", "surpass", "trespass",
+	};
+
+	if (!ends_with(s, n, "pass"))
+		return false;
+	for (size_t w = 0; w < ARRAY_SIZE(words); w++)
+		if (ends_with(s, n, words[w]))
+			return false;
+	return true;
+}
+
 /* A flag or variable name (leading dashes included) whose value is a
  * secret. "--password-file", "--no-password", "--password-stdin": the
  * value is a path or nothing, not the secret. */
@@ -115,7 +144,8 @@ static bool secret_name(const char *s, size_t n)
 	for (size_t w = 0; w < ARRAY_SIZE(words); w++)
 		if (has_word(s, n, words[w]))
 			return true;
-	return starts_with_ci(s, n, "pass") || has_part(s, n, "pwd", false) ||
+	return starts_with_ci(s, n, "pass") || pass_suffix(s, n) ||
+	       has_part(s, n, "pass", false) || has_part(s, n, "pwd", false) ||
 	       has_part(s, n, "pw", false) || has_part(s, n, "auth", true) ||
 	       has_part(s, n, "authorization", true) ||
 	       has_part(s, n, "cookie", true);
@@ -192,16 +222,28 @@ static int add_urls(struct strbuf *out, const char *s, size_t n)
 	return r;
 }
 
-/* "Authorization: Bearer x", "X-Api-Key: x": a header-shaped argument
- * whose name is a secret's. Keeps the scheme word of Authorization. */
+/* A header's name: letters, digits, '-' and '_' (not "/app/key.jar"). */
+static bool header_name(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+			return false;
+	return n > 0;
+}
+
+/* "Authorization: Bearer x", "X-Api-Key: x", "Cookie: a=b", and without
+ * the space ("Authorization:Basic x") when the name is a header's: a
+ * header-shaped argument whose name is a secret's. Keeps the scheme word
+ * of Authorization. */
 static int header_arg(struct strbuf *out, const char *a, size_t n)
 {
 	const char *colon = memchr(a, ':', n), *v, *e = a + n, *sp;
+	size_t nl = colon ? (size_t)(colon - a) : 0;
 	int r;
 
-	if (!colon || colon == a || colon + 1 >= e || colon[1] != ' ' ||
-	    memchr(a, ' ', (size_t)(colon - a)) || memchr(a, '=', n) ||
-	    !secret_name(a, (size_t)(colon - a)))
+	if (!colon || colon == a || colon + 1 >= e ||
+	    (colon[1] != ' ' && !header_name(a, nl)) || memchr(a, ' ', nl) ||
+	    memchr(a, '=', nl) || !secret_name(a, nl))
 		return 0;
 	v = colon + 1;
 	while (v < e && *v == ' ')
@@ -225,10 +267,11 @@ static int tool_arg(struct redact_state *st, struct strbuf *out, const char *a,
 		const struct tool_flag *t = &tool_flags[i];
 		int r;
 
-		if (!streq(st->tool, t->tool) || a[1] != t->letter)
+		if (!streq(st->tool, t->tool) || a[1] != t->letter ||
+		    (n > 2 && !(t->forms & TF_ATTACHED)))
 			continue;
 		if (n == 2) {
-			st->next = t->next ? t->how : NEXT_NONE;
+			st->next = (t->forms & TF_NEXT) ? t->how : NEXT_NONE;
 			return add_clean(out, a, n) < 0 ? -ENOMEM : 1;
 		}
 		r = strbuf_add(out, a, 2);
@@ -264,6 +307,97 @@ static int assign_arg(struct strbuf *out, const char *a, size_t n)
 	return 0;
 }
 
+/* htpasswd -b [-c…] FILE USER PASS, htpasswd -nb USER PASS: the password
+ * is the third positional argument, the second with -n (hp_pos counts
+ * argv[0] too); -C and -r take a value. Flags count only before the first
+ * positional. 1 handled. */
+static int htpasswd_arg(struct redact_state *st, struct strbuf *out,
+			const char *a, size_t n)
+{
+	if (!streq(st->tool, "htpasswd"))
+		return 0;
+	if (st->hp_value) {
+		st->hp_value = false;
+		return 0;
+	}
+	if (n > 1 && a[0] == '-' && st->hp_pos == 1) {
+		st->hp_batch |= memchr(a, 'b', n) != NULL;
+		st->hp_nofile |= memchr(a, 'n', n) != NULL;
+		st->hp_value = a[n - 1] == 'C' || a[n - 1] == 'r';
+		return 0;
+	}
+	st->hp_pos++;
+	if (!st->hp_batch || st->hp_pos != (st->hp_nofile ? 3u : 4u))
+		return 0;
+	return strbuf_adds(out, MASK) < 0 ? -ENOMEM : 1;
+}
+
+/* "Bearer x", "Basic x": a header's value alone, its scheme kept. */
+static int scheme_arg(struct strbuf *out, const char *a, size_t n)
+{
+	static const char *const schemes[] = {"bearer ", "basic "};
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(schemes); i++) {
+		size_t sl = strlen(schemes[i]);
+
+		if (n <= sl || strncasecmp(a, schemes[i], sl) != 0)
+			continue;
+		r = add_clean(out, a, sl);
+		return r < 0 ? r : strbuf_adds(out, MASK) < 0 ? -ENOMEM : 1;
+	}
+	return 0;
+}
+
+/* What ends a pair's value in s: a URL's query ("?user=a&password=x",
+ * JDBC's ";password=x"), ADO.NET's "Password=x;" (spaces are the value's),
+ * or libpq's "host=h password=x". */
+static const char *pair_ends(const char *s, size_t n)
+{
+	if (memmem(s, n, "://", 3))
+		return "&;# ";
+	return memchr(s, ';', n) ? ";" : " ";
+}
+
+/* The value starting at s[v]: to the first of ends, or past its closing
+ * quote when quoted (libpq's 'a b', ADO.NET's "a;b"). Returns its end. */
+static size_t value_end(const char *s, size_t n, size_t v, const char *ends)
+{
+	const char *q;
+
+	if (v < n && (s[v] == '\'' || s[v] == '"')) {
+		q = memchr(s + v + 1, s[v], n - v - 1);
+		return q ? (size_t)(q - s) + 1 : n;
+	}
+	while (v < n && !strchr(ends, s[v]))
+		v++;
+	return v;
+}
+
+/* Copies s, masking the value of every secret-named key=value pair in it
+ * (a key runs back from its '=' to a space, ';', '&', '?', ',' or '='). */
+static int add_pairs(struct strbuf *out, const char *s, size_t n)
+{
+	const char *ends = pair_ends(s, n), *eq;
+	size_t i = 0, done = 0;
+	int r = 0;
+
+	while (r >= 0 && i < n && (eq = memchr(s + i, '=', n - i))) {
+		size_t v = (size_t)(eq - s) + 1, k = v - 1;
+
+		while (k > 0 && !strchr(" ;&?,=", s[k - 1]))
+			k--;
+		i = v;
+		if (!secret_name(s + k, v - 1 - k))
+			continue;
+		r = add_clean(out, s + done, v - done);
+		if (r >= 0)
+			r = strbuf_adds(out, MASK);
+		done = i = value_end(s, n, v, ends);
+	}
+	return r < 0 ? r : add_clean(out, s + done, n - done);
+}
+
 /* Formats one argument into out (a scratch buffer: URLs are masked after). */
 static int format_arg(struct redact_state *st, const char *a, size_t n,
 		      struct strbuf *out)
@@ -277,15 +411,22 @@ static int format_arg(struct redact_state *st, const char *a, size_t n,
 		return strbuf_adds(out, MASK);
 	if (next == NEXT_AFTER_COLON)
 		return add_userinfo(out, a, n, false);
-	r = tool_arg(st, out, a, n);
+	r = htpasswd_arg(st, out, a, n);
+	if (r == 0)
+		r = tool_arg(st, out, a, n);
 	if (r == 0)
 		r = header_arg(out, a, n);
+	if (r == 0)
+		r = scheme_arg(out, a, n);
 	if (r == 0)
 		r = assign_arg(out, a, n);
 	if (r != 0)
 		return r < 0 ? r : 0;
 	if (n > 1 && a[0] == '-' && !memchr(a, '=', n) &&
 	    !startswith(a, "-D") && secret_name(a, n))
+		st->next = NEXT_ALL;
+	/* "Bearer" then the token, as two arguments */
+	if (n == 6 && strncasecmp(a, "bearer", 6) == 0)
 		st->next = NEXT_ALL;
 	if (n > 1 && streq(st->tool, "curl") && n == 6 &&
 	    strncmp(a, "--user", 6) == 0)
@@ -309,6 +450,7 @@ static int add_arg(struct redact_state *st, const char *a, size_t n,
 		   bool redact, struct strbuf *out)
 {
 	_cleanup_strbuf_ struct strbuf one = STRBUF_INIT;
+	_cleanup_strbuf_ struct strbuf two = STRBUF_INIT;
 	int r;
 
 	if (!redact)
@@ -317,8 +459,11 @@ static int add_arg(struct redact_state *st, const char *a, size_t n,
 		set_tool(st, a, n);
 	st->first = false;
 	strbuf_init(&one, out->max);
+	strbuf_init(&two, out->max);
 	r = format_arg(st, a, n, &one);
-	return r < 0 ? r : add_urls(out, one.buf, one.len);
+	if (r >= 0)
+		r = add_pairs(&two, one.buf, one.len);
+	return r < 0 ? r : add_urls(out, two.buf, two.len);
 }
 
 int procfs_format_cmdline(const char *buf, size_t len, bool redact,

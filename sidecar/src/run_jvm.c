@@ -89,9 +89,9 @@ void run_jvm_heap_rss(struct run_state *st, int pid, int pid_dirfd)
 	}
 	if (r >= 0)
 		r = strbuf_adds(&sb, "]}\n");
-	if (r >= 0 && mkdir_p_at(pid_dirfd, "jvm", 0755) == 0)
+	if (r >= 0 && mkdir_p_at(pid_dirfd, "jvm", MODE_PRIVATE_DIR) == 0)
 		(void)write_file_atomic_at(pid_dirfd, "jvm/heap_rss.json",
-					   sb.buf, sb.len, 0644);
+					   sb.buf, sb.len, MODE_PRIVATE_FILE);
 }
 
 /* One command's reply text; 0 or -errno. */
@@ -203,7 +203,7 @@ void run_jvm_nmt_history(struct run_state *st, int pid, int pid_dirfd)
 		r = strbuf_adds(&sb, "]}\n");
 	if (r >= 0)
 		(void)write_file_atomic_at(pid_dirfd, "jvm/nmt_history.json",
-					   sb.buf, sb.len, 0644);
+					   sb.buf, sb.len, MODE_PRIVATE_FILE);
 }
 
 static int take_facts(struct run_state *st, int pid, struct run_jvm *j,

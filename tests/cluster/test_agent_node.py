@@ -448,7 +448,7 @@ def test_kubectl_oomlens_reads_the_agents_reports(kube, tmp_path):
         data = f.read()
     b = kube.get(f"{BUNDLES}/{name}")
     assert hashlib.sha256(data).hexdigest() == b["spec"]["sha256"]
-    # the bundle's one top directory is its name
+    # extracted into x/<report>/ (named by the report, not the archive)
     assert (tmp_path / "x" / name / "manifest.json").is_file(), \
         list((tmp_path / "x").rglob("*"))[:10]
     opened = oomlens("open", name, "-n", NS)

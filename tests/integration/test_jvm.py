@@ -518,6 +518,14 @@ def test_jvm_oom_kill_in_cgroup_snapshot_has_nmt_before_kill(classes, tmp_path):
         assert nmt["enabled"] is True and nmt["committed"] > 32 << 20
         heap = json.loads((snaps[-1].parent / "heap_info.json").read_text())
         assert heap["collector"] == "Serial" and heap["used"] > 32 << 20
+        # every file the run mode wrote is 0640, every directory 0750
+        # (security review, issue 26: jvm/heap_rss.json was 0644)
+        assert list(spool.glob("snapshots/*/processes/*/jvm/heap_rss.json"))
+        modes = {str(p.relative_to(spool)): p.lstat().st_mode & 0o7777
+                 for p in spool.rglob("*")}
+        wrong = {p: oct(m) for p, m in modes.items()
+                 if m != (0o750 if (spool / p).is_dir() else 0o640)}
+        assert not wrong, wrong
     finally:
         for p in (java, sc):
             if p and p.poll() is None:

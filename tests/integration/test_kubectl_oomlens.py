@@ -1,7 +1,10 @@
 """kubectl-oomlens (cli/) against tests/fakeapi/fakeapi.py seeded with
 OOMReports and OOMBundles: the table, -o json|yaml|wide, --pod, --since,
 -A; show; get with its sha256/size checks and the hostile-archive refusal;
-open without a display; describe pod; the exit codes; credentials from the
+--extract into a fresh directory named by the report (never the archive's
+own top directory, never over an existing file); open without a display,
+and open rendering its own page (never the bundle's report.html); describe
+pod; the exit codes; credentials from the
 kubeconfig (contexts, --context, -n, an exec plugin); and the same binary
 found by the real kubectl as a plugin (`kubectl oomlens ...`).
 
@@ -225,8 +228,135 @@ def test_open_without_display_prints_path(env):
     assert r.returncode == 0, r.stderr
     path = r.stdout.decode().strip()
     assert path.endswith("/hog-r1/report.html") and os.path.isfile(path)
-    assert b"report of hog-r1" in open(path, "rb").read()
+    page = open(path, "rb").read()
+    # rendered from the bundle's data, not the bundle's own report.html
+    assert b"report of hog-r1" not in page and b"OOM kill of java" in page
     assert b"no display" in r.stderr
+    # the other files are there, extracted, beside it
+    assert os.path.isfile(os.path.join(os.path.dirname(path), "diagnosis.json"))
+    shutil.rmtree(os.path.dirname(os.path.dirname(path)))
+
+
+def tree(root):
+    """Every path below root: its type, mode and content (or link)."""
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            st = os.lstat(p)
+            if os.path.islink(p):
+                what = ("link", os.readlink(p))
+            elif os.path.isdir(p):
+                what = ("dir", None)
+            else:
+                what = ("file", open(p, "rb").read())
+            out[os.path.relpath(p, root)] = what + (st.st_mode & 0o7777,)
+    return out
+
+
+def seed(env, name, data):
+    env.api.load("oombundles", "default", [bundle_obj(name, data)])
+    env.api.load("oomreports", "default", [report_obj(
+        name, "x", datetime.datetime(2026, 1, 2, tzinfo=datetime.timezone.utc))])
+
+
+def test_extract_of_a_dot_ssh_bundle_stays_in_its_report_directory(env, tmp_path):
+    """Security review (issue 26): the archive chose its own top directory,
+    so a bundle whose top is .ssh extracted into a home directory replaced
+    ~/.ssh/authorized_keys. Now it lands in <DIR>/<report>/, fresh."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "authorized_keys").write_bytes(b"ssh-ed25519 AAAA owner\n")
+    seed(env, "sshy", tgz([(".ssh/manifest.json", b"{}", "reg"),
+                           (".ssh/authorized_keys", b"ssh-ed25519 AAAA attacker\n", "reg"),
+                           (".ssh/config.d/x", b"Host *\n", "reg")]))
+    before = tree(home)
+    r = run(env, "get", "sshy", "--extract", str(home))
+    assert r.returncode == 0, r.stderr
+    assert ("extracted %s/sshy" % home).encode() in r.stderr
+    after = tree(home)
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    assert changed == ["sshy", "sshy/authorized_keys", "sshy/config.d",
+                       "sshy/config.d/x", "sshy/manifest.json"], changed
+    assert after["sshy/authorized_keys"] == ("file", b"ssh-ed25519 AAAA attacker\n", 0o640)
+    assert after["sshy"][2] == 0o750 and after["sshy/config.d"][2] == 0o750
+
+
+def test_extract_never_overwrites_and_never_follows_a_planted_link(env, tmp_path):
+    d = tmp_path / "x"
+    r = run(env, "get", "web-1-r2", "--extract", str(d))
+    assert r.returncode == 0, r.stderr
+    (d / "web-1-r2" / "diagnosis.json").write_bytes(b"mine")
+    before = tree(tmp_path)
+    r = run(env, "get", "web-1-r2", "--extract", str(d))
+    assert r.returncode == 1 and b"exists" in r.stderr, r.stderr
+    assert tree(tmp_path) == before
+    # a symlink where the report directory goes: refused, not followed
+    (tmp_path / "y").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "y" / "web-1-r2")
+    r = run(env, "get", "web-1-r2", "--extract", str(tmp_path / "y"))
+    assert r.returncode == 1 and b"exists" in r.stderr, r.stderr
+    assert os.listdir(tmp_path / "elsewhere") == []
+
+
+@pytest.mark.parametrize("kind", ["dotdot", "absolute", "symlink", "twice", "file-then-dir"])
+def test_extract_refuses_hostile_members(env, tmp_path, kind):
+    """Nothing is written outside the report's directory, and a refused
+    bundle leaves no report directory behind."""
+    out = tmp_path / "outside"
+    out.mkdir()
+    entries = {
+        "dotdot": [("r/a/../../../outside/x", b"pwned", "reg")],
+        "absolute": [(str(out / "x"), b"pwned", "reg")],
+        "symlink": [("r/ln", str(out), "sym"), ("r/ln/x", b"pwned", "reg")],
+        "twice": [("r/a.txt", b"first", "reg"), ("r/a.txt", b"second", "reg")],
+        "file-then-dir": [("r/a", b"file", "reg"), ("r/a/b", b"pwned", "reg")],
+    }[kind]
+    name = "hostile-" + kind
+    seed(env, name, tgz([("r/manifest.json", b"{}", "reg")] + entries))
+    d = tmp_path / "d"
+    d.mkdir()
+    r = run(env, "get", name, "--extract", str(d))
+    assert r.returncode == 5 and b"refused" in r.stderr, (r.returncode, r.stderr)
+    assert os.listdir(out) == [] and os.listdir(d) == [], tree(tmp_path)
+
+
+def test_open_renders_its_own_page_never_the_bundles(env, tmp_path):
+    """Security review (issue 26): open showed the bundle's own
+    report.html (the pod's HTML, <script> and all) in the browser. It now
+    renders the page from the bundle's data, escaped, under a CSP that
+    forbids scripts."""
+    man = {"schema": "oomlens.io/bundle/v1", "id": "h", "node": "n<script>x</script>",
+           "pod": {"namespace": "default", "name": "p"},
+           "victims": [{"pid": 7, "comm": "<script>alert(2)</script>"}]}
+    diag = {"summary": "<script>alert(3)</script>", "verdicts": [
+        {"verdict": "native-leak", "confidence": 50,
+         "evidence": ["<img src=x onerror=alert(4)>"]}]}
+    seed(env, "scripted", tgz([
+        ("h/manifest.json", json.dumps(man).encode(), "reg"),
+        ("h/diagnosis.json", json.dumps(diag).encode(), "reg"),
+        ("h/report.html", b"<html><script>alert(1)</script>bundle page</html>", "reg")]))
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    seen = tmp_path / "seen.html"
+    opener = bindir / "xdg-open"
+    opener.write_text('#!/bin/sh\nprintf %%s "$1" > "%s.path"\ncp "$1" "%s"\n' % (seen, seen))
+    opener.chmod(0o755)
+    r = run(env, "open", "scripted", extra_env={
+        "DISPLAY": ":99", "PATH": "%s:%s" % (bindir, os.environ.get("PATH", ""))})
+    assert r.returncode == 0, r.stderr
+    path = r.stdout.decode().strip()
+    assert open(str(seen) + ".path").read() == path
+    assert path.endswith("/scripted/report.html")
+    page = seen.read_text()
+    assert "<script" not in page.lower() and "bundle page" not in page
+    assert "<img" not in page and "&lt;img src=x" in page
+    assert ('<meta http-equiv="Content-Security-Policy" content="default-src '
+            "'none'; style-src 'unsafe-inline'; img-src data:\">") in page
+    assert "script-src" not in page
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in page
+    assert os.stat(path).st_mode & 0o7777 == 0o640
     shutil.rmtree(os.path.dirname(os.path.dirname(path)))
 
 

@@ -85,6 +85,39 @@ Test(bundle, round_trip_with_manifest_first)
 	json_object_put(m);
 }
 
+/* Security review (issue 26): members were 0644, so `tar x` of a bundle
+ * made world-readable command lines; the archive and its members are
+ * 0640 like every file oomlens writes. */
+Test(bundle, archive_and_members_are_0640)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	struct bundle *b;
+	struct stat st;
+	int n = 0;
+
+	cr_assert_eq(bundle_new("m-1", &b), 0);
+	cr_assert_eq(bundle_add(b, "cmdline.txt", "app --x", 7, BUNDLE_HIGH),
+		     0);
+	cr_assert_gt(bundle_write(b, dfd, "m-1.tar.gz", 0), 0);
+	bundle_free(b);
+	cr_assert_eq(fstatat(dfd, "m-1.tar.gz", &st, 0), 0);
+	cr_assert_eq(st.st_mode & 07777, 0640);
+	archive_read_support_filter_gzip(a);
+	archive_read_support_format_tar(a);
+	cr_assert_eq(archive_read_open_fd(
+			     a, openat(dfd, "m-1.tar.gz", O_RDONLY | O_CLOEXEC),
+			     4096),
+		     ARCHIVE_OK);
+	while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+		cr_assert_eq(archive_entry_perm(e), 0640, "%s mode %o",
+			     archive_entry_pathname(e), archive_entry_perm(e));
+		n++;
+	}
+	cr_assert_eq(n, 2);
+	archive_read_free(a);
+}
+
 Test(bundle, refuses_hostile_ids_and_paths)
 {
 	struct bundle *b;

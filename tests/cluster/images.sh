@@ -90,7 +90,9 @@ static_libs() {
 # reads whole at every start and mlockall then keeps resident, become 7 KB.
 image_bin() {
 	local name=$1 dir=${1#oomlens-} bin=$OUT/bin/$1 objs=() c p
-	for c in "$TOP/$dir"/src/*.c; do
+	# the program's sources, its rooms' (agent/src/<room>/) included
+	for c in "$TOP/$dir"/src/*.c "$TOP/$dir"/src/*/*.c; do
+		[ -f "$c" ] || continue
 		c=${c#"$TOP"/}
 		objs+=("$B/obj/${c%.c}.o")
 	done

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "forecast.h"
+#include "obs/forecast.h"
 
 struct agent;
 

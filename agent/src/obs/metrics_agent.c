@@ -8,8 +8,8 @@
 #include "base/util.h"
 #include "forensics/bundle.h"
 #include "forensics/spool.h"
-#include "metrics.h"
-#include "metrics_agent.h"
+#include "obs/metrics.h"
+#include "obs/metrics_agent.h"
 
 #ifndef OOMLENS_VERSION
 #define OOMLENS_VERSION "0.1.0"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cluster_internal.h"
-#include "forecast.h"
+#include "obs/forecast.h"
 #include "base/log.h"
 #include "base/util.h"
 

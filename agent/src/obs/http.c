@@ -17,11 +17,11 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "base/util.h"
-#include "http.h"
-#include "http_auth.h"
+#include "obs/http.h"
+#include "obs/http_auth.h"
 #include "kube/kube.h"
 #include "kube/kube_authn.h"
-#include "metrics_agent.h"
+#include "obs/metrics_agent.h"
 
 /* Tokens waiting for a review; more at once get 503 (Retry-After). */
 #define QUEUE_MAX 16

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 #include "base/util.h"
-#include "metrics.h"
+#include "obs/metrics.h"
 
 struct series {
 	char **values; /* one per label of the family */

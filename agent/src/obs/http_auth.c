@@ -5,7 +5,7 @@
 #include <strings.h>
 
 #include "base/util.h"
-#include "http_auth.h"
+#include "obs/http_auth.h"
 
 void http_auth_key_of(const char *token, size_t len, struct http_auth_key *ret)
 {

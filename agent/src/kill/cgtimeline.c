@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <json-c/json.h>
 
-#include "cgtimeline.h"
+#include "kill/cgtimeline.h"
 
 static struct json_object *sample_json(uint64_t t_ms, uint64_t usage,
 				       uint64_t limit)

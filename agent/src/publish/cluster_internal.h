@@ -5,7 +5,7 @@
 
 #include <pthread.h>
 
-#include "cluster.h"
+#include "publish/cluster.h"
 
 #define OWNER_CACHE 256
 

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "forecast.h"
+#include "obs/forecast.h"
 
 const struct forecast_params forecast_default_params = {
 	.window_ms = 30000,

@@ -18,7 +18,7 @@
 
 #include "agent.h"
 #include "cluster_internal.h"
-#include "metrics_agent.h"
+#include "obs/metrics_agent.h"
 #include "base/fileio.h"
 #include "base/jget.h"
 #include "base/log.h"

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "forecast_sampler.h"
+#include "obs/forecast_sampler.h"
 
 struct json_object;
 

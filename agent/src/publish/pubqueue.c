@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pubqueue.h"
+#include "publish/pubqueue.h"
 #include "base/fileio.h"
 #include "base/log.h"
 #include "base/strbuf.h"

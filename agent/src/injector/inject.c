@@ -13,7 +13,7 @@
 #include "base/jget.h"
 #include "base/parse.h"
 #include "base/util.h"
-#include "inject.h"
+#include "injector/inject.h"
 #include "kube/kube.h"
 
 /* Deeper than any pod; bounds json-c's recursion on hostile input. */

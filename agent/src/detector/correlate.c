@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "correlate.h"
+#include "detector/correlate.h"
 
 /* Notifications within this window are one kill seen from several cgroups. */
 #define SAME_KILL_US 20000

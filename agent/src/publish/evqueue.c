@@ -9,7 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "evqueue.h"
+#include "publish/evqueue.h"
 
 struct evqueue {
 	pthread_mutex_t lock;

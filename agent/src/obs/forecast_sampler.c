@@ -16,9 +16,9 @@
 #include "base/log.h"
 #include "base/strbuf.h"
 #include "base/util.h"
-#include "forecast.h"
-#include "forecast_sampler.h"
-#include "metrics_agent.h"
+#include "obs/forecast.h"
+#include "obs/forecast_sampler.h"
+#include "obs/metrics_agent.h"
 
 #define TICK_MS 1000
 #define RESCAN_TICKS 5

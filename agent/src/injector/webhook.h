@@ -6,7 +6,7 @@
 #pragma once
 
 #include "base/cli.h"
-#include "inject.h"
+#include "injector/inject.h"
 
 /* The largest AdmissionReview read (the API server's own request limit
  * is 3 MiB; a pod near etcd's 1.5 MiB object limit fits twice). */

@@ -6,9 +6,9 @@
 #include <time.h>
 
 #include "agent.h"
-#include "cgtimeline.h"
-#include "forecast_sampler.h"
-#include "metrics_agent.h"
+#include "kill/cgtimeline.h"
+#include "obs/forecast_sampler.h"
+#include "obs/metrics_agent.h"
 #include "forensics/bundle.h"
 #include "forensics/diagnosis.h"
 #include "base/fileio.h"

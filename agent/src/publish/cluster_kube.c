@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cluster.h"
+#include "publish/cluster.h"
 #include "cluster_internal.h"
 #include "base/log.h"
 #include "base/util.h"

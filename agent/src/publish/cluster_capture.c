@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "agent.h"
-#include "forecast_sampler.h"
+#include "obs/forecast_sampler.h"
 #include "base/log.h"
 #include "base/util.h"
 

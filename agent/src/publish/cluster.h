@@ -9,10 +9,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "evqueue.h"
+#include "publish/evqueue.h"
 #include "forensics/bundle.h"
 #include "kube/kube_node.h"
-#include "pubqueue.h"
+#include "publish/pubqueue.h"
 
 #define CLUSTER_MAX_NS 32
 #define CLUSTER_MAX_CTR 32

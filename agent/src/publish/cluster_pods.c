@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster.h"
+#include "publish/cluster.h"
 #include "base/util.h"
 
 #define MAX_PODS 2048

@@ -9,9 +9,9 @@
 #include "base/log.h"
 #include "base/parse.h"
 #include "commands.h"
-#include "inject.h"
+#include "injector/inject.h"
 #include "kube/kube.h"
-#include "webhook.h"
+#include "injector/webhook.h"
 
 enum {
 	OPT_CERT = 0x100,

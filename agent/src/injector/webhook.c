@@ -15,9 +15,9 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "base/util.h"
-#include "http.h"
+#include "obs/http.h"
 #include "commands.h"
-#include "webhook.h"
+#include "injector/webhook.h"
 
 struct pss {
 	struct strbuf body; /* the review as it arrives */

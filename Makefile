@@ -178,7 +178,7 @@ fuzz:
 # docs/cluster.md): the node programs are built once and cached outside
 # build/; images are docker archives in build/images/.
 images: all
-	@B=$(B) tests/cluster/images.sh
+	@B=$(B) images/images.sh
 
 node:
 	@tests/cluster/build-node.sh

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Builds minimal static libraries from Debian bookworm's own source packages,
-# for the agent's and sidecar's images only (tests/cluster/images.sh): the
+# for the agent's and sidecar's images only (images/images.sh): the
 # installed shared libcurl and libarchive pull in Kerberos, LDAP, GnuTLS,
 # libxml2 and ICU (about 45 MiB) for protocols and formats oomlens never
 # uses. Usage: build-static-libs.sh nghttp2|curl|libarchive|openssl

@@ -2,7 +2,8 @@
 # Builds the container images the cluster tests run, without a registry:
 # docker archives in $B/images/ that tests/cluster/up.sh imports into the
 # node's containerd (`ctr -n k8s.io images import`); pods use them with
-# imagePullPolicy: Never.
+# imagePullPolicy: Never. The product's images (agent, sidecar) are built
+# from images/*.Containerfile, the test images from tests/images/.
 #   oomlens-agent.tar    localhost/oomlens-agent:dev    (goal <= 15 MiB)
 #   oomlens-sidecar.tar  localhost/oomlens-sidecar:dev  (goal <= 10 MiB)
 #   pause.tar            localhost/oomlens-pause:1      (catatonit -P)
@@ -19,7 +20,7 @@
 # keyed by a hash of its recipe. Usage: images.sh [name...]
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-TOP=$(cd "$HERE/../.." && pwd)
+TOP=$(cd "$HERE/.." && pwd)
 B=${B:-build}
 case $B in /*) ;; *) B=$TOP/$B ;; esac
 OUT=$B/images
@@ -43,12 +44,22 @@ copy_elf() {
 		done
 }
 
-# build NAME REF: the Containerfile images/NAME.Containerfile over the
-# staged context $CTX/NAME, pushed as a docker archive $OUT/NAME.tar.
+# containerfile NAME: the product's images/agent.Containerfile for
+# oomlens-agent (sidecar alike), tests/images/NAME.Containerfile for a
+# test image.
+containerfile() {
+	case $1 in
+	oomlens-*) echo "$HERE/${1#oomlens-}.Containerfile" ;;
+	*) echo "$TOP/tests/images/$1.Containerfile" ;;
+	esac
+}
+
+# build NAME REF: NAME's Containerfile over the staged context $CTX/NAME,
+# pushed as a docker archive $OUT/NAME.tar.
 build() {
 	local name=$1 ref=$2 file=$3
 	"${BUILDAH[@]}" bud --quiet --layers=false \
-		-f "$TOP/images/${name#oomlens-}.Containerfile" \
+		-f "$(containerfile "$name")" \
 		-t "$ref" "$CTX/$name" >/dev/null
 	rm -f "$file.tmp"
 	"${BUILDAH[@]}" push --quiet "$ref" "docker-archive:$file.tmp:$ref" >/dev/null
@@ -117,7 +128,7 @@ own_image() { # name goal-MiB
 	[ -x "$B/bin/$name" ] || { log "$B/bin/$name missing: make all"; exit 1; }
 	image_bin "$name"
 	if ! fresh "$OUT/$name.tar" "$OUT/bin/$name" \
-		"$TOP/images/${name#oomlens-}.Containerfile"; then
+		"$(containerfile "$name")"; then
 		stage "$name"
 		r=$CTX/$name/rootfs
 		copy_elf "$r" "$OUT/bin/$name" "/usr/bin/$name"
@@ -135,7 +146,7 @@ own_image() { # name goal-MiB
 }
 
 pause_image() {
-	fresh "$OUT/pause.tar" /usr/bin/catatonit "$TOP/images/pause.Containerfile" &&
+	fresh "$OUT/pause.tar" /usr/bin/catatonit "$(containerfile pause)" &&
 		return 0
 	stage pause
 	install -D -m 0755 /usr/bin/catatonit "$CTX/pause/rootfs/catatonit"
@@ -144,7 +155,7 @@ pause_image() {
 
 busybox_image() {
 	local r=$CTX/busybox/rootfs a v
-	fresh "$OUT/busybox.tar" /bin/busybox "$TOP/images/busybox.Containerfile" \
+	fresh "$OUT/busybox.tar" /bin/busybox "$(containerfile busybox)" \
 		"$B"/victims/* && return 0
 	stage busybox
 	install -D -m 0755 /bin/busybox "$r/bin/busybox"
@@ -162,7 +173,7 @@ busybox_image() {
 # out (the JRE's postinst still needs usr/share/man/man1: the setup hook).
 jre_image() {
 	local key cached
-	key=$( (cat "$TOP/images/jre17.Containerfile"; declare -f jre_image) |
+	key=$( (cat "$(containerfile jre17)"; declare -f jre_image) |
 		sha256sum | cut -c1-12)
 	cached=$CACHE/jre17-$key.tar
 	if [ ! -f "$cached" ]; then

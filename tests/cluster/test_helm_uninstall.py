@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """`helm uninstall` leaves nothing of the release but what Helm keeps on
 purpose: the CRDs (crds/ is never deleted) and so the OOMReports and
-OOMBundles the agents wrote. Runs after every test that uses the
-installed release (file order)."""
+OOMBundles the agents wrote. Runs after every other test that uses the
+installed release (conftest.py orders it so)."""
 import yaml
 
 from conftest import AGENT_NS, RELEASE, VICTIMS_NS, agent_pods, helm

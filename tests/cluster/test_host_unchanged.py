@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Runs last (file order): a full up/down leaves the host as it was."""
+"""A full up/down leaves the host as it was. Runs last, after the
+uninstall (conftest.py orders it so): it stops the node."""
 import os
 
 import pytest

@@ -163,8 +163,12 @@ unpack "$PKG" "$VER" "$TREE"
 cd "$TREE"
 # dpkg-source's patches may leave configure older than configure.ac:
 # the shipped configure is what we run, so make must not regenerate it.
+# One time for all (touch -r): a plain touch gives each file its own
+# nanoseconds, and a config.h.in a few microseconds older than the
+# aclocal.m4 touched after it sent libarchive's make to autoheader.
+touch "$TREE/.oomlens-stamp"
 find . \( -name configure -o -name Makefile.in -o -name aclocal.m4 \
-	-o -name config.h.in \) -exec touch {} +
+	-o -name config.h.in \) -exec touch -r "$TREE/.oomlens-stamp" {} +
 export CFLAGS=$CFLAGS_STATIC
 MAKEDIR=. # CMake builds out of tree
 [ "$PKG" = nghttp2 ] && MAKEDIR=build

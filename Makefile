@@ -22,7 +22,11 @@ LIBS     := -lwebsockets -lcurl -ljson-c -lyaml -larchive -lcrypto -lz -lseccomp
 
 SUBSYSTEMS  := base kernel inspect forensics kube
 COMMON_SRC  := $(foreach s,$(SUBSYSTEMS),$(wildcard common/$(s)/*.c))
-AGENT_SRC   := $(wildcard agent/src/*.c)
+# The agent: main.c and its subcommands at agent/src/, the rest in rooms by
+# concern (agent/src/<room>/README.md); -Iagent/src for "<room>/x.h".
+AGENT_ROOMS := detector kill publish obs injector
+AGENT_SRC   := $(wildcard agent/src/*.c) \
+               $(foreach r,$(AGENT_ROOMS),$(wildcard agent/src/$(r)/*.c))
 SIDECAR_SRC := $(wildcard sidecar/src/*.c)
 CLI_SRC     := $(wildcard cli/src/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
@@ -75,6 +79,7 @@ $(LIB): $(COMMON_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
+$(AGENT_OBJ): CPPFLAGS += -Iagent/src
 $(AGENT): $(AGENT_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(AGENT_OBJ) $(LIB) $(LIBS)
@@ -96,16 +101,23 @@ $(B)/tests/%: tests/unit/%.c $(LIB)
 	$(CC) $(ALLCFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lcriterion $(LIBS)
 
 # A unit test named after an agent module (tests/unit/test_correlate.c for
-# agent/src/correlate.c) links that module's object too.
-AGENT_UNIT := $(filter $(AGENT_SRC:agent/src/%.c=$(B)/tests/test_%),$(UNIT_BIN))
-$(AGENT_UNIT): $(B)/tests/test_%: tests/unit/test_%.c $(B)/obj/agent/src/%.o $(LIB)
+# agent/src/detector/correlate.c) links that module's object too, in
+# whichever room it is: agent_obj NAME is the object of agent/src/*/NAME.c.
+agent_obj = $(patsubst %.c,$(B)/obj/%.o,$(filter %/$(1).c,$(AGENT_SRC)))
+AGENT_MODS := $(basename $(notdir $(AGENT_SRC)))
+ifneq ($(words $(AGENT_MODS)),$(words $(sort $(AGENT_MODS))))
+$(error two agent modules share a name: their tests could not tell them apart)
+endif
+AGENT_UNIT := $(filter $(AGENT_MODS:%=$(B)/tests/test_%),$(UNIT_BIN))
+$(foreach t,$(AGENT_UNIT),$(eval $(t): $(call agent_obj,$(t:$(B)/tests/test_%=%))))
+$(AGENT_UNIT): $(B)/tests/test_%: tests/unit/test_%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -Iagent/src $(LDFLAGS) -o $@ $< \
 	  $(filter %.o,$^) $(LIB) -lcriterion $(LIBS)
 # ... and the agent modules it needs besides (added as prerequisites here)
-$(B)/tests/test_metrics_agent: $(B)/obj/agent/src/metrics.o
-$(B)/tests/test_cluster_events: $(B)/obj/agent/src/evqueue.o \
-  $(B)/obj/agent/src/forecast.o
+$(B)/tests/test_metrics_agent: $(call agent_obj,metrics)
+$(B)/tests/test_cluster_events: $(call agent_obj,evqueue) \
+  $(call agent_obj,forecast)
 
 # Victims stand in for real glibc programs: plain -O1, never the CFLAGS or
 # LDFLAGS of a sanitizer build (ASan would replace their malloc).
@@ -120,13 +132,14 @@ $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/driver.c $(LIB)
 	$(CC) $(ALLCFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/driver.c $(LIB) $(LIBS)
 
 # A fuzz target named after an agent module (tests/fuzz/fuzz_inject.c for
-# agent/src/inject.c, the AdmissionReview decoder) links that module too.
-FUZZ_AGENT := $(filter $(AGENT_SRC:agent/src/%.c=$(B)/fuzz/fuzz_%),$(FUZZ_BIN))
-$(FUZZ_AGENT): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c \
-		$(B)/obj/agent/src/%.o $(LIB)
+# agent/src/injector/inject.c, the AdmissionReview decoder) links that
+# module too.
+FUZZ_AGENT := $(filter $(AGENT_MODS:%=$(B)/fuzz/fuzz_%),$(FUZZ_BIN))
+$(foreach t,$(FUZZ_AGENT),$(eval $(t): $(call agent_obj,$(t:$(B)/fuzz/fuzz_%=%))))
+$(FUZZ_AGENT): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -Iagent/src $(LDFLAGS) -o $@ $< tests/fuzz/driver.c \
-	  $(B)/obj/agent/src/$*.o $(LIB) $(LIBS)
+	  $(filter $(B)/obj/%.o,$^) $(LIB) $(LIBS)
 
 # Integration tests written with Criterion: they touch the live system
 # (real cgroups, real processes) and say so in their name.
@@ -165,7 +178,7 @@ fuzz:
 # docs/cluster.md): the node programs are built once and cached outside
 # build/; images are docker archives in build/images/.
 images: all
-	@B=$(B) tests/cluster/images.sh
+	@B=$(B) images/images.sh
 
 node:
 	@tests/cluster/build-node.sh

@@ -37,7 +37,7 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 #   cluster (tests/cluster, a real Kubernetes node): containerd, runc, CNI
 #   plugins, buildah + mmdebstrap + catatonit (images), Go 1.19 and reflect2
 #   (the node's programs are built from source), iproute2 (the bridge),
-#   curl (readiness), dpkg-dev + cmake + perl (build-static-libs.sh
+#   curl (readiness), dpkg-dev + cmake + perl (images/build-static-libs.sh
 #   unpacks Debian's curl, libarchive, nghttp2 and openssl sources for the
 #   images' static libraries; nghttp2's orig tarball has no configure,
 #   OpenSSL's Configure is Perl).

@@ -53,13 +53,17 @@ for src in "${targets[@]}"; do
 	rm -rf "$art"
 	mkdir -p "$B/fuzz" "$scratch" "$art" "$corpus"
 	# A target named after an agent module (fuzz_inject: agent/src/
-	# inject.c) links that module, built like the library.
+	# injector/inject.c, in whichever room) links that module, built like
+	# the library.
 	extra=()
-	if [ -f "agent/src/$short.c" ]; then
+	mod=$(compgen -G "agent/src/*/$short.c" ||
+		compgen -G "agent/src/$short.c" || true)
+	if [ -n "$mod" ]; then
+		obj=$B/obj/${mod%.c}.o
 		make --no-print-directory B=$B CC="$CLANG" CFLAGS="$LIBCFLAGS" \
-			LDFLAGS="$SAN" "$B/obj/agent/src/$short.o" >/dev/null ||
+			LDFLAGS="$SAN" "$obj" >/dev/null ||
 			{ failed+=("$name (build)"); continue; }
-		extra=(-Iagent/src "$B/obj/agent/src/$short.o")
+		extra=(-Iagent/src "$obj")
 	fi
 	if ! "$CLANG" -std=gnu11 -O1 -g -D_GNU_SOURCE -Icommon \
 		-fno-omit-frame-pointer -fsanitize=fuzzer $SAN \

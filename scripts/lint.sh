@@ -1,5 +1,6 @@
 #!/bin/bash
-# Lint: banned functions, clang-format, cppcheck, layers. Exits non-zero on findings.
+# Lint: banned functions, clang-format, cppcheck, layers, the paths docs
+# name. Exits non-zero on findings.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 rc=0
@@ -40,6 +41,9 @@ fi
 # 4. Layers (docs/architecture.md): no upward include, no include cycle, no
 # two modules that call each other (read from the objects' symbols).
 if ! python3 scripts/layers.py "${B:-build}"; then rc=1; fi
+# 5. Every repository path a README.md or docs/*.md names (backquoted, or
+# a link) exists: a moved file leaves no stale name behind.
+if ! python3 scripts/docpaths.py; then rc=1; fi
 
 [ $rc -eq 0 ] && echo "lint: ok ($(echo "$SRC" | wc -l) files)"
 exit $rc

@@ -124,7 +124,7 @@ for s in "${suites[@]}"; do
 			continue
 		fi
 		if [ "$(id -u)" -eq 0 ]; then
-			B=$B tests/cluster/images.sh >/tmp/oomlens-images.$$ 2>&1 ||
+			B=$B images/images.sh >/tmp/oomlens-images.$$ 2>&1 ||
 				{ cat /tmp/oomlens-images.$$; add_counts 0 1 0; }
 			grep '^images: .*goal' /tmp/oomlens-images.$$
 			rm -f /tmp/oomlens-images.$$

@@ -11,8 +11,8 @@
 #include "kernel/cgroup_mount.h"
 #include "base/host.h"
 #include "kernel/kmsg.h"
-#include "correlate.h"
-#include "cluster.h"
+#include "detector/correlate.h"
+#include "publish/cluster.h"
 
 #define AGENT_MAX_WATCH 32
 #define AGENT_MAX_SPOOL 32

@@ -21,9 +21,9 @@
 #include "base/strbuf.h"
 #include "kernel/procfs.h"
 /* http, metrics and the 1 Hz timeline (hooks marked "obs hook") */
-#include "forecast_sampler.h"
-#include "http.h"
-#include "metrics_agent.h"
+#include "obs/forecast_sampler.h"
+#include "obs/http.h"
+#include "obs/metrics_agent.h"
 
 /* After /dev/kmsg runs dry, wait this long for more lines of the same
  * report (an oom.group kill prints one "Killed process" per task) before

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "publish: skipped (needs root)"; exit 0; }
 [ -x "${OOMLENS_BUILD:-build}/tools/bin/helm" ] ||
 	{ echo "publish: skipped (no helm: make deps DEPS=test)"; exit 0; }
-B=${B:-build} tests/cluster/images.sh >/dev/null 2>&1 ||
+B=${B:-build} images/images.sh >/dev/null 2>&1 ||
 	{ echo "publish: make images failed"; exit 1; }
 out=$(OOMLENS_LATENCY_KILLS=${OOMLENS_LATENCY_KILLS:-20} /usr/bin/python3 -m pytest \
 	-q -s -p no:cacheprovider tests/cluster/test_agent_node.py \

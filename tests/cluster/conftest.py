@@ -19,6 +19,20 @@ import hoststate  # noqa: E402
 
 NS = "oomlens-smoke"
 
+# Tests that run last, in this order, whatever their file names: the
+# uninstall needs every other test of the installed release done, and the
+# host check stops the node.
+LAST = ("test_helm_uninstall.py", "test_host_unchanged.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Moves the LAST files' tests to the end (a stable sort: every other
+    test keeps its order)."""
+    def rank(item):
+        name = os.path.basename(item.nodeid.split("::", 1)[0])
+        return LAST.index(name) + 1 if name in LAST else 0
+    items.sort(key=rank)
+
 
 def _env():
     env = dict(os.environ)

@@ -3,7 +3,7 @@
 `helm test` passes, the agent's service account may do what the agent
 does and nothing on secrets or configmaps, and the plain manifests pass
 the API server's own validation (server-side dry run). The uninstall is
-checked last, in test_zy_uninstall.py."""
+checked last, in test_helm_uninstall.py."""
 import os
 import subprocess
 

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target for the injector's AdmissionReview decoder (agent/src/
- * inject.c, linked in by name): any bytes as a review, with and without
- * native sidecars, and as the API server's /version body. Invariants: a
- * review always gets an answer that is JSON, allows the pod, echoes the
- * request's uid, and carries a patch only as base64 of a JSON array. */
+ * injector/inject.c, linked in by name): any bytes as a review, with and
+ * without native sidecars, and as the API server's /version body.
+ * Invariants: a review always gets an answer that is JSON, allows the pod,
+ * echoes the request's uid, and carries a patch only as base64 of a JSON
+ * array. */
 #include <json-c/json.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/jget.h"
-#include "inject.h"
+#include "injector/inject.h"
 #include "kube/kube.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -6,7 +6,7 @@
 #include <json-c/json.h>
 #include <string.h>
 
-#include "cgtimeline.h"
+#include "kill/cgtimeline.h"
 
 #define MiB (1024ull * 1024ull)
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster.h"
-#include "forecast.h"
+#include "publish/cluster.h"
+#include "obs/forecast.h"
 
 #define MIN (60ull * 1000)
 

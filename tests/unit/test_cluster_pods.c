@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/util.h"
-#include "cluster.h"
+#include "publish/cluster.h"
 
 #define UID "3fdde710-67e5-4ea7-ad68-312e053be572"
 #define ID_A "a6f60f7ed8ba5b93a640208495a2e50fd3233c8cc989268c8d394abc296a2815"

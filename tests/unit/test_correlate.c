@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "base/util.h"
-#include "correlate.h"
+#include "detector/correlate.h"
 
 /* ms in a case → CLOCK_MONOTONIC µs (far from 0: windows reach back) */
 #define T(ms) (1000000000ull + (uint64_t)(ms)*1000)

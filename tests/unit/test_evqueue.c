@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "evqueue.h"
+#include "publish/evqueue.h"
 
 static bool readable(struct evqueue *q)
 {

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "forecast.h"
+#include "obs/forecast.h"
 
 #define MiB (1024.0 * 1024.0)
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "http_auth.h"
+#include "obs/http_auth.h"
 
 Test(http_auth, bearer)
 {

@@ -10,7 +10,7 @@
 
 #include "base/jget.h"
 #include "base/strbuf.h"
-#include "inject.h"
+#include "injector/inject.h"
 #include "kube/kube.h"
 
 static struct inject_config cfg(bool native)

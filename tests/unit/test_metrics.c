@@ -6,7 +6,7 @@
 #include <math.h>
 
 #include "base/strbuf.h"
-#include "metrics.h"
+#include "obs/metrics.h"
 
 static char *render(struct metrics *m)
 {

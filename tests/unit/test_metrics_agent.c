@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/strbuf.h"
-#include "metrics_agent.h"
+#include "obs/metrics_agent.h"
 
 static char *render(void)
 {

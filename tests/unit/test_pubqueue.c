@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pubqueue.h"
+#include "publish/pubqueue.h"
 #include "base/fileio.h"
 
 #define OPS 7 /* report, report_uid, bundle, status, alive, event, resolve */

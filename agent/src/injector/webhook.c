@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The injector's HTTPS server: one thread, one lws context. A review is
+ * small and inject_review() pure and fast (a 300-container pod: a few
+ * ms), so it runs in the callback; the API server gives up after the
+ * webhook's timeoutSeconds anyway and, with failurePolicy Ignore, admits
+ * the pod as it was. */
+#include <errno.h>
+#include <libwebsockets.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/log.h"
+#include "base/parse.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "obs/http.h"
+#include "commands.h"
+#include "injector/webhook.h"
+
+struct pss {
+	struct strbuf body; /* the review as it arrives */
+	bool mutate;	    /* POST /mutate-pods */
+	bool too_big;
+	struct agent_http_answer ans;
+};
+
+struct file_id {
+	struct timespec mtime;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+};
+
+static struct {
+	struct lws_context *ctx;
+	const struct webhook_options *o;
+	lws_sorted_usec_list_t sul;
+	struct file_id cert, key;
+	volatile sig_atomic_t stop;
+	unsigned long reviews, patched;
+} W;
+
+static int set_answer(struct pss *p, unsigned status, const char *ctype,
+		      const char *s, size_t n)
+{
+	return agent_http_answer_set(&p->ans, status, ctype, s, n);
+}
+
+static void review(struct pss *p)
+{
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	int r;
+
+	if (p->too_big) {
+		log_warn("review over %u bytes refused (the API server admits "
+			 "the pod as is: failurePolicy Ignore)",
+			 WEBHOOK_MAX_BODY);
+		set_answer(p, 413, "text/plain", "too large\n", 10);
+		return;
+	}
+	r = inject_review(p->body.buf, p->body.len, &W.o->inject, &out);
+	W.reviews++;
+	if (r < 0) {
+		log_error("review: %s", strerror(-r));
+		set_answer(p, 503, "text/plain", "cannot answer\n", 14);
+		return;
+	}
+	if (strstr(out.buf, "\"patch\":"))
+		W.patched++;
+	log_debug("review answered (%zu bytes in, %zu out; %lu reviews, "
+		  "%lu patched)",
+		  p->body.len, out.len, W.reviews, W.patched);
+	set_answer(p, 200, "application/json", out.buf, out.len);
+}
+
+static void route(struct lws *wsi, struct pss *p, const char *uri)
+{
+	bool post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
+	bool get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
+
+	if (post && streq(uri, "/mutate-pods")) {
+		p->mutate = true;
+		strbuf_init(&p->body, WEBHOOK_MAX_BODY);
+		return; /* answered once the body is in */
+	}
+	if (get && streq(uri, "/healthz"))
+		set_answer(p, 200, "text/plain", "ok\n", 3);
+	else if (streq(uri, "/mutate-pods") || streq(uri, "/healthz"))
+		set_answer(p, 405, "text/plain", "method not allowed\n", 19);
+	else
+		set_answer(p, 404, "text/plain", "not found\n", 10);
+	lws_callback_on_writable(wsi);
+}
+
+static void pss_release(struct pss *p)
+{
+	if (!p)
+		return;
+	strbuf_release(&p->body);
+	agent_http_answer_free(&p->ans);
+}
+
+static int callback(struct lws *wsi, enum lws_callback_reasons reason,
+		    void *user, void *in, size_t len)
+{
+	struct pss *p = user;
+
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		pss_release(p);
+		*p = (struct pss){.body = STRBUF_INIT};
+		route(wsi, p, in ? (const char *)in : "");
+		return 0;
+	case LWS_CALLBACK_HTTP_BODY:
+		if (p->mutate && !p->too_big &&
+		    strbuf_add(&p->body, in, len) < 0)
+			p->too_big = true;
+		return 0;
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		if (!p->mutate)
+			return -1;
+		review(p);
+		lws_callback_on_writable(wsi);
+		return 0;
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		return agent_http_answer_write(wsi, &p->ans);
+	case LWS_CALLBACK_CLOSED_HTTP:
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		pss_release(p);
+		return 0;
+	default:
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+}
+
+static const struct lws_protocols protocols[] = {
+	{"http", callback, sizeof(struct pss), 0, 0, NULL, 0},
+	{NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+static void lws_to_log(int level, const char *line)
+{
+	agent_lws_log("tls", level, line);
+}
+
+static int file_id_read(const char *path, struct file_id *ret)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	*ret = (struct file_id){.mtime = st.st_mtim,
+				.dev = st.st_dev,
+				.ino = st.st_ino,
+				.size = st.st_size};
+	return 0;
+}
+
+static bool file_id_eq(const struct file_id *a, const struct file_id *b)
+{
+	return a->mtime.tv_sec == b->mtime.tv_sec &&
+	       a->mtime.tv_nsec == b->mtime.tv_nsec && a->dev == b->dev &&
+	       a->ino == b->ino && a->size == b->size;
+}
+
+/* Both files are looked at; the pair is reloaded once both are readable
+ * and either changed (a Secret volume swaps them together). */
+static void cert_check(lws_sorted_usec_list_t *sul)
+{
+	struct file_id c, k;
+
+	(void)sul;
+	if (file_id_read(W.o->cert, &c) == 0 &&
+	    file_id_read(W.o->key, &k) == 0 &&
+	    (!file_id_eq(&c, &W.cert) || !file_id_eq(&k, &W.key))) {
+		if (lws_tls_cert_updated(W.ctx, W.o->cert, W.o->key, NULL, 0,
+					 NULL, 0) == 0) {
+			W.cert = c;
+			W.key = k;
+			log_info("certificate \"%s\" reloaded", W.o->cert);
+		} else {
+			log_warn("certificate \"%s\" changed but cannot be "
+				 "loaded, keeping the old one",
+				 W.o->cert);
+		}
+	}
+	lws_sul_schedule(W.ctx, 0, &W.sul, cert_check,
+			 (lws_usec_t)W.o->check_s * LWS_US_PER_SEC);
+}
+
+static int create_context(const struct webhook_options *o)
+{
+	struct lws_context_creation_info info;
+	char host[256];
+	int port;
+
+	if (parse_host_port(o->addr, host, sizeof(host), &port) < 0) {
+		log_error("--addr \"%s\": expected HOST:PORT or :PORT",
+			  o->addr);
+		return -EINVAL;
+	}
+	memset(&info, 0, sizeof(info));
+	info.port = port;
+	info.iface = host[0] ? host : NULL;
+	info.protocols = protocols;
+	info.gid = -1;
+	info.uid = -1;
+	info.vhost_name = "webhook";
+	info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+	info.ssl_cert_filepath = o->cert;
+	info.ssl_private_key_filepath = o->key;
+	/* one request per review; HTTP/1.1 keeps the body callbacks simple */
+	info.alpn = "http/1.1";
+	lws_set_log_level(LLL_ERR | LLL_WARN, lws_to_log);
+	W.ctx = lws_create_context(&info);
+	if (!W.ctx) {
+		log_error("cannot serve TLS on \"%s\" with \"%s\" and \"%s\" "
+			  "(address in use, or a bad certificate or key)",
+			  o->addr, o->cert, o->key);
+		return -EADDRNOTAVAIL;
+	}
+	return 0;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	W.stop = 1;
+	if (W.ctx)
+		lws_cancel_service(W.ctx);
+}
+
+int webhook_serve(const struct webhook_options *o, const struct cli_globals *g)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	int r;
+
+	W.o = o;
+	if (file_id_read(o->cert, &W.cert) < 0 ||
+	    file_id_read(o->key, &W.key) < 0) {
+		log_error("cannot read \"%s\" or \"%s\"", o->cert, o->key);
+		return -ENOENT;
+	}
+	r = create_context(o);
+	if (r < 0)
+		return r;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	r = cli_enter_steady_state(&agent_webhook_privs, g);
+	if (r == 0) {
+		log_info("webhook on \"%s\": /mutate-pods /healthz; sidecar "
+			 "\"%s\" as %s",
+			 o->addr, o->inject.image,
+			 o->inject.native_sidecar ? "a native sidecar (init "
+						    "container)"
+						  : "a regular container");
+		lws_sul_schedule(W.ctx, 0, &W.sul, cert_check,
+				 (lws_usec_t)o->check_s * LWS_US_PER_SEC);
+	}
+	while (r == 0 && !W.stop)
+		if (lws_service(W.ctx, 0) < 0)
+			break;
+	lws_context_destroy(W.ctx);
+	W.ctx = NULL;
+	log_info("webhook stopped (%lu reviews, %lu patched)", W.reviews,
+		 W.patched);
+	return r;
+}

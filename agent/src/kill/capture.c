@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One kill → one bundle: the kernel report, the cgroup's counters and files,
+ * written atomically, then one JSON line on stdout. */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "agent.h"
+#include "kill/cgtimeline.h"
+#include "obs/forecast_sampler.h"
+#include "obs/metrics_agent.h"
+#include "forensics/bundle.h"
+#include "forensics/diagnosis.h"
+#include "base/fileio.h"
+#include "base/log.h"
+#include "forensics/report.h"
+#include "forensics/spool.h"
+#include "base/log.h"
+#include "base/strbuf.h"
+
+static const char *value_state(const struct cgroup_value *v)
+{
+	static const char *const names[] = {"absent", "ok", "unlimited",
+					    "unparsable"};
+	return names[v->state];
+}
+
+static struct json_object *value_json(const struct cgroup_value *v)
+{
+	if (v->state == CGV_OK)
+		return json_object_new_int64((int64_t)v->v);
+	return json_object_new_string(value_state(v));
+}
+
+static struct json_object *state_json(const struct cgroup_state *s)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *ev = json_object_new_object();
+
+	json_object_object_add(o, "usage_bytes", value_json(&s->usage));
+	json_object_object_add(o, "limit_bytes", value_json(&s->limit));
+	json_object_object_add(o, "peak_bytes", value_json(&s->peak));
+	json_object_object_add(o, "swap_bytes", value_json(&s->swap));
+	json_object_object_add(o, "failcnt", value_json(&s->failcnt));
+	json_object_object_add(ev, "oom",
+			       json_object_new_int64((int64_t)s->events.oom));
+	json_object_object_add(
+		ev, "oom_kill",
+		json_object_new_int64((int64_t)s->events.oom_kill));
+	json_object_object_add(ev, "max",
+			       json_object_new_int64((int64_t)s->events.max));
+	json_object_object_add(o, "events", ev);
+	json_object_object_add(o, "oom_group",
+			       json_object_new_boolean(s->oom_group));
+	return o;
+}
+
+struct dump_ctx {
+	struct bundle *b;
+	const char *dir;
+};
+
+static int dump_one(const char *name, const char *data, size_t len, void *ud)
+{
+	struct dump_ctx *c = ud;
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", c->dir, name);
+	return bundle_add(c->b, path, data, len, BUNDLE_HIGH);
+}
+
+/* memory.stat as read at the OOM notification, before the kill. */
+static void add_stat_file(struct bundle *b, const char *path,
+			  const struct cgroup_stat *st)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	if (!st->n)
+		return;
+	strbuf_init(&sb, 65536);
+	for (size_t i = 0; i < st->n; i++)
+		strbuf_addf(&sb, "%s %llu\n", st->e[i].name,
+			    (unsigned long long)st->e[i].value);
+	bundle_add(b, path, sb.buf, sb.len, BUNDLE_HIGH);
+}
+
+/* Adds cgroup/ for the victim's memcg and, when the kernel blamed another
+ * (an ancestor holding the limit), cgroup/oom_memcg/ as well. */
+static void add_cgroup(struct agent *a, struct bundle *b, struct corr_kill *k,
+		       struct json_object *man)
+{
+	const struct oom_report *r = &k->report;
+	const char *victim = k->cgroup;
+	struct cgroup_state now = {0};
+	struct dump_ctx c = {b, "cgroup"};
+	int q;
+
+	q = cgroup_read_state(&a->cgfs, victim, &now);
+	if (q >= 0) {
+		json_object_object_add(man, "cgroup_state", state_json(&now));
+		cgroup_state_release(&now);
+	} else {
+		bundle_note_truncated(b, "cgroup/",
+				      q == -ENOENT
+					      ? "cgroup removed before capture"
+					      : "cgroup not readable");
+	}
+	if (k->have_state) {
+		json_object_object_add(man, "cgroup_state_at_notification",
+				       state_json(&k->state_at_notification));
+		add_stat_file(b, "cgroup/at-notification/memory.stat",
+			      &k->state_at_notification.stat);
+	}
+	if (q >= 0)
+		cgroup_dump_files(&a->cgfs, victim, dump_one, &c);
+	if (r->oom_memcg[0] && !streq(r->oom_memcg, victim)) {
+		c.dir = "cgroup/oom_memcg";
+		cgroup_dump_files(&a->cgfs, r->oom_memcg, dump_one, &c);
+	}
+}
+
+static struct json_object *victims_json(const struct oom_report *r)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; arr && i < r->n_victims; i++)
+		json_object_array_add(arr, kmsg_victim_to_json(&r->victims[i]));
+	return arr;
+}
+
+/* The kernel's path of our path, or null when it cannot be known. */
+static struct json_object *kernel_path_json(const struct agent *a,
+					    const char *path)
+{
+	char k[KMSG_PATH_MAX];
+
+	if (!agent_kernel_path(a, path, k, sizeof(k)))
+		return NULL;
+	return json_object_new_string(k);
+}
+
+/* cgroup and oom_memcg are paths under our mount; *_kernel are the
+ * kernel's (as kernel/oom.txt prints them); cgroup_mount says how one
+ * became the other. */
+static void add_paths(struct agent *a, const struct corr_kill *k,
+		      struct json_object *man)
+{
+	const struct cgroup_mount *m = &a->cgmount;
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(man, "cgroup",
+			       json_object_new_string(k->cgroup));
+	json_object_object_add(man, "oom_memcg",
+			       json_object_new_string(k->report.oom_memcg));
+	json_object_object_add(man, "cgroup_kernel",
+			       kernel_path_json(a, k->cgroup));
+	json_object_object_add(man, "oom_memcg_kernel",
+			       kernel_path_json(a, k->report.oom_memcg));
+	json_object_object_add(
+		o, "state",
+		json_object_new_string(m->state == CGROUP_BASE_KNOWN ? "known"
+				       : m->state == CGROUP_BASE_HIDDEN
+					       ? "hidden"
+					       : "assumed"));
+	json_object_object_add(o, "kernel_path",
+			       m->state == CGROUP_BASE_HIDDEN
+				       ? NULL
+				       : json_object_new_string(m->base));
+	json_object_object_add(o, "namespace_path",
+			       json_object_new_string(m->ns_base));
+	json_object_object_add(man, "cgroup_mount", o);
+}
+
+static int take_first(struct oom_report *r, void *userdata)
+{
+	struct oom_report *first = userdata;
+
+	if (first->n_victims || first->raw.len)
+		return 0;
+	*first = *r;
+	oom_report_init(r);
+	return 0;
+}
+
+/* kernel/oom.json is kernel/oom.txt parsed: only what the kernel printed,
+ * with its cgroup paths as it printed them (the agent's report has them
+ * as mounted, and may hold what the agent inferred). */
+static struct json_object *kernel_json(const struct oom_report *r)
+{
+	struct oom_report first;
+	struct json_object *j;
+
+	oom_report_init(&first);
+	if (!r->raw.len || kmsg_parse_buffer(r->raw.buf, r->raw.len, take_first,
+					     &first) <= 0) {
+		oom_report_release(&first);
+		return oom_report_to_json(r);
+	}
+	first.complete = first.complete && r->complete;
+	j = oom_report_to_json(&first);
+	oom_report_release(&first);
+	return j;
+}
+
+static void fill_manifest(struct agent *a, const struct corr_kill *k,
+			  struct json_object *man, uint64_t wall_us)
+{
+	const struct oom_report *r = &k->report;
+	char ts[64];
+	time_t t = (time_t)(wall_us / 1000000u);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_object_add(man, "node", json_object_new_string(a->node));
+	add_paths(a, k, man);
+	/* how the agent found the cgroup: kernel/oom.json keeps only what
+	 * the kernel printed */
+	json_object_object_add(
+		man, "how_found",
+		json_object_new_string(corr_how_name(k->how_found)));
+	json_object_object_add(
+		man, "confidence",
+		json_object_new_string(corr_confidence_name(k->confidence)));
+	json_object_object_add(man, "cgroup_mode",
+			       json_object_new_string(a->cgfs.mode == CGROUP_V2
+							      ? "v2"
+							      : "v1"));
+	json_object_object_add(man, "pod", NULL);
+	json_object_object_add(man, "container", NULL);
+	json_object_object_add(man, "captured_at", json_object_new_string(ts));
+	json_object_object_add(man, "captured_at_ms",
+			       json_object_new_uint64(wall_us / 1000));
+	json_object_object_add(man, "trigger",
+			       json_object_new_string("oom_kill"));
+	json_object_object_add(man, "kernel_report_complete",
+			       json_object_new_boolean(r->complete));
+	json_object_object_add(man, "kmsg_seq",
+			       json_object_new_int64((int64_t)r->seq_first));
+	json_object_object_add(man, "victims", victims_json(r));
+}
+
+/* agent/timeline.json: the sampler's 1 Hz timeline of the victim's cgroup
+ * and of the one whose limit was hit, when another (the pod's, when pod
+ * and container limits are equal). The same path form as the sampler
+ * walks: under the agent's mount, as the correlator gives it. Runs on the
+ * detector thread, which owns the sampler. */
+static void add_agent_timeline(struct bundle *b, const struct corr_kill *k,
+			       uint64_t kill_mono_ms,
+			       int64_t wall_minus_mono_ms, uint64_t kill_ms)
+{
+	static struct forecast_history h[2]; /* 3 KiB: off the stack */
+	const char *oom = k->report.oom_memcg;
+	struct cgtimeline_series s[2];
+	struct json_object *j;
+	size_t n = 0;
+
+	if (forecast_sampler_history(k->cgroup, kill_mono_ms, &h[n]) > 0)
+		s[n++] = (struct cgtimeline_series){
+			.cgroup = k->cgroup,
+			.task_memcg = true,
+			.oom_memcg = streq(oom, k->cgroup),
+			.h = &h[0],
+		};
+	/* the limit hit; the victim's cgroup may have none to sample */
+	if (oom[0] && !streq(oom, k->cgroup) &&
+	    forecast_sampler_history(oom, kill_mono_ms, &h[n]) > 0) {
+		s[n] = (struct cgtimeline_series){
+			.cgroup = oom,
+			.oom_memcg = true,
+			.h = &h[n],
+		};
+		n++;
+	}
+	if (!n)
+		return;
+	j = cgtimeline_to_json(s, n, wall_minus_mono_ms, kill_ms);
+	if (j)
+		bundle_add_json(b, "agent/timeline.json", j, BUNDLE_HIGH);
+	json_object_put(j);
+}
+
+/* diagnosis.json from what the bundle holds so far; the verdict and summary
+ * also go into the manifest and the report line. */
+void agent_bundle_diagnose(struct bundle *b, const struct oom_report *r,
+			   struct json_object *man, uint64_t kill_ms,
+			   struct agent_verdict *ret)
+{
+	struct diag_input in;
+	struct diagnosis *d = calloc(1, sizeof(*d));
+	struct json_object *dj;
+
+	if (!d || diagnosis_load_bundle(b, r, kill_ms, &in) < 0) {
+		free(d);
+		bundle_note_truncated(b, "diagnosis.json", "out of memory");
+		return;
+	}
+	diagnosis_run(&in, d);
+	/* fields of the pod's files dropped for a wrong type, and figures
+	 * that did not add up: in diagnosis.json, and said here */
+	for (size_t i = 0; i < d->notes.n; i++)
+		log_warn("bundle \"%s\": %s", bundle_id(b), d->notes.text[i]);
+	dj = diagnosis_to_json(d);
+	if (dj)
+		bundle_add_json(b, "diagnosis.json", dj, BUNDLE_ESSENTIAL);
+	json_object_put(dj);
+	strlcpy_safe(ret->verdict, diag_kind_name(d->verdicts[0].kind),
+		     sizeof(ret->verdict));
+	strlcpy_safe(ret->summary, d->summary, sizeof(ret->summary));
+	ret->usage = d->usage_bytes;
+	ret->limit = d->limit_bytes;
+	json_object_object_add(man, "verdict",
+			       json_object_new_string(ret->verdict));
+	json_object_object_add(man, "summary",
+			       json_object_new_string(ret->summary));
+	diag_input_release(&in);
+	free(d);
+}
+
+/* The sidecar's flight recorder and newest pre-kill snapshot. */
+static void add_spool(struct bundle *b, const char *const *dirs, size_t n,
+		      const char *cgroup, struct json_object *man,
+		      uint64_t kill_ms)
+{
+	struct spool_info info;
+	struct spool_ignored ignored;
+	struct json_object *o;
+	int q;
+
+	if (!n)
+		return;
+	q = spool_attach(b, dirs, n, cgroup, kill_ms, &ignored, &info);
+	/* A spool is attributed by where it sits, not by what it says: a
+	 * disagreeing claim is a pod pointing at someone else's kills. */
+	for (size_t i = 0; i < ignored.n && i < ARRAY_SIZE(ignored.dir); i++)
+		log_warn("spool \"%s\" %s, ignoring", ignored.dir[i],
+			 ignored.why[i]);
+	if (q == -ENOENT) {
+		log_info("no sidecar spool watches \"%s\"", cgroup);
+		return;
+	}
+	if (q < 0) {
+		/* info is not filled on failure: name the cgroup instead. */
+		log_warn("spool for \"%s\": %s, ignoring", cgroup,
+			 strerror(-q));
+		bundle_note_truncated(b, "spool/", strerror(-q));
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "dir", json_object_new_string(info.dir));
+	json_object_object_add(o, "cgroup",
+			       json_object_new_string(info.cgroup));
+	json_object_object_add(o, "snapshot",
+			       json_object_new_string(info.snapshot));
+	json_object_object_add(o, "snapshot_ms",
+			       json_object_new_uint64(info.snapshot_ms));
+	if (info.snapshot_ms && kill_ms >= info.snapshot_ms)
+		json_object_object_add(
+			o, "snapshot_age_s",
+			json_object_new_double(
+				(double)(kill_ms - info.snapshot_ms) / 1000.0));
+	json_object_object_add(man, "sidecar", o);
+}
+
+/* Cluster mode: the spool of the victim's pod, found by the UID in its
+ * cgroup path; whatever cgroup the spool names for itself (the sidecar
+ * sees its pod from inside, maybe through a cgroup namespace), its
+ * location makes it this pod's (spool.c, located_score). */
+static void add_pod_spool(struct agent *a, struct bundle *b,
+			  const struct agent_kill_pod *kp, const char *cgroup,
+			  struct json_object *man, uint64_t kill_ms)
+{
+	char dir[4096];
+	const char *dirs[1];
+
+	dirs[0] = agent_cluster_spool(a, kp, dir, sizeof(dir));
+	if (dirs[0])
+		add_spool(b, dirs, 1, cgroup, man, kill_ms);
+}
+
+/* report.html inside the bundle, and beside it on disk for a browser. */
+void agent_bundle_report(struct agent *a, struct bundle *b, const char *id)
+{
+	_cleanup_strbuf_ struct strbuf html = STRBUF_INIT;
+	char name[128];
+	int q;
+
+	strbuf_init(&html, 4u << 20);
+	q = report_render_html(b, &html);
+	if (q < 0) {
+		bundle_note_truncated(b, "report.html", strerror(-q));
+		return;
+	}
+	bundle_add(b, "report.html", html.buf, html.len, BUNDLE_ESSENTIAL);
+	snprintf(name, sizeof(name), "%s.html", id);
+	q = write_file_atomic_at(a->reports_fd, name, html.buf, html.len, 0640);
+	if (q < 0)
+		log_warn("cannot write \"%s\": %s, ignoring", name,
+			 strerror(-q));
+}
+
+static void print_line(const char *id, const char *path,
+		       const struct corr_kill *k, int64_t latency, long size,
+		       const struct agent_verdict *v)
+{
+	const struct oom_report *r = &k->report;
+	char html[4096];
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "id", json_object_new_string(id));
+	json_object_object_add(o, "path", json_object_new_string(path));
+	json_object_object_add(o, "cgroup", json_object_new_string(k->cgroup));
+	json_object_object_add(o, "victims", victims_json(r));
+	json_object_object_add(o, "group_kill",
+			       json_object_new_boolean(r->group_kill));
+	json_object_object_add(o, "detect_latency_us",
+			       json_object_new_int64(latency));
+	json_object_object_add(o, "bundle_bytes", json_object_new_int64(size));
+	snprintf(html, sizeof(html), "%.*s.html",
+		 (int)(strlen(path) - strlen(".tar.gz")), path);
+	json_object_object_add(o, "report_html", json_object_new_string(html));
+	if (v->verdict[0]) {
+		json_object_object_add(o, "verdict",
+				       json_object_new_string(v->verdict));
+		json_object_object_add(o, "summary",
+				       json_object_new_string(v->summary));
+	}
+	printf("%s\n", json_object_to_json_string_ext(
+			       o, JSON_C_TO_STRING_PLAIN |
+					  JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(stdout);
+	json_object_put(o);
+}
+
+/* oomlens_oom_kills_total by the victim's pod and container (cluster
+ * mode), else by its cgroup. */
+static void count_kill(const struct agent_kill_pod *kp, const char *cgroup,
+		       const char *verdict, int64_t latency,
+		       const struct bundle *b)
+{
+	if (kp->have && kp->m.pod)
+		agent_metrics_on_capture(kp->m.pod->ns, kp->m.pod->name,
+					 kp->m.container ? kp->m.container : "",
+					 verdict, latency, b);
+	else
+		agent_metrics_on_capture("", "", cgroup, verdict, latency, b);
+}
+
+int agent_capture(struct agent *a, struct corr_kill *k)
+{
+	const struct oom_report *r = &k->report;
+	uint64_t mono = now_monotonic_us(), wall = now_realtime_us();
+	uint64_t kill_us = r->n_victims ? r->victims[0].usec : r->usec;
+	/* kmsg stamps are converted to CLOCK_MONOTONIC by the offset
+	 * measured at start (0 where they are the same clock). */
+	int64_t latency =
+		kill_us != UINT64_MAX
+			? (int64_t)mono - ((int64_t)kill_us - a->kmsg_offset_us)
+			: -1;
+	char id[96], name[128], path[4096];
+	struct bundle *b;
+	struct json_object *man, *kj;
+	struct agent_verdict verdict = {0};
+	struct agent_kill_pod kp = {0};
+	uint64_t kill_ms;
+	long size;
+	int q;
+
+	if (a->cluster && !agent_cluster_want(a, k, &kp))
+		return 0;
+
+	if (r->seq_first != UINT64_MAX)
+		snprintf(id, sizeof(id), "oom-%.8s-%llu", a->boot_id,
+			 (unsigned long long)r->seq_first);
+	else /* no kernel report: a name that cannot collide with one */
+		snprintf(id, sizeof(id), "oom-%.8s-m%llu", a->boot_id,
+			 (unsigned long long)mono);
+	q = bundle_new(id, &b);
+	if (q < 0)
+		return q;
+	man = bundle_manifest(b);
+	fill_manifest(a, k, man, wall);
+	if (a->cluster)
+		agent_cluster_manifest(&kp, man);
+	bundle_add(b, "kernel/oom.txt", r->raw.buf, r->raw.len,
+		   BUNDLE_ESSENTIAL);
+	kj = kernel_json(r);
+	if (kj)
+		bundle_add_json(b, "kernel/oom.json", kj, BUNDLE_ESSENTIAL);
+	json_object_put(kj);
+	add_cgroup(a, b, k, man);
+	json_object_object_add(man, "detect_latency_us",
+			       json_object_new_int64(latency));
+	kill_ms = (wall - (latency > 0 ? (uint64_t)latency : 0)) / 1000;
+	json_object_object_add(man, "killed_at_ms",
+			       json_object_new_uint64(kill_ms));
+	add_agent_timeline(
+		b, k, (mono - (latency > 0 ? (uint64_t)latency : 0)) / 1000,
+		((int64_t)wall - (int64_t)mono) / 1000, kill_ms);
+	if (a->cluster)
+		add_pod_spool(a, b, &kp, k->cgroup, man, kill_ms);
+	else
+		add_spool(b, a->opts.spool, (size_t)a->opts.n_spool, k->cgroup,
+			  man, kill_ms);
+	agent_bundle_diagnose(b, r, man, kill_ms, &verdict);
+	agent_bundle_report(a, b, id);
+	snprintf(name, sizeof(name), "%s.tar.gz", id);
+	size = bundle_write(b, a->reports_fd, name, 0);
+	if (size < 0) {
+		count_kill(&kp, k->cgroup, verdict.verdict, latency, b);
+		bundle_free(b);
+		return (int)size;
+	}
+	snprintf(path, sizeof(path), "%s/reports/%s", a->opts.state_dir, name);
+	print_line(id, path, k, latency, size, &verdict);
+	a->reports_written++;
+	/* saved on the node first; the API gets it from the publisher, after
+	 * the pod's uploaded snapshot when the node has none (the bundle
+	 * then stays here until it is in: cluster_snap.c) */
+	if (a->cluster && agent_cluster_snap_wait(a, k, &kp, b, id, &verdict,
+						  kill_ms, latency))
+		return 0;
+	count_kill(&kp, k->cgroup, verdict.verdict, latency, b);
+	bundle_free(b);
+	if (a->cluster)
+		agent_cluster_publish(a, k, &kp, id, &verdict, kill_ms);
+	return 0;
+}

@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The HTTP thread (libwebsockets service loop) and, beside it, the review
+ * thread that asks the API server about bearer tokens: a slow API server
+ * then delays only the /metrics requests waiting for it, never /healthz.
+ * They meet through a small queue (mutex + condvar) one way and the
+ * decision cache + lws_cancel_service() the other. */
+#include <errno.h>
+#include <getopt.h>
+#include <libwebsockets.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/parse.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "obs/http.h"
+#include "obs/http_auth.h"
+#include "kube/kube.h"
+#include "kube/kube_authn.h"
+#include "obs/metrics_agent.h"
+
+/* Tokens waiting for a review; more at once get 503 (Retry-After). */
+#define QUEUE_MAX 16
+#define TOKEN_MAX 8192
+#define METRICS_MAX (8u << 20)
+
+static struct {
+	const char *addr;
+	bool insecure;
+} opts;
+
+struct review {
+	struct http_auth_key key;
+	char *token;
+};
+
+static struct {
+	struct lws_context *ctx;
+	pthread_t http_thread, auth_thread;
+	bool running;
+	atomic_bool stop;
+	int port;
+	_Atomic(struct kube_client *) kube;
+	/* review queue, cache and failures: under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct review queue[QUEUE_MAX];
+	size_t n_queue;
+	struct http_auth_cache cache;
+	struct http_auth_key failed[QUEUE_MAX]; /* reviews that got no answer */
+	size_t n_failed;
+} H = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+/* One request; pending ones wait for their token's review. Service
+ * thread only. */
+struct pss {
+	struct lws *wsi;
+	struct agent_http_answer ans;
+	bool pending;
+	struct http_auth_key key;
+	struct pss *next_pending;
+};
+
+static struct pss *pending; /* service thread only */
+
+int agent_http_take_opts(int *argc, char **argv)
+{
+	int j = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		const char *a = argv[i];
+
+		if (streq(a, "--metrics-insecure")) {
+			opts.insecure = true;
+		} else if (streq(a, "--metrics-addr")) {
+			if (i + 1 >= *argc) {
+				fprintf(stderr, "run: --metrics-addr needs "
+						"HOST:PORT\n");
+				return -EINVAL;
+			}
+			opts.addr = argv[++i];
+		} else if (startswith(a, "--metrics-addr=")) {
+			opts.addr = a + strlen("--metrics-addr=");
+		} else {
+			argv[j++] = argv[i];
+		}
+	}
+	argv[j] = NULL;
+	*argc = j;
+	return 0;
+}
+
+void agent_http_set_kube_client(struct kube_client *c)
+{
+	atomic_store(&H.kube, c);
+}
+
+int agent_http_port(void)
+{
+	return H.running ? H.port : 0;
+}
+
+/* ---- responses ---- */
+
+int agent_http_answer_set(struct agent_http_answer *a, unsigned status,
+			  const char *ctype, const char *body, size_t len)
+{
+	free(a->out);
+	a->out = malloc(LWS_PRE + len + 1);
+	if (!a->out)
+		return -ENOMEM;
+	memcpy(a->out + LWS_PRE, body, len);
+	a->len = len;
+	a->status = status;
+	a->ctype = ctype;
+	return 0;
+}
+
+void agent_http_answer_free(struct agent_http_answer *a)
+{
+	free(a->out);
+	a->out = NULL;
+}
+
+int agent_http_answer_write(struct lws *wsi, struct agent_http_answer *a)
+{
+	unsigned char hdr[LWS_PRE + 512], *start = &hdr[LWS_PRE], *q = start,
+					  *end = &hdr[sizeof(hdr) - 1];
+
+	if (!a->out)
+		return -1;
+	if (lws_add_http_common_headers(wsi, a->status, a->ctype,
+					(lws_filepos_t)a->len, &q, end) ||
+	    lws_finalize_write_http_header(wsi, start, &q, end))
+		return -1;
+	if (a->len && lws_write(wsi, a->out + LWS_PRE, a->len,
+				LWS_WRITE_HTTP_FINAL) < (int)a->len)
+		return -1;
+	agent_http_answer_free(a);
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+static int set_body(struct pss *p, unsigned status, const char *ctype,
+		    const char *body, size_t len)
+{
+	return agent_http_answer_set(&p->ans, status, ctype, body, len);
+}
+
+static int set_text(struct pss *p, unsigned status, const char *text)
+{
+	return set_body(p, status, "text/plain; charset=utf-8", text,
+			strlen(text));
+}
+
+static void healthz(struct pss *p)
+{
+	uint64_t age;
+	char msg[128];
+
+	if (agent_health_live(now_monotonic_us(), &age)) {
+		set_text(p, 200, "ok\n");
+		return;
+	}
+	snprintf(msg, sizeof(msg),
+		 "detector loop stalled: last beat %.1f s ago\n",
+		 (double)age / 1e6);
+	set_text(p, 503, msg);
+}
+
+static void readyz(struct pss *p)
+{
+	char why[128], msg[160];
+
+	if (agent_health_ready(why, sizeof(why))) {
+		set_text(p, 200, "ok\n");
+		return;
+	}
+	snprintf(msg, sizeof(msg), "not ready: %s\n",
+		 why[0] ? why : "starting");
+	set_text(p, 503, msg);
+}
+
+static void metrics_body(struct pss *p)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	strbuf_init(&sb, METRICS_MAX);
+	if (agent_metrics_render(&sb) < 0) {
+		set_text(p, 500, "metrics unavailable\n");
+		return;
+	}
+	set_body(p, 200, "text/plain; version=0.0.4; charset=utf-8", sb.buf,
+		 sb.len);
+}
+
+/* ---- authorization ---- */
+
+/* Under H.lock: 1 allowed, 0 denied, -EAGAIN waiting, -EIO review
+ * failed. */
+static int decision_locked(const struct http_auth_key *k)
+{
+	bool allowed;
+
+	if (http_auth_lookup(&H.cache, k, now_monotonic_us(), &allowed, NULL,
+			     0))
+		return allowed;
+	for (size_t i = 0; i < H.n_failed; i++)
+		if (memcmp(H.failed[i].h, k->h, sizeof(k->h)) == 0)
+			return -EIO;
+	return -EAGAIN;
+}
+
+static int enqueue_locked(const struct http_auth_key *k, const char *token,
+			  size_t len)
+{
+	for (size_t i = 0; i < H.n_queue; i++)
+		if (memcmp(H.queue[i].key.h, k->h, sizeof(k->h)) == 0)
+			return 0;
+	if (H.n_queue == QUEUE_MAX)
+		return -EBUSY;
+	H.queue[H.n_queue].token = strndup(token, len);
+	if (!H.queue[H.n_queue].token)
+		return -ENOMEM;
+	H.queue[H.n_queue++].key = *k;
+	pthread_cond_signal(&H.wake);
+	return 0;
+}
+
+static void answer_auth(struct pss *p, int d)
+{
+	if (d == 1)
+		metrics_body(p);
+	else if (d == 0)
+		set_text(p, 403, "forbidden: get on /metrics is not allowed\n");
+	else
+		set_text(p, 503, "cannot review the token now, retry\n");
+}
+
+/* 0: p has its answer; 1: p waits for a review. */
+static int authorize(struct lws *wsi, struct pss *p)
+{
+	char hdr[TOKEN_MAX + 16];
+	const char *tok;
+	size_t len;
+	int d;
+
+	if (opts.insecure) {
+		metrics_body(p);
+		return 0;
+	}
+	if (!atomic_load(&H.kube)) {
+		set_text(p, 503,
+			 "no API server to review tokens with; "
+			 "run with --metrics-insecure for local use\n");
+		return 0;
+	}
+	if (lws_hdr_copy(wsi, hdr, sizeof(hdr), WSI_TOKEN_HTTP_AUTHORIZATION) <=
+		    0 ||
+	    http_auth_parse_bearer(hdr, &tok, &len) < 0) {
+		set_text(p, 401, "unauthorized: a bearer token is needed\n");
+		return 0;
+	}
+	http_auth_key_of(tok, len, &p->key);
+	pthread_mutex_lock(&H.lock);
+	d = decision_locked(&p->key);
+	if (d == -EAGAIN || d == -EIO) {
+		/* a failed review is retried by the next request */
+		d = enqueue_locked(&p->key, tok, len) == 0 ? -EAGAIN : -EBUSY;
+		if (d == -EAGAIN)
+			for (size_t i = 0; i < H.n_failed; i++)
+				if (!memcmp(H.failed[i].h, p->key.h, 32))
+					H.failed[i] = H.failed[--H.n_failed];
+	}
+	pthread_mutex_unlock(&H.lock);
+	if (d != -EAGAIN) {
+		answer_auth(p, d);
+		return 0;
+	}
+	p->pending = true;
+	p->next_pending = pending;
+	pending = p;
+	return 1;
+}
+
+/* After a review finished: wake the requests whose answer is there. */
+static void wake_pending(void)
+{
+	for (struct pss **pp = &pending; *pp;) {
+		struct pss *p = *pp;
+		int d;
+
+		pthread_mutex_lock(&H.lock);
+		d = decision_locked(&p->key);
+		pthread_mutex_unlock(&H.lock);
+		if (d == -EAGAIN) {
+			pp = &p->next_pending;
+			continue;
+		}
+		*pp = p->next_pending;
+		p->pending = false;
+		answer_auth(p, d);
+		lws_callback_on_writable(p->wsi);
+	}
+}
+
+static void drop_pending(struct pss *p)
+{
+	for (struct pss **pp = &pending; *pp; pp = &(*pp)->next_pending)
+		if (*pp == p) {
+			*pp = p->next_pending;
+			break;
+		}
+	p->pending = false;
+}
+
+/* ---- the review thread ---- */
+
+/* TokenReview, then SubjectAccessReview of get /metrics. 1 allowed, 0
+ * denied (both cached), < 0 no answer (not cached). */
+static int review(struct kube_client *c, const char *token, char *user,
+		  size_t size)
+{
+	struct kube_token_review tr = {0};
+	struct kube_error err = {0};
+	bool allowed = false;
+	int r;
+
+	r = kube_token_review(c, token, &tr, &err);
+	if (r < 0) {
+		log_warn("TokenReview for /metrics: %s, ignoring",
+			 err.message[0] ? err.message : strerror(-r));
+		return r;
+	}
+	if (tr.authenticated && tr.username) {
+		struct kube_nonresource_review a = {
+			.user = tr.username,
+			.uid = tr.uid,
+			.groups = (const char *const *)tr.groups,
+			.path = "/metrics",
+			.verb = "get",
+		};
+
+		strlcpy_safe(user, tr.username, size);
+		r = kube_nonresource_access_review(c, &a, &allowed, &err);
+		if (r < 0)
+			log_warn("SubjectAccessReview for /metrics (user "
+				 "\"%s\"): %s, ignoring",
+				 tr.username,
+				 err.message[0] ? err.message : strerror(-r));
+	}
+	kube_token_review_release(&tr);
+	return r < 0 ? r : allowed;
+}
+
+static void *auth_main(void *unused)
+{
+	(void)unused;
+	pthread_mutex_lock(&H.lock);
+	while (!atomic_load(&H.stop)) {
+		struct review rv;
+		char user[128] = "";
+		int d;
+
+		if (!H.n_queue) {
+			pthread_cond_wait(&H.wake, &H.lock);
+			continue;
+		}
+		rv = H.queue[0];
+		memmove(&H.queue[0], &H.queue[1],
+			--H.n_queue * sizeof(H.queue[0]));
+		pthread_mutex_unlock(&H.lock);
+		d = review(atomic_load(&H.kube), rv.token, user, sizeof(user));
+		explicit_bzero(rv.token, strlen(rv.token));
+		free(rv.token);
+		pthread_mutex_lock(&H.lock);
+		if (d >= 0) {
+			http_auth_store(&H.cache, &rv.key, d == 1, user,
+					now_monotonic_us());
+			if (d == 0)
+				log_info("/metrics denied to \"%s\"",
+					 user[0] ? user : "(unauthenticated)");
+		} else if (H.n_failed < QUEUE_MAX) {
+			H.failed[H.n_failed++] = rv.key;
+		}
+		if (H.ctx)
+			lws_cancel_service(H.ctx);
+	}
+	pthread_mutex_unlock(&H.lock);
+	return NULL;
+}
+
+/* ---- the lws side ---- */
+
+static void route(struct lws *wsi, struct pss *p, const char *uri)
+{
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0) {
+		set_text(p, 405, "only GET\n");
+	} else if (streq(uri, "/healthz") || streq(uri, "/livez")) {
+		healthz(p);
+	} else if (streq(uri, "/readyz")) {
+		readyz(p);
+	} else if (streq(uri, "/metrics")) {
+		if (authorize(wsi, p) == 1)
+			return; /* answered when the review is done */
+	} else {
+		set_text(p, 404, "not found\n");
+	}
+}
+
+static int write_answer(struct lws *wsi, struct pss *p)
+{
+	if (p->pending)
+		return 0;
+	if (!p->ans.out)
+		set_text(p, 500, "no answer\n");
+	return agent_http_answer_write(wsi, &p->ans);
+}
+
+static int callback(struct lws *wsi, enum lws_callback_reasons reason,
+		    void *user, void *in, size_t len)
+{
+	struct pss *p = user;
+
+	switch (reason) {
+	case LWS_CALLBACK_HTTP:
+		agent_http_answer_free(&p->ans);
+		*p = (struct pss){.wsi = wsi};
+		route(wsi, p, in ? (const char *)in : "");
+		if (!p->pending)
+			lws_callback_on_writable(wsi);
+		return 0;
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		return write_answer(wsi, p);
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+		wake_pending();
+		return 0;
+	case LWS_CALLBACK_CLOSED_HTTP:
+	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+		if (p) {
+			if (p->pending)
+				drop_pending(p);
+			agent_http_answer_free(&p->ans);
+		}
+		return 0;
+	default:
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+}
+
+static const struct lws_protocols protocols[] = {
+	{"http", callback, sizeof(struct pss), 0, 0, NULL, 0},
+	{NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+void agent_lws_log(const char *who, int level, const char *line)
+{
+	size_t n = strlen(line);
+
+	while (n && line[n - 1] == '\n')
+		n--;
+	if (level & LLL_ERR)
+		log_warn("%s: %.*s", who, (int)n, line);
+	else
+		log_debug("%s: %.*s", who, (int)n, line);
+}
+
+static void lws_to_log(int level, const char *line)
+{
+	agent_lws_log("http", level, line);
+}
+
+static void *http_main(void *unused)
+{
+	(void)unused;
+	while (!atomic_load(&H.stop))
+		if (lws_service(H.ctx, 0) < 0)
+			break;
+	return NULL;
+}
+
+static int create_context(const char *host, int port)
+{
+	struct lws_context_creation_info info;
+	struct lws_vhost *vh;
+
+	memset(&info, 0, sizeof(info));
+	info.port = port;
+	info.iface = host[0] ? host : NULL;
+	info.protocols = protocols;
+	info.gid = -1;
+	info.uid = -1;
+	info.vhost_name = "default";
+	lws_set_log_level(LLL_ERR | LLL_WARN, lws_to_log);
+	H.ctx = lws_create_context(&info);
+	if (!H.ctx)
+		return -EADDRNOTAVAIL;
+	vh = lws_get_vhost_by_name(H.ctx, "default");
+	H.port = vh ? lws_get_vhost_listen_port(vh) : port;
+	return 0;
+}
+
+int agent_http_start(bool standalone)
+{
+	const char *addr = opts.addr ? opts.addr : AGENT_HTTP_DEFAULT_ADDR;
+	char host[256];
+	int port, r;
+
+	if (standalone && !opts.addr)
+		return 0;
+	if (parse_host_port(addr, host, sizeof(host), &port) < 0) {
+		log_error("--metrics-addr \"%s\": expected HOST:PORT or :PORT",
+			  addr);
+		return -EINVAL;
+	}
+	r = agent_metrics_init();
+	if (r == 0)
+		r = create_context(host, port);
+	if (r < 0) {
+		log_error("cannot serve http on \"%s\": %s", addr,
+			  strerror(-r));
+		return r;
+	}
+	atomic_store(&H.stop, false);
+	r = -pthread_create(&H.auth_thread, NULL, auth_main, NULL);
+	if (r == 0) {
+		r = -pthread_create(&H.http_thread, NULL, http_main, NULL);
+		if (r < 0) {
+			atomic_store(&H.stop, true);
+			pthread_cond_signal(&H.wake);
+			pthread_join(H.auth_thread, NULL);
+		}
+	}
+	if (r < 0) {
+		lws_context_destroy(H.ctx);
+		H.ctx = NULL;
+		return r;
+	}
+	H.running = true;
+	log_info("http on \"%s\" (port %d): /healthz /readyz /metrics%s", addr,
+		 H.port,
+		 opts.insecure ? " (no authentication: --metrics-insecure)"
+			       : " (TokenReview + SubjectAccessReview)");
+	return 0;
+}
+
+void agent_http_stop(void)
+{
+	if (!H.running)
+		return;
+	atomic_store(&H.stop, true);
+	lws_cancel_service(H.ctx);
+	pthread_join(H.http_thread, NULL);
+	pthread_mutex_lock(&H.lock);
+	pthread_cond_signal(&H.wake);
+	pthread_mutex_unlock(&H.lock);
+	pthread_join(H.auth_thread, NULL);
+	for (size_t i = 0; i < H.n_queue; i++)
+		free(H.queue[i].token);
+	H.n_queue = 0;
+	lws_context_destroy(H.ctx);
+	H.ctx = NULL;
+	H.running = false;
+}

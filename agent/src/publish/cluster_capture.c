@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Cluster mode in the detector thread: which pod a kill belongs to, the
+ * pod in the bundle manifest, the sidecar's spool by the pod's UID, and
+ * the hand-over to the publisher. Never waits on the network. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+#include "obs/forecast_sampler.h"
+#include "base/log.h"
+#include "base/util.h"
+
+bool agent_cluster_want(struct agent *a, const struct corr_kill *k,
+			struct agent_kill_pod *ret)
+{
+	const struct cluster_opts *o = &a->opts.cluster;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	atomic_fetch_add(&a->counters.kills, 1);
+	/* task_memcg: the victim's container; oom_memcg may be the pod */
+	r = cluster_pods_match(a->pods, k->cgroup, &ret->m);
+	if (r < 0) {
+		log_info("kill in \"%s\": not a pod's cgroup (%s), bundle "
+			 "kept on the node only",
+			 k->cgroup, strerror(-r));
+		return true;
+	}
+	ret->have = true;
+	if (ret->m.pod && !cluster_wanted(o, ret->m.pod)) {
+		atomic_fetch_add(&a->counters.skipped, 1);
+		log_info("kill in pod %s/%s not reported (%s)", ret->m.pod->ns,
+			 ret->m.pod->name,
+			 ret->m.pod->capture == KUBE_CAPTURE_OFF
+				 ? "oomlens.io/capture: \"false\""
+				 : "namespace filtered");
+		return false;
+	}
+	if (ret->m.path.conmon)
+		log_warn("kill in CRI-O's conmon of container %.12s",
+			 ret->m.path.container_id);
+	return true;
+}
+
+void agent_cluster_manifest(const struct agent_kill_pod *p,
+			    struct json_object *man)
+{
+	struct json_object *pod = NULL;
+
+	if (!p->have)
+		return;
+	if (p->m.pod && p->m.pod->manifest)
+		pod = json_tokener_parse(p->m.pod->manifest);
+	if (!pod) { /* not in the cache yet: what the path says */
+		pod = json_object_new_object();
+		json_object_object_add(
+			pod, "uid", json_object_new_string(p->m.path.pod_uid));
+		json_object_object_add(
+			pod, "qos_class",
+			json_object_new_string(kube_qos_name(p->m.path.qos)));
+	}
+	json_object_object_add(man, "pod", pod);
+	json_object_object_add(
+		man, "container",
+		p->m.container ? json_object_new_string(p->m.container) : NULL);
+	json_object_object_add(
+		man, "container_id",
+		p->m.path.container_id[0]
+			? json_object_new_string(p->m.path.container_id)
+			: NULL);
+}
+
+const char *agent_cluster_spool(const struct agent *a,
+				const struct agent_kill_pod *p, char *buf,
+				size_t size)
+{
+	/* TODO(fileio): open through the O_NOFOLLOW walkers when they land;
+	 * the path is built from the UID of the victim's cgroup, never from
+	 * what a spool says about itself. */
+	if (!p->have)
+		return NULL;
+	snprintf(buf, size,
+		 "%s/%s/pods/%s/volumes/kubernetes.io~empty-dir/oomlens-spool",
+		 streq(a->host.root, "/") ? "" : a->host.root,
+		 a->opts.cluster.kubelet_root +
+			 (a->opts.cluster.kubelet_root[0] == '/'),
+		 p->m.path.pod_uid);
+	return buf;
+}
+
+static void fill_item(const struct agent *a, const struct corr_kill *k,
+		      const struct agent_verdict *v, struct pub_item *it,
+		      uint64_t kill_ms)
+{
+	const struct oom_report *r = &k->report;
+	time_t t = (time_t)(kill_ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(it->killed_at, sizeof(it->killed_at), "%Y-%m-%dT%H:%M:%SZ",
+		 &tm);
+	strlcpy_safe(it->node, a->opts.cluster.node, sizeof(it->node));
+	if (r->n_victims) {
+		const struct kmsg_victim *vi = &r->victims[0];
+
+		it->pid = vi->pid;
+		strlcpy_safe(it->comm, vi->comm, sizeof(it->comm));
+		it->anon_rss = (int64_t)vi->anon_rss_kb * 1024;
+		it->file_rss = (int64_t)vi->file_rss_kb * 1024;
+		it->shmem_rss = (int64_t)vi->shmem_rss_kb * 1024;
+	}
+	if (k->have_state) {
+		const struct cgroup_state *s = &k->state_at_notification;
+
+		if (s->limit.state == CGV_OK)
+			it->limit = (int64_t)s->limit.v;
+		if (s->usage.state == CGV_OK)
+			it->usage = (int64_t)s->usage.v;
+	}
+	/* the diagnosis's figures, reconciled from every source (the cgroup
+	 * read at the notification may be missing, or the pod's when the
+	 * container's own cgroup was killed) */
+	if (v->limit)
+		it->limit = (int64_t)v->limit;
+	if (v->usage)
+		it->usage = (int64_t)v->usage;
+}
+
+void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
+			   const struct agent_kill_pod *p, const char *id,
+			   const struct agent_verdict *v, uint64_t kill_ms)
+{
+	struct pub_item *it;
+
+	if (!p->have)
+		return;
+	it = agent_cluster_item(a, k, p, id, v, kill_ms);
+	if (it && cluster_publish(a->cluster, it) < 0) {
+		log_error("report %s: the publisher's hand-over is full; "
+			  "the report waits in the state dir's queue for the "
+			  "agent's next start",
+			  id);
+		free(it);
+	}
+}
+
+struct pub_item *
+agent_cluster_item(const struct agent *a, const struct corr_kill *k,
+		   const struct agent_kill_pod *p, const char *id,
+		   const struct agent_verdict *v, uint64_t kill_ms)
+{
+	struct pub_item *it = calloc(1, sizeof(*it));
+	int r;
+
+	if (!it)
+		return NULL;
+	strlcpy_safe(it->id, id, sizeof(it->id));
+	snprintf(it->bundle_file, sizeof(it->bundle_file), "reports/%s.tar.gz",
+		 id);
+	strlcpy_safe(it->pod_uid, p->m.path.pod_uid, sizeof(it->pod_uid));
+	strlcpy_safe(it->container_id, p->m.path.container_id,
+		     sizeof(it->container_id));
+	if (p->m.pod) {
+		strlcpy_safe(it->ns, p->m.pod->ns, sizeof(it->ns));
+		strlcpy_safe(it->pod, p->m.pod->name, sizeof(it->pod));
+	}
+	if (p->m.container)
+		strlcpy_safe(it->container, p->m.container,
+			     sizeof(it->container));
+	strlcpy_safe(it->verdict, v->verdict[0] ? v->verdict : "unknown",
+		     sizeof(it->verdict));
+	strlcpy_safe(it->summary, v->summary, sizeof(it->summary));
+	fill_item(a, k, v, it, kill_ms);
+	it->added_ms = now_realtime_us() / 1000;
+	r = pubqueue_stage(a->state_fd, it);
+	if (r < 0)
+		log_warn(
+			"report %s: cannot stage it in the publish queue (%s); "
+			"an agent stopped by force before publishing it "
+			"would leave it in \"%s\" only",
+			id, strerror(-r), it->bundle_file);
+	return it;
+}
+
+bool agent_cluster_resolve(const char *cgroup, struct forecast_target *ret,
+			   void *ud)
+{
+	struct agent *a = ud;
+	struct cluster_match m;
+
+	/* pod-level cgroups and unknown or unwanted pods are not forecast:
+	 * an Event needs the pod's name */
+	if (cluster_pods_match(a->pods, cgroup, &m) < 0 ||
+	    !m.path.container_id[0] || !m.pod ||
+	    !cluster_wanted(&a->opts.cluster, m.pod))
+		return false;
+	memset(ret, 0, sizeof(*ret));
+	strlcpy_safe(ret->namespace, m.pod->ns, sizeof(ret->namespace));
+	strlcpy_safe(ret->pod, m.pod->name, sizeof(ret->pod));
+	strlcpy_safe(ret->pod_uid, m.path.pod_uid, sizeof(ret->pod_uid));
+	if (m.container)
+		strlcpy_safe(ret->container, m.container,
+			     sizeof(ret->container));
+	else
+		snprintf(ret->container, sizeof(ret->container), "%.12s",
+			 m.path.container_id);
+	return true;
+}
+
+void agent_cluster_predicted(const struct forecast_warning *w, void *ud)
+{
+	struct agent *a = ud;
+	const struct forecast_target *t = w->target;
+	struct cluster_event *ev;
+
+	if (!a->warn_gate)
+		a->warn_gate = calloc(1, sizeof(*a->warn_gate));
+	if (!a->warn_gate ||
+	    !cluster_warn_gate_pass(a->warn_gate, t->pod_uid, t->container,
+				    now_monotonic_us() / 1000))
+		return;
+	ev = cluster_event_new(t->namespace, t->pod, t->pod_uid,
+			       "OOMPredicted");
+	if (!ev)
+		return;
+	snprintf(ev->field_path, sizeof(ev->field_path), "spec.containers{%s}",
+		 t->container);
+	(void)cluster_predicted_message(ev->message, sizeof(ev->message),
+					t->container, w->usage, w->limit,
+					w->slope, w->seconds);
+	log_warn("pod %s/%s: %s", ev->ns, ev->pod, ev->message);
+	(void)cluster_event_queue(a->cluster, ev);
+}

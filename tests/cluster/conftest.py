@@ -175,12 +175,31 @@ def installed(node):
     node.wait(lambda: agent_ready(node), 120, "the agent pod to watch")
     node.wait(lambda: webhook_endpoints(node) == 2, 120,
               "the webhook's two endpoints")
+    node.wait(lambda: webhook_answers(node), 60,
+              "the API server to call the webhook")
     yield node
 
 
 @pytest.fixture(scope="session")
 def agent(installed):
     yield installed
+
+
+def webhook_answers(kube):
+    """Whether the API server reaches the webhook: an opted-in pod created
+    with dryRun=All comes back with the sidecar (the webhook has no side
+    effects). The Endpoints object can be read before the API server's own
+    endpoint cache has it; a pod created in that gap is admitted without
+    the sidecar (failurePolicy Ignore, "no endpoints available" in its
+    log), as a test once was."""
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "webhook-probe", "namespace": INJECT_NS,
+                        "annotations": {"oomlens.io/capture": "true"}},
+           "spec": {"containers": [{"name": "app",
+                                    "image": "localhost/oomlens-busybox:1",
+                                    "command": ["sleep", "1"]}]}}
+    made = kube.create(f"/api/v1/namespaces/{INJECT_NS}/pods?dryRun=All", pod)
+    return "oomlens-sidecar" in [c["name"] for c in made["spec"]["containers"]]
 
 
 def webhook_endpoints(kube):

@@ -14,12 +14,13 @@ import hashlib
 import io
 import json
 import os
+import subprocess
 import tarfile
 import time
 
 import pytest
 
-from conftest import AGENT_NS, BUILD, INJECT_NS, webhook_endpoints
+from conftest import AGENT_NS, BUILD, INJECT_NS, TOP, webhook_endpoints
 from kube import ApiError
 
 SYS = AGENT_NS
@@ -192,6 +193,16 @@ REPORTS = f"/apis/oomlens.io/v1alpha1/namespaces/{APPS}/oomreports"
 BUNDLES = f"/apis/oomlens.io/v1alpha1/namespaces/{APPS}/oombundles"
 
 
+def compile_victim(name):
+    """tests/victims/java/NAME.java into VICTIMS, as the integration suite
+    does, so that this suite alone (make test-cluster) has its classes."""
+    if not os.path.exists(os.path.join(VICTIMS, name + ".class")):
+        os.makedirs(VICTIMS, exist_ok=True)
+        src = os.path.join(TOP, "tests", "victims", "java", name + ".java")
+        subprocess.run(["javac", "-nowarn", "-d", VICTIMS, src], check=True,
+                       timeout=120)
+
+
 def jvm_pod(name):
     """A JVM allowed a 1 GiB heap in a 256 MiB container, growing its live
     heap at 16 MiB/s after 8 s of rest (the sidecar takes its JVM facts
@@ -238,6 +249,7 @@ def test_oom_kill_of_injected_pod_has_snapshot(injector):
     kube = injector
     name = "jvm-heap"
     kube.wait(lambda: ready_endpoints(kube) == 2, 120, "the webhook")
+    compile_victim("HeapGrower")
     made = kube.create(f"/api/v1/namespaces/{APPS}/pods", jvm_pod(name))
     assert "oomlens-sidecar" in [c["name"] for c in made["spec"]
                                  ["containers"]], made["spec"]

@@ -193,8 +193,6 @@ struct extract {
 	char name[129];
 };
 
-#define DIR_NOFOLLOW (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-
 #define EXTRACT_INIT                      \
 	{                                 \
 		.parent = -1, .dirfd = -1 \
@@ -243,7 +241,8 @@ static int extract_open(struct extract *x, const char *dir, const char *report)
 		return EXIT_FAIL;
 	}
 	x->created = true;
-	x->dirfd = openat(x->parent, x->name, DIR_NOFOLLOW);
+	x->dirfd = openat(x->parent, x->name,
+			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (x->dirfd < 0)
 		return cli_fail(x->name, -errno, NULL);
 	return 0;
@@ -261,76 +260,50 @@ static void extract_close(struct extract *x, bool keep)
 	x->dirfd = x->parent = -1;
 }
 
-static bool plain_component(const char *s)
+/* name, new (O_EXCL|O_NOFOLLOW: nothing is written over or through
+ * anything) in dirfd, holding data. Returns 0 or -errno. */
+static int create_file_at(int dirfd, const char *name, const void *data,
+			  size_t len)
 {
-	return *s && !streq(s, ".") && !streq(s, "..");
-}
-
-/* Each directory of path below dirfd, made (mode 0750) and opened one
- * component at a time, never through a symlink (O_NOFOLLOW|O_DIRECTORY).
- * path is cut at its slashes. Returns the fd holding the last component
- * (caller closes) and *ret_base, that component; -EXDEV for an empty, "."
- * or ".." component, -ELOOP/-ENOTDIR for a link or a file on the way. */
-static int walk_parents(int dirfd, char *path, const char **ret_base)
-{
-	int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0), next, r;
-	char *p = path, *slash;
+	int fd = openat(dirfd, name,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			MODE_PRIVATE_FILE);
+	int r;
 
 	if (fd < 0)
 		return -errno;
-	for (; (slash = strchr(p, '/')); p = slash + 1) {
-		*slash = '\0';
-		next = -1;
-		r = plain_component(p) ? 0 : -EXDEV;
-		/* EEXIST: an earlier member's directory, in our fresh one */
-		if (r == 0 && mkdirat(fd, p, MODE_PRIVATE_DIR) < 0 &&
-		    errno != EEXIST)
-			r = -errno;
-		if (r == 0)
-			next = openat(fd, p, DIR_NOFOLLOW);
-		if (r == 0 && next < 0)
-			r = -errno;
-		close(fd);
-		if (r < 0)
-			return r;
-		fd = next;
-	}
-	if (!plain_component(p)) {
-		close(fd);
-		return -EXDEV;
-	}
-	*ret_base = p;
-	return fd;
+	r = write_all(fd, data, len);
+	close(fd);
+	return r;
 }
 
 /* One file of the archive: its name below the archive's top directory
- * (which is dropped, never used) kept, created O_EXCL|O_NOFOLLOW in the
- * fresh directory: nothing is written over or through anything. */
+ * (which is dropped, never used) kept. bundle_read() checked the name
+ * (no "", "." or ".." component); its directories are made and opened by
+ * one walk that refuses a link or a file on the way (mkdir_p_open_at),
+ * and the file is created new in the last of them. */
 static int extract_one(const char *name, const char *data, size_t len, void *ud)
 {
 	struct extract *x = ud;
-	const char *rel = strchr(name, '/'), *base = NULL;
-	char path[512];
-	int dfd, fd, r;
+	const char *rel = strchr(name, '/');
+	_cleanup_close_ int dfd = -1;
+	char path[512], *base;
 
-	/* bundle_read() checked "<id>/<path>"; walk_parents() checks every
-	 * component again (no "", "." or ".."), it is cheap */
 	if (!rel ||
 	    (size_t)snprintf(path, sizeof(path), "%s", rel + 1) >= sizeof(path))
 		return -EXDEV;
 	if (x->skip && streq(path, x->skip))
 		return 0;
-	dfd = walk_parents(x->dirfd, path, &base);
-	if (dfd < 0)
-		return dfd;
-	fd = openat(dfd, base,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    MODE_PRIVATE_FILE);
-	r = fd < 0 ? -errno : write_all(fd, data, len);
-	if (fd >= 0)
-		close(fd);
-	close(dfd);
-	return r;
+	base = strrchr(path, '/');
+	if (base) {
+		*base++ = '\0';
+		dfd = mkdir_p_open_at(x->dirfd, path, MODE_PRIVATE_DIR);
+		if (dfd < 0)
+			return dfd;
+	} else {
+		base = path;
+	}
+	return create_file_at(dfd >= 0 ? dfd : x->dirfd, base, data, len);
 }
 
 /* The archive's files into x's fresh directory. Returns 0 or an exit
@@ -413,7 +386,7 @@ static int write_html(const struct fetched *f, int dirfd)
 {
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	struct bundle *b;
-	int fd, r;
+	int r;
 
 	r = bundle_load(AT_FDCWD, f->path, &b);
 	if (r < 0)
@@ -421,16 +394,8 @@ static int write_html(const struct fetched *f, int dirfd)
 	strbuf_init(&out, 64u << 20);
 	r = report_render_html(b, &out);
 	bundle_free(b);
-	if (r < 0)
-		return r;
-	fd = openat(dirfd, "report.html",
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    MODE_PRIVATE_FILE);
-	if (fd < 0)
-		return -errno;
-	r = write_all(fd, out.buf, out.len);
-	close(fd);
-	return r;
+	return r < 0 ? r
+		     : create_file_at(dirfd, "report.html", out.buf, out.len);
 }
 
 static void show_in_browser(char *html)

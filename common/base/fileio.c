@@ -387,14 +387,12 @@ static int mkdir_p_abs(const char *path, unsigned mode)
 	return 0;
 }
 
-int mkdir_p_at(int dirfd, const char *path, unsigned mode)
+int mkdir_p_open_at(int dirfd, const char *path, unsigned mode)
 {
 	_cleanup_free_ char *p = NULL;
 	_cleanup_close_ int cur = -1;
 	char *comp, *next;
 
-	if (path[0] == '/')
-		return mkdir_p_abs(path, mode);
 	if (!path_beneath(path))
 		return -EXDEV;
 	p = strdup(path);
@@ -418,6 +416,21 @@ int mkdir_p_at(int dirfd, const char *path, unsigned mode)
 		closep(&cur);
 		cur = fd;
 	}
+	if (cur < 0) /* "." alone */
+		cur = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return cur < 0 ? -errno : TAKE_FD(cur);
+}
+
+int mkdir_p_at(int dirfd, const char *path, unsigned mode)
+{
+	int fd;
+
+	if (path[0] == '/')
+		return mkdir_p_abs(path, mode);
+	fd = mkdir_p_open_at(dirfd, path, mode);
+	if (fd < 0)
+		return fd;
+	close(fd);
 	return 0;
 }
 

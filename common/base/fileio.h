@@ -70,5 +70,11 @@ int write_all(int fd, const void *buf, size_t len);
  * symlinks are followed. */
 int mkdir_p_at(int dirfd, const char *path, unsigned mode);
 
+/* mkdir_p_at for a relative path (an absolute one, or "..", gives
+ * -EXDEV), returning an O_PATH fd of its last directory, taken in the same
+ * walk that made and checked it: usable as the dirfd of openat, mkdirat.
+ * The caller closes it. */
+int mkdir_p_open_at(int dirfd, const char *path, unsigned mode);
+
 /* rm -rf relative to dirfd; never follows symlinks. -ENOENT is success. */
 int rm_rf_at(int dirfd, const char *path);

@@ -187,3 +187,29 @@ Test(fileio, mkdir_p_relative_and_dotdot, .init = setup, .fini = teardown)
 	put("a/file", "");
 	cr_assert_eq(mkdir_p_at(rootfd, "a/file/d", 0750), -ENOTDIR);
 }
+
+/* The fd of the last directory, from the walk that made it: a file
+ * created through it lands there; links, files and ".." on the way are
+ * refused as mkdir_p_at refuses them. */
+Test(fileio, mkdir_p_open_at_returns_the_last_directory, .init = setup,
+     .fini = teardown)
+{
+	struct stat st;
+	int fd = mkdir_p_open_at(rootfd, "x/y", 0750), f;
+
+	cr_assert_geq(fd, 0, "%s", strerror(-fd));
+	f = openat(fd, "z", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	cr_assert_geq(f, 0, "%s", strerror(errno));
+	close(f);
+	close(fd);
+	cr_assert_eq(fstatat(rootfd, "x/y/z", &st, AT_SYMLINK_NOFOLLOW), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	fd = mkdir_p_open_at(rootfd, ".", 0750);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(symlinkat("/", rootfd, "x/link"), 0);
+	cr_assert_eq(mkdir_p_open_at(rootfd, "x/link/d", 0750), -ELOOP);
+	cr_assert_eq(mkdir_p_open_at(rootfd, "x/y/z/d", 0750), -ENOTDIR);
+	cr_assert_eq(mkdir_p_open_at(rootfd, "x/../..", 0750), -EXDEV);
+	cr_assert_eq(mkdir_p_open_at(rootfd, "/tmp", 0750), -EXDEV);
+}

@@ -20,7 +20,7 @@ CPPFLAGS += -D_GNU_SOURCE -Icommon
 ALLCFLAGS = -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) -MMD -MP
 LIBS     := -lwebsockets -lcurl -ljson-c -lyaml -larchive -lcrypto -lz -lseccomp -lcap -lpthread -lm
 
-SUBSYSTEMS  := base kernel inspect forensics kube
+SUBSYSTEMS  := base kernel inspect forensics forensics/runtimes kube
 COMMON_SRC  := $(foreach s,$(SUBSYSTEMS),$(wildcard common/$(s)/*.c))
 # The agent: main.c and its subcommands at agent/src/, the rest in rooms by
 # concern (agent/src/<room>/README.md); -Iagent/src for "<room>/x.h".
@@ -28,7 +28,7 @@ AGENT_ROOMS := detector kill publish obs injector
 AGENT_SRC   := $(wildcard agent/src/*.c) \
                $(foreach r,$(AGENT_ROOMS),$(wildcard agent/src/$(r)/*.c))
 SIDECAR_SRC := $(wildcard sidecar/src/*.c)
-CLI_SRC     := $(wildcard cli/src/*.c)
+PLUGIN_SRC  := $(wildcard kubectl-oomlens/src/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 ITEST_SRC   := $(wildcard tests/integration/itest_*.c)
 VICTIM_SRC  := $(wildcard tests/victims/*.c)
@@ -37,25 +37,31 @@ FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 COMMON_OBJ  := $(COMMON_SRC:%.c=$(B)/obj/%.o)
 AGENT_OBJ   := $(AGENT_SRC:%.c=$(B)/obj/%.o)
 SIDECAR_OBJ := $(SIDECAR_SRC:%.c=$(B)/obj/%.o)
-CLI_OBJ     := $(CLI_SRC:%.c=$(B)/obj/%.o)
+PLUGIN_OBJ  := $(PLUGIN_SRC:%.c=$(B)/obj/%.o)
 LIB         := $(B)/liboomlens.a
 AGENT       := $(B)/bin/oomlens-agent
 SIDECAR     := $(B)/bin/oomlens-sidecar
-CLI         := $(B)/bin/kubectl-oomlens
+PLUGIN      := $(B)/bin/kubectl-oomlens
+PLUGIN_COMP := $(B)/bin/kubectl_complete-oomlens
 VERSION     := $(shell cat VERSION)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 ITEST_BIN   := $(ITEST_SRC:tests/integration/%.c=$(B)/itests/%)
 VICTIM_BIN  := $(VICTIM_SRC:tests/victims/%.c=$(B)/victims/%)
+# The Go victim (tests/victims/go/), built with Debian's Go when there is
+# one (golang-go: scripts/deps.sh test); without it the test says why.
+GO          ?= $(firstword $(shell command -v go 2>/dev/null) \
+                 $(wildcard /usr/lib/go-*/bin/go))
+GO_VICTIM   := $(if $(GO),$(B)/victims/go-orders)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
 BINS        := $(if $(AGENT_SRC),$(AGENT)) $(if $(SIDECAR_SRC),$(SIDECAR)) \
-               $(if $(CLI_SRC),$(CLI))
+               $(if $(PLUGIN_SRC),$(PLUGIN) $(PLUGIN_COMP))
 
 .PHONY: all deps test test-build test-unit test-integration test-vm \
         test-fuzz lint check asan bench demo install clean victims fuzz \
         images node cluster-up cluster-down apiserver-up test-cluster
 .DEFAULT_GOAL := all
 
-all: $(LIB) $(BINS) $(VICTIM_BIN)
+all: $(LIB) $(BINS) $(VICTIM_BIN) $(GO_VICTIM)
 
 # What a command needs (scripts/deps.sh says what each set holds):
 # `make deps DEPS=demo|test|all`; demo and test install their own set.
@@ -90,11 +96,15 @@ $(SIDECAR): $(SIDECAR_OBJ) $(LIB)
 
 # kubectl-oomlens: a kubectl plugin (found on PATH by its name); the
 # version is the project's (VERSION, also the chart's appVersion).
-$(CLI_OBJ) $(B)/obj/common/base/cli.o: CPPFLAGS += -DOOMLENS_VERSION='"$(VERSION)"'
-$(CLI_OBJ) $(B)/obj/common/base/cli.o: VERSION
-$(CLI): $(CLI_OBJ) $(LIB)
+$(PLUGIN_OBJ) $(B)/obj/common/base/cli.o: CPPFLAGS += -DOOMLENS_VERSION='"$(VERSION)"'
+$(PLUGIN_OBJ) $(B)/obj/common/base/cli.o: VERSION
+$(PLUGIN_COMP): kubectl-oomlens/kubectl_complete-oomlens
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
+$(PLUGIN): $(PLUGIN_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(LIB) $(LIBS)
 
 $(B)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
@@ -116,6 +126,8 @@ $(AGENT_UNIT): $(B)/tests/test_%: tests/unit/test_%.c $(LIB)
 	  $(filter %.o,$^) $(LIB) -lcriterion $(LIBS)
 # ... and the agent modules it needs besides (added as prerequisites here)
 $(B)/tests/test_metrics_agent: $(call agent_obj,metrics)
+$(B)/tests/test_pubqueue: $(call agent_obj,metrics_agent) \
+  $(call agent_obj,metrics)
 $(B)/tests/test_cluster_events: $(call agent_obj,evqueue) \
   $(call agent_obj,forecast)
 
@@ -124,6 +136,12 @@ $(B)/tests/test_cluster_events: $(call agent_obj,evqueue) \
 $(B)/victims/%: tests/victims/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -Wall -D_GNU_SOURCE -o $@ $< -lpthread
+
+# Static (CGO_ENABLED=0), GOPATH mode: one file, no module, no network.
+$(B)/victims/go-orders: tests/victims/go/orders.go
+	@mkdir -p $(dir $@)
+	GOCACHE=$(abspath $(B))/gocache GOPATH=$(abspath $(B))/gopath \
+	  GO111MODULE=off CGO_ENABLED=0 GOFLAGS= $(GO) build -o $@ $<
 
 # Fuzz targets: with clang's libFuzzer via `make fuzz`; in `make test` each
 # target is linked to a driver that replays its corpus (the fixtures).
@@ -147,7 +165,7 @@ $(B)/itests/%: tests/integration/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(LDFLAGS) -o $@ $< $(LIB) -lcriterion $(LIBS)
 
-victims: $(VICTIM_BIN)
+victims: $(VICTIM_BIN) $(GO_VICTIM)
 
 # Every binary the suites run.
 test-build: all $(UNIT_BIN) $(ITEST_BIN) $(FUZZ_BIN)
@@ -224,6 +242,11 @@ demo: deps-demo
 # clean clone of HEAD in a pristine Debian 12 container (scripts/test-fresh.sh).
 test-fresh:
 	@B=$(B) scripts/test-fresh.sh
+
+# `make -s print-LIBS`: a variable's value, for scripts that link against
+# liboomlens.a outside the Makefile (tests/bench/bench_kube.sh)
+print-%:
+	@echo '$($*)'
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin

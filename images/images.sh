@@ -4,8 +4,10 @@
 # node's containerd (`ctr -n k8s.io images import`); pods use them with
 # imagePullPolicy: Never. The product's images (agent, sidecar) are built
 # from images/*.Containerfile, the test images from tests/images/.
-#   oomlens-agent.tar    localhost/oomlens-agent:dev    (goal <= 15 MiB)
-#   oomlens-sidecar.tar  localhost/oomlens-sidecar:dev  (goal <= 10 MiB)
+#   oomlens-agent.tar    localhost/oomlens-agent:VERSION    (goal <= 15 MiB)
+#   oomlens-sidecar.tar  localhost/oomlens-sidecar:VERSION  (goal <= 10 MiB)
+# VERSION is the top-level VERSION file, the chart's appVersion (tests/helm
+# checks that they agree): the tag helm/oomlens asks for by default.
 #   pause.tar            localhost/oomlens-pause:1      (catatonit -P)
 #   busybox.tar          localhost/oomlens-busybox:1    (+ build/victims/*)
 #   jre17.tar            localhost/oomlens-jre17:1      (mmdebstrap, cached)
@@ -26,6 +28,7 @@ case $B in /*) ;; *) B=$TOP/$B ;; esac
 OUT=$B/images
 CTX=$B/images/ctx
 CACHE=${OOMLENS_IMAGE_CACHE:-/var/cache/oomlens/images}
+VERSION=$(cat "$TOP/VERSION")
 BUILDAH=(buildah --root "$B/buildah/root" --runroot "$B/buildah/run"
 	--storage-driver vfs)
 log() { echo "images: $*" >&2; }
@@ -37,7 +40,9 @@ copy_elf() {
 	local root=$1 file=$2 dest=$3 lib
 	install -D -m 0755 "$file" "$root$dest"
 	strip --strip-debug "$root$dest" 2>/dev/null || true
-	ldd "$file" 2>/dev/null | awk '/=> \//{print $3} /^\t\//{print $1}' |
+	# a static program (the Go victim) has no libraries: ldd says so, exit 1
+	{ ldd "$file" 2>/dev/null || true; } |
+		awk '/=> \//{print $3} /^\t\//{print $1}' |
 		while read -r lib; do
 			[ -e "$root$lib" ] && continue
 			install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
@@ -128,14 +133,14 @@ own_image() { # name goal-MiB
 	[ -x "$B/bin/$name" ] || { log "$B/bin/$name missing: make all"; exit 1; }
 	image_bin "$name"
 	if ! fresh "$OUT/$name.tar" "$OUT/bin/$name" \
-		"$(containerfile "$name")"; then
+		"$(containerfile "$name")" "$TOP/VERSION"; then
 		stage "$name"
 		r=$CTX/$name/rootfs
 		copy_elf "$r" "$OUT/bin/$name" "/usr/bin/$name"
 		install -D -m 0644 /etc/ssl/certs/ca-certificates.crt \
 			"$r/etc/ssl/certs/ca-certificates.crt"
 		install -d -m 1777 "$r/tmp"
-		build "$name" "localhost/$name:dev" "$OUT/$name.tar"
+		build "$name" "localhost/$name:$VERSION" "$OUT/$name.tar"
 	fi
 	size=$(stat -c %s "$OUT/$name.tar")
 	echo "images: $name.tar $((size * 10 / MiB / 10)).$((size * 10 / MiB % 10)) MiB (goal <= $goal MiB)"

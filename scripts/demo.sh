@@ -106,5 +106,15 @@ else
 	echo "demo: no java/javac: JVM victim skipped"
 fi
 
+# A Python worker keeping every row it renders: the sidecar detects
+# CPython (its executable's _PyRuntime), notes at first sight that
+# nothing bounds its heap below the limit, and the verdict is the Python
+# heap's (pymalloc arenas), with tracemalloc and memray to find the lines.
+if command -v python3 >/dev/null; then
+	run_victim python 200 python3 tests/victims/python/rows.py 16 2000
+else
+	echo "demo: no python3: Python victim skipped"
+fi
+
 echo
 echo "demo: done. Bundles in $STATE/reports/ (tar tzf to list, 'tar xzf' to open)."

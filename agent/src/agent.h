@@ -63,7 +63,7 @@ struct agent {
 	struct cluster *cluster;
 	struct cluster_pods *pods;	     /* the detector's pod map */
 	struct cluster_warn_gate *warn_gate; /* OOMPredicted, per container */
-	/* kills waiting for their pod's snap-<pod> (cluster_snap.c) */
+	/* kills waiting for their pod's snap-<pod> (kill/late_snap.c) */
 	struct agent_snap_wait {
 		struct bundle *b;
 		struct pub_item *it;
@@ -96,7 +96,8 @@ bool agent_map_report(struct agent *a, struct oom_report *r);
 bool agent_kernel_path(const struct agent *a, const char *path, char *buf,
 		       size_t size);
 
-/* capture.c, for a bundle finished later (cluster_snap.c) too. */
+/* finish.c: the one finish step of a bundle, for the first capture
+ * (capture.c) and for a bundle finished later (late_snap.c). */
 struct agent_verdict {
 	char verdict[32];
 	char summary[320];
@@ -151,7 +152,7 @@ agent_cluster_item(const struct agent *a, const struct corr_kill *k,
 		   const struct agent_kill_pod *p, const char *id,
 		   const struct agent_verdict *v, uint64_t kill_ms);
 
-/* cluster_snap.c, detector side: a kill of an opted-in pod whose spool
+/* late_snap.c (detector thread): a kill of an opted-in pod whose spool
  * the node does not show waits for the pod's OOMBundle snap-<pod>, asked
  * of the publisher thread. True when b (already saved on the node) was
  * kept for that: the kill is counted and published once the answer is

@@ -4,6 +4,7 @@
  * the network. */
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/capability.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,6 +40,28 @@
  * measure again this often. */
 #define REPROBE_US (600ull * 1000000)
 
+/* Capabilities run keeps, measured (docs/privileges.md). It opens
+ * /dev/kmsg (CAP_SYSLOG with dmesg_restrict=1) and raises its open-file
+ * limit before it drops them; afterwards it reads cgroup files, spools
+ * and /proc/<pid>/cgroup, and writes its state directory. */
+static const struct privs_spec run_privs = {
+	.caps = PRIVS_CAP(CAP_DAC_READ_SEARCH),
+	.seccomp = true,
+};
+/* Cluster mode talks to the API server (libcurl: sockets, its wakeup
+ * socketpair, glibc's resolver). No exec: an exec credential plugin is
+ * refused at start (docs/cluster-mode.md). */
+static const char *const cluster_syscalls[] = {
+	"socket",     "socketpair",  "connect",	    "getsockopt",
+	"setsockopt", "getsockname", "getpeername", "sendto",
+	"recvfrom",   "sendmsg",     "recvmsg",	    "sendmmsg",
+	"recvmmsg",   "shutdown",    "bind",	    NULL};
+static const struct privs_spec cluster_privs = {
+	.caps = PRIVS_CAP(CAP_DAC_READ_SEARCH),
+	.seccomp = true,
+	.syscalls = cluster_syscalls,
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -55,6 +78,9 @@ static void usage(FILE *f)
 		"          --state-dir DIR [--host-root /] [--spool-dir DIR "
 		"...] "
 		"[--from-start]\n"
+		"       both: [--metrics-addr HOST:PORT] [--metrics-insecure]\n"
+		"          [--metrics-tls-cert FILE --metrics-tls-key FILE]  "
+		"(docs/metrics.md)\n"
 		"\n"
 		"Cluster mode watches every pod's memory cgroup on the node, "
 		"writes one\n"
@@ -365,6 +391,13 @@ static int setup(struct agent *a)
 	}
 	if (!a->opts.standalone) {
 		strlcpy_safe(a->node, a->opts.cluster.node, sizeof(a->node));
+		/* the registry before the publish queue loads: its depth is
+		 * set from the files left by the previous run */
+		r = agent_metrics_init();
+		if (r < 0) {
+			log_error("metrics: %s", strerror(-r));
+			return r;
+		}
 		if (cluster_new(&a->opts.cluster, a->state_fd, &a->counters,
 				&a->cluster) < 0 ||
 		    cluster_pods_new(&a->pods) < 0)
@@ -565,7 +598,8 @@ static void send_probe(struct agent *a)
 {
 	int r;
 
-	if ((a->have_offset &&
+	if (!a->kmsg ||
+	    (a->have_offset &&
 	     now_monotonic_us() - a->offset_mono < REPROBE_US) ||
 	    a->probes >= MAX_PROBES)
 		return;
@@ -602,7 +636,7 @@ static size_t drain_kmsg(struct agent *a)
 	size_t n = 0;
 	int r;
 
-	for (;;) {
+	while (a->kmsg) {
 		r = kmsg_reader_next(a->kmsg, &rec);
 		if (r == 0)
 			break;
@@ -633,6 +667,20 @@ static int open_kmsg(struct agent *a)
 
 	r = kmsg_reader_open(a->host.root_fd, false, a->have_last_seq,
 			     a->last_seq, &a->kmsg);
+	if (r == -ENOENT || r == -EACCES || r == -EPERM) {
+		/* the chart's privileged: false (the device cgroup of an
+		 * unprivileged container denies c 1:11): kills are still
+		 * counted by the cgroups, reported without the kernel's
+		 * words (manifest how_found "notification") */
+		log_warn("cannot open \"%s/dev/kmsg\" (%s): running without "
+			 "the kernel log; kills are seen from the cgroups' "
+			 "counters only, without victims' names or the task "
+			 "dump",
+			 a->host.root, strerror(-r));
+		a->kmsg = NULL;
+		a->asm_ = kmsg_assembler_new();
+		return a->asm_ ? 0 : -ENOMEM;
+	}
 	if (r < 0) {
 		log_error("cannot open \"%s/dev/kmsg\": %s", a->host.root,
 			  strerror(-r));
@@ -657,9 +705,23 @@ static int open_kmsg(struct agent *a)
  * appeared late, an inotify queue overflow. */
 #define RESCAN_US 5000000
 
+struct loop;
+/* What a source's readiness does; true ends the loop (a stop signal). */
+typedef bool loop_fn(struct loop *l);
+/* The loop's sources: each fd in the epoll set and its callback, which
+ * the event carries (data.ptr). The detector's own are added by
+ * loop_setup(); cluster mode and the forecast sampler add theirs. */
+#define LOOP_MAX_SOURCES 8
+struct loop_source {
+	int fd;
+	loop_fn *ready;
+};
+
 struct loop {
 	struct agent *a;
 	int ep, sfd, tfd, rescan_fd;
+	struct loop_source src[LOOP_MAX_SOURCES];
+	size_t n_src;
 	bool timer_armed;
 	bool oom_seen;	      /* an OOM notification in this dispatch */
 	uint64_t quiet_since; /* mono µs when kmsg last ran dry, 0 = idle */
@@ -728,16 +790,30 @@ static void on_cgroup_event(const struct cgroup_event *ev, void *ud)
 			  ev->path);
 }
 
-static int epoll_add(int ep, int fd)
+/* Adds fd to the epoll set; ready is called when it is readable. */
+static int loop_add(struct loop *l, int fd, loop_fn *ready)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct loop_source *s;
 
-	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+	if (l->n_src == LOOP_MAX_SOURCES)
+		return -ENOSPC;
+	s = &l->src[l->n_src];
+	s->fd = fd;
+	s->ready = ready;
+	ev.data.ptr = s;
+	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	l->n_src++;
+	return 0;
 }
+
+static loop_fn on_signal, on_watch, on_kmsg, on_timer, on_rescan;
 
 static int loop_setup(struct loop *l)
 {
 	sigset_t mask;
+	int r;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -757,17 +833,13 @@ static int loop_setup(struct loop *l)
 				.it_interval = {RESCAN_US / 1000000, 0},
 			},
 			NULL);
-	if (epoll_add(l->ep, l->sfd) < 0 || epoll_add(l->ep, l->tfd) < 0 ||
-	    epoll_add(l->ep, l->rescan_fd) < 0 ||
-	    epoll_add(l->ep, kmsg_reader_fd(l->a->kmsg)) < 0 ||
-	    epoll_add(l->ep, cgroup_watch_fd(l->a->watch)) < 0)
-		return -errno;
-	if (l->a->cluster &&
-	    (epoll_add(l->ep, evqueue_fd(cluster_pods_queue(l->a->cluster))) <
-		     0 ||
-	     epoll_add(l->ep, evqueue_fd(cluster_snap_answers(l->a->cluster))) <
-		     0))
-		return -errno;
+	if ((r = loop_add(l, l->sfd, on_signal)) < 0 ||
+	    (r = loop_add(l, l->tfd, on_timer)) < 0 ||
+	    (r = loop_add(l, l->rescan_fd, on_rescan)) < 0 ||
+	    (l->a->kmsg &&
+	     (r = loop_add(l, kmsg_reader_fd(l->a->kmsg), on_kmsg)) < 0) ||
+	    (r = loop_add(l, cgroup_watch_fd(l->a->watch), on_watch)) < 0)
+		return r;
 	return 0;
 }
 
@@ -783,12 +855,43 @@ static void update_ready(struct agent *a)
 }
 
 /* Pod snapshots from the watch thread. */
-static void on_pods(struct agent *a)
+static bool on_pods(struct loop *l)
 {
 	void *p;
 
-	while (evqueue_pop(cluster_pods_queue(a->cluster), &p) == 1)
-		cluster_pods_apply(a->pods, p);
+	while (evqueue_pop(cluster_pods_queue(l->a->cluster), &p) == 1)
+		cluster_pods_apply(l->a->pods, p);
+	return false;
+}
+
+/* The publisher's answers to the snapshots asked (kill/late_snap.c). */
+static bool on_snap_answers(struct loop *l)
+{
+	agent_cluster_snap_answers(l->a);
+	return false;
+}
+
+/* Cluster mode's sources: pods from the watch, snapshots from the
+ * publisher. */
+static int loop_add_cluster(struct loop *l)
+{
+	int r = loop_add(l, evqueue_fd(cluster_pods_queue(l->a->cluster)),
+			 on_pods);
+
+	if (r == 0)
+		r = loop_add(l, evqueue_fd(cluster_snap_answers(l->a->cluster)),
+			     on_snap_answers);
+	return r;
+}
+
+/* The forecast sampler's 1 Hz tick (obs hook); in cluster mode also when
+ * /readyz is judged. */
+static bool on_sample(struct loop *l)
+{
+	forecast_sampler_tick();
+	if (l->a->cluster)
+		update_ready(l->a);
+	return false;
 }
 
 /* kmsg ran dry: close the report in progress once it stays quiet. */
@@ -830,7 +933,7 @@ static void rearm(struct loop *l)
 		arm_timer(l, t > now ? t - now : 1);
 }
 
-static void on_watch(struct loop *l)
+static bool on_watch(struct loop *l)
 {
 	cgroup_watch_dispatch(l->a->watch, on_cgroup_event, l);
 	after_drain(l, drain_kmsg(l->a));
@@ -840,9 +943,16 @@ static void on_watch(struct loop *l)
 	if (l->oom_seen && !l->quiet_since)
 		l->quiet_since = now_monotonic_us();
 	l->oom_seen = false;
+	return false;
 }
 
-static void on_timer(struct loop *l)
+static bool on_kmsg(struct loop *l)
+{
+	after_drain(l, drain_kmsg(l->a));
+	return false;
+}
+
+static bool on_timer(struct loop *l)
 {
 	uint64_t exp;
 
@@ -852,20 +962,21 @@ static void on_timer(struct loop *l)
 	/* Notifications the loop has not taken yet come before any deadline
 	 * (on_watch ticks after taking them): a late agent must not give up
 	 * on what is already there. */
-	on_watch(l);
+	return on_watch(l);
 }
 
-static void on_rescan(struct loop *l)
+static bool on_rescan(struct loop *l)
 {
 	uint64_t exp;
 	int r;
 
 	if (read(l->rescan_fd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
-		return;
+		return false;
 	send_probe(l->a); /* until one comes back */
 	r = cgroup_watch_rescan(l->a->watch);
 	if (r < 0)
 		log_warn("cgroup rescan: %s, ignoring", strerror(-r));
+	return false;
 }
 
 static bool on_signal(struct loop *l)
@@ -894,31 +1005,10 @@ static int run_loop(struct loop *l)
 		if (n < 0)
 			return -errno;
 		for (int i = 0; i < n; i++) {
-			int fd = evs[i].data.fd;
+			struct loop_source *s = evs[i].data.ptr;
 
-			if (fd == l->sfd && on_signal(l))
+			if (s->ready(l))
 				return 0;
-			if (fd == cgroup_watch_fd(a->watch)) {
-				on_watch(l);
-			} else if (fd == kmsg_reader_fd(a->kmsg)) {
-				after_drain(l, drain_kmsg(a));
-			} else if (fd == l->tfd) {
-				on_timer(l);
-			} else if (fd == l->rescan_fd) {
-				on_rescan(l);
-			} else if (a->cluster &&
-				   fd == evqueue_fd(cluster_pods_queue(
-						 a->cluster))) {
-				on_pods(a);
-			} else if (a->cluster &&
-				   fd == evqueue_fd(cluster_snap_answers(
-						 a->cluster))) {
-				agent_cluster_snap_answers(a);
-			} else if (fd == forecast_sampler_fd()) {
-				forecast_sampler_tick(); /* obs hook */
-				if (a->cluster)
-					update_ready(a);
-			}
 		}
 		atomic_store(&a->counters.detector_alive_ms,
 			     now_realtime_us() / 1000);
@@ -941,11 +1031,39 @@ static void finish(struct agent *a)
 		 (unsigned long long)a->reports_ignored);
 }
 
+/* The obs hooks, before seccomp (the threads inherit it): the forecast
+ * sampler, its tick a source of the loop (by pod in cluster mode, with
+ * OOMPredicted as Events), and the HTTP server. */
+static int start_obs(struct loop *l)
+{
+	struct agent *a = l->a;
+	int r;
+
+	if (a->cluster) {
+		forecast_sampler_set_resolver(agent_cluster_resolve, a);
+		forecast_sampler_set_warn(agent_cluster_predicted, a);
+		/* /metrics reviews its callers' tokens with the publisher's
+		 * client (TokenReview, SubjectAccessReview); without one it
+		 * answers 503 */
+		agent_http_set_kube_client(cluster_client(a->cluster));
+	}
+	r = forecast_sampler_start(a);
+	if (r < 0)
+		return r;
+	r = loop_add(l, forecast_sampler_fd(), on_sample);
+	if (r < 0) {
+		log_error("cgroup timeline timer: %s", strerror(-r));
+		return r;
+	}
+	return agent_http_start(a->opts.standalone);
+}
+
 int cmd_run(int argc, char **argv, const struct cli_globals *g)
 {
 	static struct agent a = {.state_fd = -1, .reports_fd = -1};
 	struct loop l = {
 		.a = &a, .ep = -1, .sfd = -1, .tfd = -1, .rescan_fd = -1};
+	const struct privs_spec *steady;
 	int r;
 
 	if (agent_http_take_opts(&argc, argv) < 0 || /* obs hook */
@@ -955,6 +1073,8 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	if (setup(&a) < 0 || setup_watch(&a) < 0 || open_kmsg(&a) < 0)
 		return 1;
 	r = loop_setup(&l);
+	if (r == 0 && a.cluster)
+		r = loop_add_cluster(&l);
 	if (r < 0) {
 		log_error("event loop: %s", strerror(-r));
 		return 1;
@@ -965,16 +1085,10 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	if ((r = memlock_all(512ull << 20, NULL)) < 0)
 		log_info("memory not locked: %s", strerror(-r));
 	(void)memlock_allow_priority();
-	if (a.cluster) { /* the forecast by pod, OOMPredicted as Events */
-		forecast_sampler_set_resolver(agent_cluster_resolve, &a);
-		forecast_sampler_set_warn(agent_cluster_predicted, &a);
-	}
-	/* obs hook: before seccomp (the threads inherit it) */
-	if (forecast_sampler_start(&a, l.ep) < 0 ||
-	    agent_http_start(a.opts.standalone) < 0)
+	if (start_obs(&l) < 0)
 		return 1;
-	if (cli_enter_steady_state(
-		    a.cluster ? &agent_cluster_privs : &agent_run_privs, g) < 0)
+	steady = a.cluster ? &cluster_privs : &run_privs;
+	if (cli_enter_steady_state(steady, g) < 0)
 		return 1;
 	/* after the privileges are dropped: threads keep what their
 	 * creator had */

@@ -9,40 +9,11 @@
 
 #include <linux/capability.h>
 
-/* Capabilities each mode keeps, measured (docs/privileges.md). run opens
- * /dev/kmsg (CAP_SYSLOG with dmesg_restrict=1) and raises its open-file
- * limit before it drops them; afterwards it reads cgroup files, spools
- * and /proc/<pid>/cgroup, and writes its state directory. */
-const struct privs_spec agent_run_privs = {
-	.caps = PRIVS_CAP(CAP_DAC_READ_SEARCH),
-	.seccomp = true,
-};
-/* Cluster mode talks to the API server (libcurl: sockets, its wakeup
- * socketpair, glibc's resolver). No exec: an exec credential plugin is
- * refused at start (docs/cluster-mode.md). */
-static const char *const cluster_syscalls[] = {
-	"socket",     "socketpair",  "connect",	    "getsockopt",
-	"setsockopt", "getsockname", "getpeername", "sendto",
-	"recvfrom",   "sendmsg",     "recvmsg",	    "sendmmsg",
-	"recvmmsg",   "shutdown",    "bind",	    NULL};
-const struct privs_spec agent_cluster_privs = {
-	.caps = PRIVS_CAP(CAP_DAC_READ_SEARCH),
-	.seccomp = true,
-	.syscalls = cluster_syscalls,
-};
-/* The injector's webhook: no capability at all; after start-up (socket
- * bound, certificate loaded) it accepts TLS connections, reads and writes
- * them, and re-reads its certificate files. No exec, no connect. */
-static const char *const webhook_syscalls[] = {
-	"accept4",    "accept",	     "sendto",	    "recvfrom",
-	"sendmsg",    "recvmsg",     "shutdown",    "getsockopt",
-	"setsockopt", "getsockname", "getpeername", NULL};
-const struct privs_spec agent_webhook_privs = {
-	.caps = 0,
-	.seccomp = true,
-	.syscalls = webhook_syscalls,
-};
-/* parse-kmsg opens /dev/kmsg itself; show reads a file it is given. */
+/* What the one-shot subcommands keep, entered by cli_dispatch before they
+ * run (docs/privileges.md). The long-running modes, run and webhook, enter
+ * theirs themselves once started: their specs live with them
+ * (cmd_run.c, injector/cmd_webhook.c). parse-kmsg opens /dev/kmsg itself; show
+ * reads a file it is given. */
 static const struct privs_spec parse_kmsg_privs = {
 	.caps = PRIVS_CAP(CAP_SYSLOG) | PRIVS_CAP(CAP_DAC_READ_SEARCH),
 };
@@ -66,6 +37,14 @@ static const struct cli_command commands[] = {
 	{.name = "inject-review",
 	 .fn = cmd_inject_review,
 	 .help = "print the injector's answer to an AdmissionReview (stdin)",
+	 .privs = &show_privs},
+	{.name = "pss-check",
+	 .fn = cmd_pss_check,
+	 .help = "check a Pod (JSON) against a Pod Security level",
+	 .privs = &show_privs},
+	{.name = "probe",
+	 .fn = cmd_probe,
+	 .help = "GET one of the agent's endpoints (helm test's /readyz)",
 	 .privs = &show_privs},
 };
 

@@ -14,7 +14,7 @@ bool fileio_walk_only;
  * never block on a FIFO or a device, never become a controlling tty. */
 #define UNTRUSTED_FLAGS (O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
 
-static int read_fd(int fd, size_t max, struct strbuf *sb)
+int read_fd_max(int fd, size_t max, struct strbuf *sb)
 {
 	size_t start = sb->len;
 
@@ -183,7 +183,7 @@ static int read_fd_deadline(int fd, size_t max, uint64_t deadline_us,
 		    now_monotonic_us() >= deadline_us)
 			return -ETIME;
 		if (room == 0 || step == room)
-			return read_fd(fd, room, sb);
+			return read_fd_max(fd, room, sb);
 		r = strbuf_grow(sb, step);
 		if (r < 0)
 			return r;
@@ -217,7 +217,7 @@ static int read_file_flags(int dirfd, const char *path, int flags, size_t max,
 	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | flags);
 	if (fd < 0)
 		return -errno;
-	return read_fd(fd, max, sb);
+	return read_fd_max(fd, max, sb);
 }
 
 int read_file_at(int dirfd, const char *path, size_t max, struct strbuf *sb)
@@ -238,7 +238,7 @@ int read_file_at_nofollow(int dirfd, const char *path, size_t max,
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	return read_fd(fd, max, sb);
+	return read_fd_max(fd, max, sb);
 }
 
 int read_line_at(int dirfd, const char *path, struct strbuf *sb)

@@ -42,6 +42,10 @@ extern bool fileio_walk_only;
  * read so far kept. Blocks on disk I/O only. */
 int read_file_at(int dirfd, const char *path, size_t max, struct strbuf *sb);
 
+/* The read of read_file_at() from an open fd: at most max bytes appended
+ * to sb, -E2BIG beyond (what was read kept). */
+int read_fd_max(int fd, size_t max, struct strbuf *sb);
+
 /* Same but the last component is a pod's: opened O_NOFOLLOW|O_NONBLOCK
  * (-ELOOP on a symlink, a FIFO never blocks) and only a regular file is
  * read (-EISDIR, -EINVAL otherwise). dirfd itself must be trusted; see

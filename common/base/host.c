@@ -12,13 +12,20 @@ static int open_dir_at(int dirfd, const char *path)
 
 int host_open(const char *root, struct host *ret)
 {
-	struct host h = {.root_fd = -1, .proc_fd = -1, .cgroup_fd = -1};
+	int fd;
 
 	if (!root || !*root)
 		root = "/";
-	h.root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (h.root_fd < 0)
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	return host_adopt(fd, root, ret);
+}
+
+int host_adopt(int root_fd, const char *root, struct host *ret)
+{
+	struct host h = {.root_fd = root_fd, .proc_fd = -1, .cgroup_fd = -1};
+
 	h.root = strdup(root);
 	if (!h.root) {
 		close(h.root_fd);

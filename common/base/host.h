@@ -16,6 +16,10 @@ struct host {
 /* Opens root and the fds below it. Absent proc or cgroup dirs give -1
  * (not an error); an unopenable root gives -errno. */
 int host_open(const char *root, struct host *ret);
+/* host_open() from a root directory already open (an fd opened under
+ * other credentials, e.g. /proc/<pid>/root through procfs_open_at): the
+ * host owns root_fd afterwards, also on failure; root names it (logs). */
+int host_adopt(int root_fd, const char *root, struct host *ret);
 void host_close(struct host *h);
 
 /* Opens /proc/<pid> as a directory fd. -ESRCH when the process is gone. */

@@ -2,15 +2,17 @@
 #include "base/term.h"
 #include "base/util.h"
 
-/* Length of the valid UTF-8 sequence at s (1..4), 0 when invalid or
- * overlong, a surrogate, or beyond U+10FFFF. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret)
 {
 	size_t len;
 	uint32_t cp;
 
-	if (s[0] < 0x80)
+	if (!n)
+		return 0;
+	if (s[0] < 0x80) {
+		*ret = s[0];
 		return 1;
+	}
 	if (s[0] >= 0xc2 && s[0] <= 0xdf)
 		len = 2, cp = s[0] & 0x1f;
 	else if (s[0] >= 0xe0 && s[0] <= 0xef)
@@ -29,6 +31,7 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
 	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
 		return 0;
+	*ret = cp;
 	return len;
 }
 
@@ -72,6 +75,7 @@ int term_sanitize(const char *s, size_t n, unsigned flags, struct strbuf *out)
 	int r = 0;
 
 	while (r >= 0 && i < n) {
+		uint32_t cp;
 		size_t len =
 			(flags & TERM_KEEP_SGR) ? sgr_len(s + i, n - i) : 0;
 
@@ -85,7 +89,7 @@ int term_sanitize(const char *s, size_t n, unsigned flags, struct strbuf *out)
 			r = strbuf_addch(out, s[i++]);
 			continue;
 		}
-		len = utf8_len(u + i, n - i);
+		len = utf8_decode(u + i, n - i, &cp);
 		/* C0, DEL and C1 (U+0080..U+009F = c2 80..c2 9f). */
 		if (len == 0 || u[i] < 0x20 || u[i] == 0x7f ||
 		    (len == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0)) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/strbuf.h"
 
@@ -25,3 +26,8 @@ enum {
  * ("\x1b" or '?'); valid UTF-8 text passes unchanged. Pure. Returns 0 or
  * -E2BIG / -ENOMEM from out (what fitted is kept). */
 int term_sanitize(const char *s, size_t n, unsigned flags, struct strbuf *out);
+
+/* The length (1..4) of the valid UTF-8 sequence at s[0..n), its code
+ * point in *ret; 0 when invalid, overlong, a surrogate, beyond U+10FFFF,
+ * or cut short. Pure. */
+size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret);

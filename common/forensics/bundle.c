@@ -12,6 +12,7 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "base/bundle_paths.h"
 #include "forensics/bundle.h"
 #include "base/fileio.h"
 #include "base/strbuf.h"
@@ -497,11 +498,11 @@ static int serialize(struct bundle *b, struct strbuf *out)
 	if (!a || !e || !man)
 		goto out;
 	b->passes++;
-	r = archive_add(a, e, b->id, "manifest.json", man, man_len, b->mtime);
+	r = archive_add(a, e, b->id, BP_MANIFEST, man, man_len, b->mtime);
 	for (size_t i = 0; r >= 0 && i < b->n; i++) {
 		const struct bundle_file *f = &b->files[i];
 
-		if (f->dropped || streq(f->path, "manifest.json"))
+		if (f->dropped || streq(f->path, BP_MANIFEST))
 			continue;
 		r = archive_add(a, e, b->id, f->path, f->data, f->len,
 				b->mtime);

@@ -9,7 +9,11 @@
  * recommendations carrying concrete values.
  *
  * Pure: diagnosis_run() takes a filled struct diag_input (no I/O). The
- * loader diagnosis_load_bundle() fills one from a bundle's files. */
+ * loader diagnosis_load_bundle() fills one from a bundle's files. The
+ * frame (the cgroup's memory classes, the cgroup-level verdicts) is
+ * diagnosis.c; each runtime's part (its facts, ledger rows, verdicts) is
+ * its entry in runtimes/ (runtimes/runtime.h), called in the table's
+ * order; diagnosis_frame.h is what both share. */
 #pragma once
 
 #include <stdbool.h>
@@ -23,6 +27,7 @@ struct bundle;
 struct oom_report;
 
 #define DIAG_MAX_NMT 40
+#define DIAG_MAX_FOREIGN 16
 #define DIAG_MAX_LINES 8
 #define DIAG_LINE 256
 
@@ -40,6 +45,16 @@ struct diag_proc {
 	bool have_smaps;
 	uint64_t heap_rss_kb, arena_rss_kb, stack_rss_kb;
 	size_t n_arenas;
+	/* its arena-shaped mappings are another runtime's heap (Go's arenas
+	 * are 64 MiB-aligned rw-p + ---p, as glibc's): glibc leaves them */
+	bool arenas_not_glibc;
+	/* address ranges another runtime names as its own heap, set by its
+	 * load_proc before glibc's (a .NET GC reservation starts as an arena
+	 * heap does): glibc leaves the arena heaps that start inside */
+	struct diag_range {
+		uint64_t start, end;
+	} foreign[DIAG_MAX_FOREIGN];
+	size_t n_foreign;
 	/* from the allocator itself (ptcall allocator.json, or the JVM's
 	 * native_heap_info) */
 	bool have_alloc;
@@ -106,6 +121,7 @@ struct diag_jvm {
 };
 
 #define DIAG_MAX_JVMS 8
+#define DIAG_MAX_RUNTIMES 8
 
 struct diag_input {
 	/* usage and limit at the kill, each with where it was read: the
@@ -138,9 +154,13 @@ struct diag_input {
 	char emptydir_medium_memory; /* reserved */
 	/* fields of the bundle's files dropped for a wrong JSON type */
 	struct jget_notes notes;
-	/* the sidecar's JVM facts (diagnosis_jvm.c) */
+	/* the sidecar's JVM facts (runtimes/jvm.c) */
 	struct diag_jvm jvms[DIAG_MAX_JVMS];
 	size_t n_jvms;
+	/* each runtime's own facts, by its row in the table
+	 * (runtimes/registry.c): set by its load hook, freed by its release
+	 * hook in diag_input_release() */
+	void *rt_data[DIAG_MAX_RUNTIMES];
 };
 
 void diag_input_init(struct diag_input *in);
@@ -149,6 +169,10 @@ void diag_input_release(struct diag_input *in);
 enum diag_kind {
 	DIAG_JAVA_HEAP,
 	DIAG_JVM_NATIVE,
+	DIAG_GO_HEAP,
+	DIAG_NODE_HEAP,
+	DIAG_PYTHON_HEAP,
+	DIAG_DOTNET_HEAP,
 	DIAG_GLIBC_RETENTION,
 	DIAG_NATIVE_GROWTH,
 	DIAG_TMPFS_SHMEM,
@@ -257,6 +281,7 @@ int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 			  uint64_t kill_ms, struct diag_input *ret);
 
 /* Per-category growth of committed memory between two NMT summaries
+ * (runtimes/jvm.c)
  * (the same category may sit at another index; one absent from `from`
  * grew from 0). Fills ret with the categories that grew, largest growth
  * first, at most max; *ret_nonheap is the growth summed over every
@@ -266,11 +291,3 @@ size_t diagnosis_nmt_growth(const struct diag_nmt_cat *from, size_t n_from,
 			    const struct diag_nmt_cat *to, size_t n_to,
 			    struct diag_nmt_growth *ret, size_t max,
 			    uint64_t *ret_nonheap, uint64_t *ret_heap);
-
-/* Adds the sidecar's JVM facts to in (diagnosis_jvm.c): timeline.json
- * "jvms" (with what the JVM believes its limit is), each
- * processes/<pid>/jvm/heap_rss.json and jvm/nmt_history.json, and the
- * timeline's RSS per process; sets snapshot_age_s from spool/snapshot.json.
- * Called by diagnosis_load_bundle(). */
-void diagnosis_load_jvm_facts(const struct bundle *b, uint64_t kill_ms,
-			      struct diag_input *in);

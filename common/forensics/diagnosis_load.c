@@ -4,10 +4,12 @@
 #include <json-c/json.h>
 #include <stdio.h>
 
+#include "base/bundle_paths.h"
 #include "forensics/bundle.h"
 #include "kernel/cgroup.h"
 #include "forensics/diagnosis.h"
-#include "inspect/jvm.h"
+#include "forensics/diagnosis_frame.h"
+#include "forensics/runtimes/registry.h"
 #include "kernel/kmsg.h"
 #include "base/parse.h"
 #include "kernel/procfs.h"
@@ -135,7 +137,7 @@ static void load_notification(const struct bundle *b, struct diag_input *in)
 	uint64_t v;
 	size_t len;
 
-	jget_where(&in->notes, "manifest.json");
+	jget_where(&in->notes, BP_MANIFEST);
 	st = jget_obj(&in->notes, man, "cgroup_state_at_notification");
 	if (!in->have_usage && jget_u64(&in->notes, st, "usage_bytes", &v)) {
 		set_usage(in, v, "cgroup at the OOM notification");
@@ -181,7 +183,7 @@ static void load_peak(const struct bundle *b, struct diag_input *in)
 	char src[64];
 	uint64_t v;
 
-	jget_where(&in->notes, "manifest.json");
+	jget_where(&in->notes, BP_MANIFEST);
 	st = jget_obj(&in->notes, man, "cgroup_state");
 	snprintf(src, sizeof(src), "cgroup %s after the kill", peak_file);
 	if (!in->have_usage && (jget_u64(&in->notes, st, "peak_bytes", &v) ||
@@ -225,15 +227,7 @@ static int add_victims(const struct oom_report *r, struct diag_input *in)
 	return 0;
 }
 
-/* A JSON file of the bundle; in->notes names it for what follows. */
-static struct json_object *parse_json(const struct bundle *b, const char *dir,
-				      const char *name, struct diag_input *in,
-				      char *path, size_t size)
-{
-	snprintf(path, size, "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
-	jget_where(&in->notes, path);
-	return bundle_get_json(b, path);
-}
+#define parse_json diag_bundle_json
 
 /* The member b of the object member a, as a number ≥ 0 (0 otherwise). */
 static uint64_t u64_in(struct jget_notes *n, struct json_object *o,
@@ -242,96 +236,21 @@ static uint64_t u64_in(struct jget_notes *n, struct json_object *o,
 	return jget_u64_or0(n, jget_obj(n, o, a), b);
 }
 
-static void load_nmt(const struct bundle *b, const char *dir,
-		     struct diag_proc *p)
-{
-	char path[256];
-	const char *data;
-	size_t len;
-	struct jvm_nmt *nmt = calloc(1, sizeof(*nmt));
-
-	snprintf(path, sizeof(path), "%s/jvm/native_memory.txt", dir);
-	data = bundle_get(b, path, &len);
-	if (data && nmt && jvm_parse_nmt(data, len, nmt) == 0 && nmt->enabled) {
-		p->jvm = p->have_nmt = true;
-		p->nmt_committed_kb = nmt->committed / 1024;
-		p->nmt_malloc_kb = nmt->malloc / 1024;
-		for (size_t i = 0; i < nmt->n_categories && i < DIAG_MAX_NMT;
-		     i++) {
-			strlcpy_safe(p->nmt[i].name, nmt->categories[i].name,
-				     sizeof(p->nmt[i].name));
-			p->nmt[i].committed_kb =
-				nmt->categories[i].committed / 1024;
-			p->nmt[i].malloc_kb = nmt->categories[i].malloc / 1024;
-			p->n_nmt = i + 1;
-		}
-	}
-	free(nmt);
-}
-
-static void load_jvm(const struct bundle *b, const char *dir,
-		     struct diag_proc *p, struct diag_input *in)
-{
-	char path[256];
-	const char *data;
-	size_t len;
-	struct jvm_heap_info hi;
-	struct json_object *trim;
-	uint64_t before;
-
-	load_nmt(b, dir, p);
-	snprintf(path, sizeof(path), "%s/jvm/heap_info.txt", dir);
-	data = bundle_get(b, path, &len);
-	if (data && jvm_parse_heap_info(data, len, &hi) == 0) {
-		p->jvm = p->have_heap = true;
-		p->heap_committed_kb = hi.committed / 1024;
-		p->heap_used_kb = hi.used / 1024;
-		p->heap_max_kb = hi.reserved / 1024;
-	}
-	trim = parse_json(b, dir, "jvm/trim.json", in, path, sizeof(path));
-	if (!trim) /* a glibc process trimmed through ptrace */
-		trim = parse_json(b, dir, "trim.json", in, path, sizeof(path));
-	if (jget_u64(&in->notes, trim, "rss_before", &before)) {
-		p->have_trim = true;
-		p->trim_before_kb = before / 1024;
-		p->trim_after_kb =
-			jget_u64_or0(&in->notes, trim, "rss_after") / 1024;
-	}
-	json_object_put(trim);
-}
-
-static void load_smaps(const struct bundle *b, const char *dir,
-		       struct diag_proc *p, struct diag_input *in)
+/* classes.json: the thread stacks' RSS (smaps by class). */
+static void load_classes(const struct bundle *b, const char *dir,
+			 struct diag_proc *p, struct diag_input *in)
 {
 	struct jget_notes *n = &in->notes;
 	char path[256];
 	struct json_object *o;
 	uint64_t v;
 
-	o = parse_json(b, dir, "arenas.json", in, path, sizeof(path));
-	if (jget(o, "main_heap") || jget(o, "arena_rss_kb")) {
-		p->have_smaps = true;
-		p->heap_rss_kb = u64_in(n, o, "main_heap", "rss_kb");
-		p->arena_rss_kb = jget_u64_or0(n, o, "arena_rss_kb");
-		p->n_arenas = (size_t)jget_u64_or0(n, o, "arena_heaps");
-	}
-	json_object_put(o);
-	o = parse_json(b, dir, "classes.json", in, path, sizeof(path));
+	o = parse_json(b, dir, BP_P_CLASSES, in, path, sizeof(path));
 	v = u64_in(n, o, "thread_stack", "rss_kb");
 	p->stack_rss_kb = u64_in(n, o, "stack", "rss_kb");
 	p->stack_rss_kb = v > UINT64_MAX - p->stack_rss_kb
 				  ? UINT64_MAX
 				  : v + p->stack_rss_kb;
-	json_object_put(o);
-	o = parse_json(b, dir, "allocator.json", in, path, sizeof(path));
-	if (jget_u64(n, o, "in_use_bytes", &v)) {
-		p->have_alloc = true;
-		p->alloc_inuse_bytes = v;
-		p->alloc_system_bytes = jget_u64_or0(n, o, "system_bytes");
-		p->alloc_mmap_bytes = jget_u64_or0(n, o, "mmap_bytes");
-		strlcpy_safe(p->alloc_source, "mallinfo2 (ptrace)",
-			     sizeof(p->alloc_source));
-	}
 	json_object_put(o);
 }
 
@@ -350,13 +269,14 @@ static int scan_one(const char *path, const char *data, size_t len, void *ud)
 	void *grown;
 	int n;
 
-	if (!startswith(path, "processes/") || !strstr(path, "/status") ||
-	    strlen(path) - strlen("/status") >= sizeof(dir) ||
-	    !streq(path + strlen(path) - strlen("/status"), "/status"))
+	if (!startswith(path, BP_PROCESSES) || !strstr(path, "/" BP_P_STATUS) ||
+	    strlen(path) - strlen("/" BP_P_STATUS) >= sizeof(dir) ||
+	    !streq(path + strlen(path) - strlen("/" BP_P_STATUS),
+		   "/" BP_P_STATUS))
 		return 0;
 	if (procfs_parse_status(data, len, &st) < 0)
 		return 0;
-	n = (int)(strlen(path) - strlen("/status"));
+	n = (int)(strlen(path) - strlen("/" BP_P_STATUS));
 	snprintf(dir, sizeof(dir), "%.*s", n, path);
 	grown = realloc(s->in->procs,
 			(s->in->n_procs + 1) * sizeof(*s->in->procs));
@@ -372,8 +292,13 @@ static int scan_one(const char *path, const char *data, size_t len, void *ud)
 	p->rss_file_kb = st.rss_file_kb;
 	p->rss_shmem_kb = st.rss_shmem_kb;
 	p->swap_kb = st.vm_swap_kb;
-	load_smaps(s->b, dir, p, s->in);
-	load_jvm(s->b, dir, p, s->in);
+	load_classes(s->b, dir, p, s->in);
+	for (size_t i = 0; i < diag_runtime_count(); i++) {
+		const struct diag_runtime *rt = diag_runtime_at(i);
+
+		if (rt->load_proc)
+			rt->load_proc(s->b, dir, p, s->in);
+	}
 	s->in->have_snapshot = true;
 	return 0;
 }
@@ -468,7 +393,7 @@ static int load_timeline(const struct bundle *b, uint64_t kill_ms,
 	uint64_t t;
 	size_t n;
 
-	o = parse_json(b, NULL, "timeline.json", in, path, sizeof(path));
+	o = parse_json(b, NULL, BP_TIMELINE, in, path, sizeof(path));
 	samples = jget_array(&in->notes, o, "samples");
 	n = jget_len(samples);
 	if (!n) {
@@ -546,7 +471,7 @@ static int load_agent_timeline(const struct bundle *b, uint64_t kill_ms,
 	struct json_object *o, *samples;
 	size_t n;
 
-	o = parse_json(b, NULL, "agent/timeline.json", in, path, sizeof(path));
+	o = parse_json(b, NULL, BP_AGENT_TIMELINE, in, path, sizeof(path));
 	samples = jget_array(
 		&in->notes,
 		agent_series(in, jget_array(&in->notes, o, "cgroups")),
@@ -568,10 +493,44 @@ static int load_agent_timeline(const struct bundle *b, uint64_t kill_ms,
 	return 0;
 }
 
+/* A number of the sidecar's files, 0 when absent (as the JVM's facts
+ * have always read them). */
+static uint64_t jnum(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, k, &v))
+		return 0;
+	return (uint64_t)json_object_get_int64(v);
+}
+
+/* The kill's time for the runtimes' facts: kill_ms, else the timeline's
+ * last sample; and the snapshot's age from spool/snapshot.json. */
+static uint64_t facts_time(const struct bundle *b, uint64_t kill_ms,
+			   struct diag_input *in)
+{
+	struct json_object *tl = bundle_get_json(b, BP_TIMELINE);
+	struct json_object *snap = bundle_get_json(b, BP_SPOOL_SNAPSHOT);
+	struct json_object *samples;
+	uint64_t t = 0;
+	size_t n;
+
+	if (!kill_ms && tl && (samples = jget_array(NULL, tl, "samples")) &&
+	    (n = json_object_array_length(samples)))
+		kill_ms =
+			jnum(json_object_array_get_idx(samples, n - 1), "t_ms");
+	if (snap && kill_ms && (t = jnum(snap, "t_ms")))
+		in->snapshot_age_s = ((double)kill_ms - (double)t) / 1000.0;
+	json_object_put(snap);
+	json_object_put(tl);
+	return kill_ms;
+}
+
 int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 			  uint64_t kill_ms, struct diag_input *ret)
 {
 	struct proc_scan s = {.b = b, .in = ret};
+	uint64_t facts_ms;
 	int q;
 
 	diag_input_init(ret);
@@ -590,7 +549,13 @@ int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 		q = load_agent_timeline(b, kill_ms, ret);
 	if (q < 0)
 		return q;
-	diagnosis_load_jvm_facts(b, kill_ms, ret);
+	facts_ms = facts_time(b, kill_ms, ret);
+	for (size_t i = 0; i < diag_runtime_count(); i++) {
+		const struct diag_runtime *rt = diag_runtime_at(i);
+
+		if (rt->load)
+			rt->load(b, facts_ms, ret, &ret->rt_data[i]);
+	}
 	usage_from_timeline(ret);
 	jget_where(&ret->notes, NULL);
 	return 0;

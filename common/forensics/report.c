@@ -2,12 +2,17 @@
 /* report.html: one page a person reads at a glance. */
 #include <json-c/json.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 
+#include "base/bundle_paths.h"
 #include "base/jget.h"
 #include "forensics/bundle.h"
+#include "forensics/capture.h"
+#include "forensics/manifest.h"
 #include "base/parse.h"
 #include "forensics/report.h"
+#include "forensics/runtimes/registry.h"
 #include "base/util.h"
 
 #define MiB (1024.0 * 1024.0)
@@ -68,6 +73,9 @@ struct page {
 	struct strbuf *out;
 	struct json_object *man, *diag, *tl;
 	bool tl_agent; /* tl is the agent's cgroup series (no sidecar) */
+	/* who was killed (manifest.h); in a pod, the kernel's pids are the
+	 * node's and the sidecar's the pod's: each is labelled */
+	struct manifest_who who;
 	/* fields dropped for a wrong type: the page says which */
 	struct jget_notes notes;
 	int r;
@@ -182,9 +190,9 @@ static void page_head(struct page *p)
 	struct json_object *victims, *v0;
 	const char *verdict;
 
-	jget_where(&p->notes, "diagnosis.json");
+	jget_where(&p->notes, BP_DIAGNOSIS);
 	verdict = jstr(p, p->diag, "verdict");
-	jget_where(&p->notes, "manifest.json");
+	jget_where(&p->notes, BP_MANIFEST);
 	victims = arr(p, p->man, "victims");
 	v0 = jget_idx(victims, 0);
 	out(p,
@@ -200,19 +208,87 @@ static void page_head(struct page *p)
 	out(p, "<h1>OOM kill of ");
 	esc(p, v0 ? jstr(p, v0, "comm") : "an unknown process");
 	if (v0)
-		outf(p, " (pid %d)", geti(p, v0, "pid"));
+		outf(p, " (pid %d%s)", geti(p, v0, "pid"),
+		     p->who.in_pod ? " on the node" : "");
 	out(p, " in <code>");
-	esc(p, jstr(p, p->man, "pod")[0] ? jstr(p, p->man, "pod")
-					 : jstr(p, p->man, "cgroup"));
+	esc(p, manifest_who_label(&p->who, (char[512]){0}, 512));
 	out(p, "</code></h1><div class=\"sub\">");
 	esc(p, jstr(p, p->man, "captured_at"));
 	out(p, " · node ");
-	esc(p, jstr(p, p->man, "node"));
+	esc(p, p->who.node);
 	out(p, " · cgroup <code>");
-	esc(p, jstr(p, p->man, "cgroup"));
+	esc(p, p->who.cgroup);
 	out(p, "</code> · bundle ");
 	esc(p, bundle_id(p->b));
 	out(p, "</div>\n");
+}
+
+/* The manifest's "capture" (what the sidecar ran as and what it could not
+ * capture): one line, then the misses. NULL when the bundle has none (no
+ * sidecar, or an older one); the caller frees. */
+static struct capture_notes *capture_of(struct page *p)
+{
+	struct capture_notes *c = calloc(1, sizeof(*c));
+
+	jget_where(&p->notes, BP_MANIFEST);
+	if (c && capture_from_json(jget(p->man, "capture"), &p->notes, c) == 0)
+		return c;
+	free(c);
+	return NULL;
+}
+
+static void capture_line(struct page *p, const struct capture_notes *c)
+{
+	if (c->have_ids)
+		outf(p, "uid %u, gid %u, ", c->uid, c->gid);
+	out(p, "capabilities ");
+	for (size_t i = 0; i < c->n_caps; i++)
+		outf(p, "%s%s", i ? "," : "", c->caps[i]);
+	if (!c->n_caps)
+		out(p, "none");
+	if (c->pod_security[0])
+		outf(p, ", pod security %s", c->pod_security);
+}
+
+/* "smaps of pid 12 (in the pod)": the sidecar's pids are the pod's. */
+static void miss_what(struct page *p, const struct capture_miss *m, bool html)
+{
+	if (html)
+		esc(p, m->what);
+	else
+		out(p, m->what);
+	if (m->pid)
+		outf(p, " of pid %d%s", m->pid,
+		     p->who.in_pod ? " (in the pod)" : "");
+}
+
+static void page_capture(struct page *p)
+{
+	struct capture_notes *c = capture_of(p);
+
+	if (!c)
+		return;
+	out(p, "<section class=\"card\"><h2>What the sidecar could not "
+	       "capture</h2><div class=\"sub\">sidecar ran as ");
+	capture_line(p, c); /* names of [A-Z0-9_] and numbers only */
+	out(p, "</div>");
+	if (!c->n)
+		out(p, "<p>nothing: every capture it tried worked</p>");
+	else
+		out(p, "<ul>");
+	for (size_t i = 0; i < c->n; i++) {
+		out(p, "<li><b>");
+		miss_what(p, &c->miss[i], true);
+		out(p, "</b>: ");
+		esc(p, c->miss[i].why);
+		out(p, "</li>");
+	}
+	if (c->more)
+		outf(p, "<li>and %llu more</li>", (unsigned long long)c->more);
+	if (c->n)
+		out(p, "</ul>");
+	out(p, "</section>\n");
+	free(c);
 }
 
 static void list(struct page *p, struct json_object *a)
@@ -231,7 +307,7 @@ static void page_verdict(struct page *p)
 	struct json_object *vs, *v;
 	size_t n;
 
-	jget_where(&p->notes, "diagnosis.json");
+	jget_where(&p->notes, BP_DIAGNOSIS);
 	vs = arr(p, p->diag, "verdicts");
 	n = jget_len(vs);
 	if (!n) {
@@ -304,7 +380,7 @@ static void page_ledger(struct page *p)
 	double usage, limit, scale;
 	size_t n;
 
-	jget_where(&p->notes, "diagnosis.json");
+	jget_where(&p->notes, BP_DIAGNOSIS);
 	parts = arr(p, p->diag, "ledger");
 	usage = getb(p, p->diag, "usage_bytes");
 	limit = getb(p, p->diag, "limit_bytes");
@@ -510,12 +586,11 @@ static void page_timeline(struct page *p)
 	double kill_ms, limit = 0, usage;
 	struct tl_geom g = {0, 0, 0};
 
-	jget_where(&p->notes, "diagnosis.json");
+	jget_where(&p->notes, BP_DIAGNOSIS);
 	usage = getb(p, p->diag, "usage_bytes");
-	jget_where(&p->notes, "manifest.json");
+	jget_where(&p->notes, BP_MANIFEST);
 	kill_ms = getb(p, p->man, "killed_at_ms");
-	jget_where(&p->notes,
-		   p->tl_agent ? "agent/timeline.json" : "timeline.json");
+	jget_where(&p->notes, p->tl_agent ? BP_AGENT_TIMELINE : BP_TIMELINE);
 	samples = arr(p, p->tl, "samples");
 	n = jget_len(samples);
 	if (n < 2) {
@@ -656,59 +731,26 @@ struct scan_ctx {
 	struct page *p;
 };
 
-/* Names the arena heaps arenas.json found (by start address). */
-static void label_arenas(struct scan_ctx *c, const char *dir, int pid)
+/* Each runtime names the rows that are its own (glibc's arena heaps, a
+ * JVM's heap ranges). */
+static void label_rows(struct scan_ctx *c, const char *dir, int pid)
 {
-	char path[160];
-	struct json_object *ar, *heaps;
+	struct rt_mapping rows[TOP_MAPPINGS];
+	size_t n = 0;
 
-	snprintf(path, sizeof(path), "%s/arenas.json", dir);
-	ar = bundle_get_json(c->p->b, path);
-	jget_where(&c->p->notes, path);
-	heaps = arr(c->p, ar, "heaps");
-	for (size_t i = 0; i < jget_len(heaps); i++) {
-		const char *start = jstr(c->p, jget_idx(heaps, i), "start");
-		uint64_t a, b;
+	for (size_t j = 0; j < c->n_top; j++)
+		if (parse_u64_base(c->top[j].addr, 16, &rows[n].addr) == 0) {
+			rows[n].pid = c->top[j].pid;
+			rows[n].name = c->top[j].name;
+			rows[n++].name_size = sizeof(c->top[j].name);
+		}
+	for (size_t i = 0; i < diag_runtime_count(); i++) {
+		const struct diag_runtime *rt = diag_runtime_at(i);
 
-		if (startswith(start, "0x"))
-			start += 2;
-		if (parse_u64_base(start, 16, &a) < 0)
-			continue;
-		for (size_t j = 0; j < c->n_top; j++)
-			if (c->top[j].pid == pid && !c->top[j].name[0] &&
-			    parse_u64_base(c->top[j].addr, 16, &b) == 0 &&
-			    a == b)
-				snprintf(c->top[j].name, sizeof(c->top[j].name),
-					 "[glibc arena heap]");
+		if (rt->label_mappings)
+			rt->label_mappings(c->p->b, dir, pid, rows, n,
+					   &c->p->notes);
 	}
-	json_object_put(ar);
-}
-
-/* Names the rows inside a JVM's heap ranges (jvm/heap_rss.json, written
- * by the sidecar from GC.heap_info): "java heap (tenured generation)". */
-static void label_jvm_heap(struct scan_ctx *c, const char *dir, int pid)
-{
-	char path[160];
-	struct json_object *o, *ranges;
-
-	snprintf(path, sizeof(path), "%s/jvm/heap_rss.json", dir);
-	o = bundle_get_json(c->p->b, path);
-	ranges = arr(c->p, o, "ranges");
-	for (size_t i = 0; ranges && i < json_object_array_length(ranges);
-	     i++) {
-		struct json_object *r = json_object_array_get_idx(ranges, i);
-		uint64_t lo = (uint64_t)getb(c->p, r, "start"), b;
-		uint64_t hi = (uint64_t)getb(c->p, r, "end");
-
-		for (size_t j = 0; j < c->n_top; j++)
-			if (c->top[j].pid == pid && !c->top[j].name[0] &&
-			    parse_u64_base(c->top[j].addr, 16, &b) == 0 &&
-			    b >= lo && b < hi)
-				snprintf(c->top[j].name, sizeof(c->top[j].name),
-					 "java heap (%.60s)",
-					 jstr(c->p, r, "name"));
-	}
-	json_object_put(o);
 }
 
 static int scan_pmaps(const char *path, const char *data, size_t len, void *ud)
@@ -718,14 +760,13 @@ static int scan_pmaps(const char *path, const char *data, size_t len, void *ud)
 	uint64_t pid = 0;
 	char dir[128];
 
-	if (!startswith(path, "processes/") || !tail ||
-	    !streq(tail, "/pmap.txt"))
+	if (!startswith(path, BP_PROCESSES) || !tail ||
+	    !streq(tail, "/" BP_P_PMAP))
 		return 0;
 	(void)parse_u64_n(path + 10, (size_t)(tail - path - 10), &pid);
 	scan_pmap(data, len, (int)pid, c->top, &c->n_top);
 	snprintf(dir, sizeof(dir), "%.*s", (int)(tail - path), path);
-	label_arenas(c, dir, (int)pid);
-	label_jvm_heap(c, dir, (int)pid);
+	label_rows(c, dir, (int)pid);
 	return 0;
 }
 
@@ -736,8 +777,8 @@ static int proc_row(const char *path, const char *data, size_t len, void *ud)
 	char dir[128];
 	const char *tail = strrchr(path, '/');
 
-	if (!startswith(path, "processes/") || !tail ||
-	    !streq(tail, "/snapshot.json"))
+	if (!startswith(path, BP_PROCESSES) || !tail ||
+	    !streq(tail, "/" BP_P_SNAPSHOT))
 		return 0;
 	o = bundle_get_json(p->b, path);
 	(void)data;
@@ -746,7 +787,7 @@ static int proc_row(const char *path, const char *data, size_t len, void *ud)
 	outf(p, "<tr><td class=\"n\">%d</td><td>", geti(p, o, "pid"));
 	esc(p, jstr(p, o, "name"));
 	outf(p, "</td><td class=\"n\">%s</td>", M(getb(p, o, "rss_kb") * 1024));
-	snprintf(dir, sizeof(dir), "%.*s/arenas.json", (int)(tail - path),
+	snprintf(dir, sizeof(dir), "%.*s/" BP_P_ARENAS, (int)(tail - path),
 		 path);
 	ar = bundle_get_json(p->b, dir);
 	jget_where(&p->notes, dir);
@@ -771,12 +812,157 @@ static int count_snapshots(const char *path, const char *data, size_t len,
 {
 	(void)data;
 	(void)len;
-	if (startswith(path, "processes/") && strstr(path, "/snapshot.json"))
+	if (startswith(path, BP_PROCESSES) && strstr(path, "/" BP_P_SNAPSHOT))
 		(*(int *)ud)++;
 	return 0;
 }
 
+/* ---- the runtimes' own tables (a JVM's class histogram) ---- */
+
+struct tables {
+	struct page *p;
+	bool text;
+	const char *bold, *off;
+	struct rt_table *t;
+};
+
+static void table_html(struct page *p, const struct rt_table *t)
+{
+	out(p, "<section class=\"card\"><h2>");
+	esc(p, t->title);
+	out(p, "</h2>");
+	if (t->note[0]) {
+		out(p, "<p class=\"sub\">");
+		esc(p, t->note);
+		out(p, "</p>");
+	}
+	if (t->n_rows) {
+		out(p, "<table><tr>");
+		for (size_t c = 0; c < t->n_cols; c++) {
+			out(p, t->numeric[c] ? "<th class=\"n\">" : "<th>");
+			esc(p, t->head[c]);
+			out(p, "</th>");
+		}
+		out(p, "</tr>");
+	}
+	for (size_t r = 0; r < t->n_rows; r++) {
+		out(p, "<tr>");
+		for (size_t c = 0; c < t->n_cols; c++) {
+			out(p, t->numeric[c] ? "<td class=\"n\">" : "<td>");
+			esc(p, t->cell[r][c]);
+			out(p, "</td>");
+		}
+		out(p, "</tr>");
+	}
+	if (t->n_rows)
+		out(p, "</table>");
+	out(p, "</section>\n");
+}
+
+/* One line of the text table (cells: its columns' strings): each column
+ * padded to its width, numbers to the right; a last text column is not
+ * padded. */
+static void table_line(struct page *p, const struct rt_table *t,
+		       const char *const *cells, const size_t *w)
+{
+	out(p, " ");
+	for (size_t c = 0; c < t->n_cols; c++) {
+		int pad = (int)w[c];
+
+		if (!t->numeric[c] && c + 1 == t->n_cols)
+			pad = 0;
+		outf(p, t->numeric[c] ? " %*s" : " %-*s", pad, cells[c]);
+	}
+	out(p, "\n");
+}
+
+static void table_text(struct page *p, const struct rt_table *t,
+		       const char *bold, const char *off)
+{
+	size_t w[RT_TABLE_COLS] = {0};
+	const char *cells[RT_TABLE_COLS];
+
+	outf(p, "\n%s%s%s\n", bold, t->title, off);
+	if (t->note[0])
+		outf(p, "  %s\n", t->note);
+	if (!t->n_rows)
+		return;
+	for (size_t c = 0; c < t->n_cols; c++) {
+		w[c] = strlen(t->head[c]);
+		for (size_t r = 0; r < t->n_rows; r++)
+			w[c] = w[c] > strlen(t->cell[r][c])
+				       ? w[c]
+				       : strlen(t->cell[r][c]);
+		w[c] = w[c] > 60 ? 60 : w[c];
+		cells[c] = t->head[c];
+	}
+	table_line(p, t, cells, w);
+	for (size_t r = 0; r < t->n_rows; r++) {
+		for (size_t c = 0; c < t->n_cols; c++)
+			cells[c] = t->cell[r][c];
+		table_line(p, t, cells, w);
+	}
+}
+
+/* For each process of the snapshot, each runtime's table. */
+static int table_each(const char *path, const char *data, size_t len, void *ud)
+{
+	struct tables *c = ud;
+	const char *tail = strrchr(path, '/');
+	uint64_t pid = 0, kill_ms;
+	char dir[128];
+
+	(void)data;
+	(void)len;
+	if (!startswith(path, BP_PROCESSES) || !tail ||
+	    !streq(tail, "/" BP_P_SNAPSHOT) ||
+	    parse_u64_n(path + strlen(BP_PROCESSES),
+			(size_t)(tail - path) - strlen(BP_PROCESSES),
+			&pid) < 0 ||
+	    pid > INT32_MAX)
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(tail - path), path);
+	jget_where(&c->p->notes, BP_MANIFEST);
+	kill_ms = jget_u64_or0(&c->p->notes, c->p->man, "killed_at_ms");
+	for (size_t i = 0; i < diag_runtime_count(); i++) {
+		const struct diag_runtime *rt = diag_runtime_at(i);
+
+		if (!rt->report_table)
+			continue;
+		memset(c->t, 0, sizeof(*c->t));
+		if (rt->report_table(c->p->b, dir, (int)pid, kill_ms, c->t,
+				     &c->p->notes) != 1)
+			continue;
+		if (c->text)
+			table_text(c->p, c->t, c->bold, c->off);
+		else
+			table_html(c->p, c->t);
+	}
+	return 0;
+}
+
+static void runtime_tables(struct page *p, bool text, const char *bold,
+			   const char *off)
+{
+	struct tables c = {.p = p, .text = text, .bold = bold, .off = off};
+
+	c.t = calloc(1, sizeof(*c.t));
+	if (!c.t) {
+		p->r = -ENOMEM;
+		return;
+	}
+	bundle_foreach(p->b, table_each, &c);
+	free(c.t);
+}
+
 static void page_proc_table(struct page *p);
+
+/* The sidecar's pids, as the processes it shares a namespace with see
+ * them: the pod's in a pod, not the node's the kernel prints. */
+static const char *pid_heading(const struct page *p)
+{
+	return p->who.in_pod ? "pid in the pod" : "pid";
+}
 static void page_mappings(struct page *p);
 
 static void page_processes(struct page *p)
@@ -786,14 +972,17 @@ static void page_processes(struct page *p)
 	bundle_foreach(p->b, count_snapshots, &n);
 	if (n)
 		page_proc_table(p);
+	runtime_tables(p, false, "", "");
 	page_mappings(p);
 }
 
 static void page_proc_table(struct page *p)
 {
 	out(p, "<section class=\"card\"><h2>Processes in the newest snapshot "
-	       "before the kill</h2><table><tr><th class=\"n\">pid</th><th>name"
-	       "</th><th class=\"n\">RSS</th><th class=\"n\">[heap] RSS</th>"
+	       "before the kill</h2><table><tr><th class=\"n\">");
+	out(p, pid_heading(p));
+	out(p, "</th><th>name</th><th class=\"n\">RSS</th><th "
+	       "class=\"n\">[heap] RSS</th>"
 	       "<th class=\"n\">glibc arenas</th><th class=\"n\">arena RSS</th>"
 	       "</tr>");
 	bundle_foreach(p->b, proc_row, p);
@@ -808,7 +997,9 @@ static void page_mappings(struct page *p)
 	if (!c.n_top)
 		return;
 	out(p, "<section class=\"card\"><h2>Largest mappings by RSS</h2><table>"
-	       "<tr><th class=\"n\">pid</th><th>address</th><th>perm</th>"
+	       "<tr><th class=\"n\">");
+	out(p, pid_heading(p));
+	out(p, "</th><th>address</th><th>perm</th>"
 	       "<th class=\"n\">RSS</th><th>mapping</th></tr>");
 	for (size_t i = 0; i < c.n_top; i++) {
 		outf(p, "<tr><td class=\"n\">%d</td><td><code>", c.top[i].pid);
@@ -826,7 +1017,7 @@ static void page_mappings(struct page *p)
 static void page_kernel(struct page *p)
 {
 	size_t len;
-	const char *raw = bundle_get(p->b, "kernel/oom.txt", &len);
+	const char *raw = bundle_get(p->b, BP_KERNEL_OOM, &len);
 	_cleanup_free_ char *copy = NULL;
 
 	if (!raw)
@@ -840,7 +1031,7 @@ static void page_kernel(struct page *p)
 
 static struct json_object *manifest_of(const struct bundle *b)
 {
-	struct json_object *m = bundle_get_json(b, "manifest.json");
+	struct json_object *m = bundle_get_json(b, BP_MANIFEST);
 
 	/* A bundle being built has its manifest as an object, not a file. */
 	return m ? m : json_object_get(bundle_manifest((struct bundle *)b));
@@ -871,11 +1062,11 @@ static void page_notes(struct page *p)
 static void agent_timeline(struct page *p)
 {
 	static const char *const roles[] = {"oom_memcg", "task_memcg"};
-	struct json_object *o = bundle_get_json(p->b, "agent/timeline.json");
+	struct json_object *o = bundle_get_json(p->b, BP_AGENT_TIMELINE);
 	struct json_object *cgs, *src = NULL, *keep;
 	double kill_ms;
 
-	jget_where(&p->notes, "agent/timeline.json");
+	jget_where(&p->notes, BP_AGENT_TIMELINE);
 	cgs = arr(p, o, "cgroups");
 	for (size_t r = 0; r < ARRAY_SIZE(roles) && !src; r++)
 		for (size_t i = 0; i < jget_len(cgs) && !src; i++) {
@@ -886,7 +1077,7 @@ static void agent_timeline(struct page *p)
 			    is)
 				src = arr(p, jget_idx(cgs, i), "samples");
 		}
-	jget_where(&p->notes, "manifest.json");
+	jget_where(&p->notes, BP_MANIFEST);
 	kill_ms = getb(p, p->man, "killed_at_ms");
 	keep = json_object_new_array();
 	for (size_t i = 0; keep && i < jget_len(src); i++) {
@@ -910,8 +1101,10 @@ int report_render_html(const struct bundle *b, struct strbuf *out_sb)
 	struct page p = {.b = b, .out = out_sb};
 
 	p.man = manifest_of(b);
-	p.diag = bundle_get_json(b, "diagnosis.json");
-	p.tl = bundle_get_json(b, "timeline.json");
+	jget_where(&p.notes, BP_MANIFEST);
+	manifest_who(p.man, &p.notes, &p.who);
+	p.diag = bundle_get_json(b, BP_DIAGNOSIS);
+	p.tl = bundle_get_json(b, BP_TIMELINE);
 	/* a wrong type in the sidecar's is noted on its card, not replaced */
 	if (!p.tl ||
 	    (json_object_is_type(jget(p.tl, "samples"), json_type_array) &&
@@ -919,6 +1112,7 @@ int report_render_html(const struct bundle *b, struct strbuf *out_sb)
 		agent_timeline(&p);
 	page_head(&p);
 	page_verdict(&p);
+	page_capture(&p);
 	page_ledger(&p);
 	page_timeline(&p);
 	page_processes(&p);
@@ -933,21 +1127,47 @@ int report_render_html(const struct bundle *b, struct strbuf *out_sb)
 	return p.r;
 }
 
+/* The text is sanitised by the callers (term.c) before a terminal. */
+static void text_capture(struct page *p)
+{
+	struct capture_notes *c = capture_of(p);
+
+	if (!c)
+		return;
+	out(p, "sidecar ");
+	capture_line(p, c);
+	out(p, "\n");
+	for (size_t i = 0; i < c->n; i++) {
+		out(p, "  not captured: ");
+		miss_what(p, &c->miss[i], false);
+		outf(p, ": %s\n", c->miss[i].why);
+	}
+	if (c->more)
+		outf(p, "  and %llu more not captured\n",
+		     (unsigned long long)c->more);
+	free(c);
+}
+
 static void text_head(struct page *p, const char *bold, const char *off)
 {
 	struct json_object *victims;
 
-	jget_where(&p->notes, "manifest.json");
-	outf(p, "%sbundle%s  %s\ncgroup  %s\nnode    %s\ntime    %s\n", bold,
-	     off, jstr(p, p->man, "id"), jstr(p, p->man, "cgroup"),
-	     jstr(p, p->man, "node"), jstr(p, p->man, "captured_at"));
+	jget_where(&p->notes, BP_MANIFEST);
+	outf(p, "%sbundle%s  %s\n", bold, off, jstr(p, p->man, "id"));
+	if (p->who.in_pod)
+		outf(p, "pod     %s\n",
+		     manifest_who_label(&p->who, (char[512]){0}, 512));
+	outf(p, "cgroup  %s\nnode    %s\ntime    %s\n", p->who.cgroup,
+	     p->who.node, jstr(p, p->man, "captured_at"));
 	victims = arr(p, p->man, "victims");
 	for (size_t i = 0; i < jget_len(victims); i++) {
 		struct json_object *v = jget_idx(victims, i);
 
-		outf(p, "killed  pid %d (%s), anon %s\n", geti(p, v, "pid"),
-		     jstr(p, v, "comm"), M(getb(p, v, "anon_rss_kb") * 1024));
+		outf(p, "killed  pid %d%s (%s), anon %s\n", geti(p, v, "pid"),
+		     p->who.in_pod ? " on the node" : "", jstr(p, v, "comm"),
+		     M(getb(p, v, "anon_rss_kb") * 1024));
 	}
+	text_capture(p);
 }
 
 static void text_verdict(struct page *p, const char *bold, const char *red,
@@ -955,7 +1175,7 @@ static void text_verdict(struct page *p, const char *bold, const char *red,
 {
 	struct json_object *v0, *lines;
 
-	jget_where(&p->notes, "diagnosis.json");
+	jget_where(&p->notes, BP_DIAGNOSIS);
 	v0 = jget_idx(arr(p, p->diag, "verdicts"), 0);
 	if (!v0)
 		return;
@@ -1003,10 +1223,13 @@ int report_render_text(const struct bundle *b, bool colour, struct strbuf *o)
 	const char *off = colour ? "\033[0m" : "";
 
 	p.man = manifest_of(b);
-	p.diag = bundle_get_json(b, "diagnosis.json");
+	jget_where(&p.notes, BP_MANIFEST);
+	manifest_who(p.man, &p.notes, &p.who);
+	p.diag = bundle_get_json(b, BP_DIAGNOSIS);
 	text_head(&p, bold, off);
 	text_verdict(&p, bold, red, off);
 	text_ledger(&p, bold, off);
+	runtime_tables(&p, true, bold, off);
 	for (size_t i = 0; i < p.notes.n; i++)
 		outf(&p, "%snote: %s\n", i ? "" : "\n", p.notes.text[i]);
 	if (p.notes.more)

@@ -3,9 +3,11 @@
 #include <json-c/json.h>
 #include <sys/stat.h>
 
+#include "base/bundle_paths.h"
 #include "base/fileio.h"
 #include "inspect/jvm.h"
 #include "kernel/procfs.h"
+#include "kernel/procfs_access.h"
 #include "inspect/ptcall.h"
 #include "kernel/smaps.h"
 #include "forensics/snapshot.h"
@@ -65,7 +67,7 @@ static int copy_raw(struct snap_ctx *c, const char *src, const char *dst,
 	int r;
 
 	strbuf_init(&sb, RAW_MAX + 1);
-	r = read_file_at(c->pid_fd, src, RAW_MAX, &sb);
+	r = procfs_read_at(c->pid_fd, src, 0, RAW_MAX, &sb);
 	if (r < 0 && r != -E2BIG)
 		note_error(c, src, r == -ENOENT ? -ESRCH : r);
 	if (sb.len == 0)
@@ -102,7 +104,7 @@ static int snap_cmdline(struct snap_ctx *c, const struct snapshot_opts *o,
 		note_error(c, "cmdline", r);
 		return 0;
 	}
-	return put_file(c, "cmdline.txt", cmdline->buf, cmdline->len);
+	return put_file(c, BP_P_CMDLINE, cmdline->buf, cmdline->len);
 }
 
 static int snap_smaps(struct snap_ctx *c, int pid, const struct strbuf *cmd,
@@ -119,15 +121,16 @@ static int snap_smaps(struct snap_ctx *c, int pid, const struct strbuf *cmd,
 	r = smaps_read_at(c->pid_fd, "smaps", &s);
 	if (r < 0) {
 		note_error(c, "smaps", r);
+		res->smaps_err = r;
 		return 0;
 	}
 	if (s.truncated)
 		note_error(c, "smaps", -ESRCH);
 	r = smaps_render_pmap(&s, pid, cmd->buf, &table);
 	if (r >= 0)
-		r = put_file(c, "pmap.txt", table.buf, table.len);
+		r = put_file(c, BP_P_PMAP, table.buf, table.len);
 	if (r >= 0 && o->pmap_json)
-		r = put_json(c, "pmap.json", smaps_to_json(&s, pid));
+		r = put_json(c, BP_P_PMAP_JSON, smaps_to_json(&s, pid));
 	if (r >= 0)
 		r = smaps_classify(&s, &sum);
 	if (r >= 0) {
@@ -135,10 +138,9 @@ static int snap_smaps(struct snap_ctx *c, int pid, const struct strbuf *cmd,
 		res->n_arena_heaps = sum.n_arena_heaps;
 		res->heap_rss_kb = sum.heap_rss_kb;
 		res->arena_rss_kb = sum.arena_rss_kb;
-		r = put_json(c, "classes.json",
-			     smaps_summary_classes_json(&sum));
+		r = put_json(c, BP_P_CLASSES, smaps_summary_classes_json(&sum));
 		if (r >= 0)
-			r = put_json(c, "arenas.json",
+			r = put_json(c, BP_P_ARENAS,
 				     smaps_summary_arenas_json(&sum));
 		smaps_summary_release(&sum);
 	}
@@ -162,7 +164,7 @@ static int snap_meta(struct snap_ctx *c, const struct snapshot_result *res)
 			       json_object_new_boolean(c->truncated));
 	json_object_object_add(o, "files", json_object_get(c->files));
 	json_object_object_add(o, "errors", json_object_get(c->errors));
-	return put_json(c, "snapshot.json", o);
+	return put_json(c, BP_P_SNAPSHOT, o);
 }
 
 static int snap_all(struct snap_ctx *c, const struct host *h, int pid,
@@ -190,7 +192,7 @@ static int snap_all(struct snap_ctx *c, const struct host *h, int pid,
 	if (r >= 0 && o->allocator_probe &&
 	    ptcall_write_allocator_json(h->proc_fd, pid, c->dir_fd, 0) == 0)
 		json_object_array_add(c->files,
-				      json_object_new_string("allocator.json"));
+				      json_object_new_string(BP_P_ALLOCATOR));
 	if (r >= 0)
 		r = snap_meta(c, res);
 	return r;

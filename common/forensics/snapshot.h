@@ -21,6 +21,7 @@ struct snapshot_opts {
 struct snapshot_result {
 	int pid;
 	bool truncated;	   /* the process exited (or a file failed) mid-way */
+	int smaps_err;	   /* -errno of the smaps read (-EACCES: refused), 0 */
 	uint64_t rss_kb;   /* VmRSS from status */
 	size_t n_mappings; /* rows in pmap.txt */
 	size_t n_arena_heaps;

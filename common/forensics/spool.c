@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 #include <sys/stat.h>
 
+#include "base/bundle_paths.h"
 #include "forensics/bundle.h"
 #include "kernel/cgroup.h"
 #include "base/fileio.h"
@@ -192,14 +193,18 @@ static void ignore(struct finder *f, const char *full, const char *claim,
  * for that pod only, whatever its manifest claims; elsewhere (a directory
  * the operator gave) a claim is believed for the killed cgroup itself or a
  * cgroup below it, never for an ancestor, which would take every kill
- * beneath it. Returns the match score, 0 for none. */
+ * beneath it. A spool that claims no cgroup (its sidecar could not read
+ * the app's and records it by its pids) is its pod's by location alone,
+ * the weakest match; elsewhere it speaks for nothing. Returns the match
+ * score, 0 for none. */
 static size_t located_score(struct finder *f, const char *full,
 			    const char *claim)
 {
 	char uid[64];
 
 	if (!claim[0])
-		return 0;
+		return pod_uid_of(full, uid, sizeof(uid)) &&
+		       spool_cgroup_in_pod(f->killed, uid);
 	if (pod_uid_of(full, uid, sizeof(uid))) {
 		/* The sidecar's own view through a cgroup namespace ("/",
 		 * "/.."-relative) names no pod: the location alone makes it
@@ -366,7 +371,7 @@ static uint64_t snapshot_time(int snap_fd, const char *name, uint64_t deadline)
 	char path[300];
 
 	strbuf_init(&sb, MANIFEST_MAX + 1);
-	if (snprintf(path, sizeof(path), "%s/snapshot.json", name) >=
+	if (snprintf(path, sizeof(path), "%s/" BP_SNAP_META, name) >=
 		    (int)sizeof(path) ||
 	    read_untrusted_at(snap_fd, path, MANIFEST_MAX, deadline, &sb) < 0)
 		return 0;
@@ -424,7 +429,7 @@ static void pick_snapshot(int snap_fd, uint64_t not_after_ms, uint64_t deadline,
 
 static enum bundle_prio file_prio(const char *name)
 {
-	return streq(name, "pmap.txt") || streq(name, "pmap.json")
+	return streq(name, BP_P_PMAP) || streq(name, BP_P_PMAP_JSON)
 		       ? BUNDLE_LOW
 		       : BUNDLE_NORMAL;
 }
@@ -507,7 +512,7 @@ static int find_gap(const char *path, const char *data, size_t len, void *ud)
 {
 	static const char failed[] = "\"attached\":false";
 	struct jvm_gaps *g = ud;
-	const char *tail = "/jvm/attach.json";
+	const char *tail = "/" BP_JVM_ATTACH;
 	size_t pl = strlen(path), tl = strlen(tail), pre;
 
 	pre = strlen(SPOOL_PROCESSES_DIR) + 1;
@@ -531,7 +536,7 @@ static bool jvm_answered(int snap_fd, const char *name, const char *pid,
 	char path[256];
 	int r;
 
-	if (snprintf(path, sizeof(path), "%s/%s/%s/jvm/attach.json", name,
+	if (snprintf(path, sizeof(path), "%s/%s/%s/" BP_JVM_ATTACH, name,
 		     SPOOL_PROCESSES_DIR, pid) >= (int)sizeof(path))
 		return false;
 	strbuf_init(&sb, MANIFEST_MAX);
@@ -596,8 +601,8 @@ static int attach_snapshot(struct copier *c, int spool_fd,
 				   O_RDONLY | O_DIRECTORY);
 	if (one_fd < 0)
 		return 0; /* pruned meanwhile: the timeline still helps */
-	r = copy_file(c, "spool/snapshot.json", one_fd, "snapshot.json",
-		      MANIFEST_MAX, BUNDLE_HIGH);
+	r = copy_file(c, BP_SPOOL_SNAPSHOT, one_fd, BP_SNAP_META, MANIFEST_MAX,
+		      BUNDLE_HIGH);
 	if (r >= 0)
 		r = copy_tree(c, SPOOL_PROCESSES_DIR, one_fd,
 			      SPOOL_PROCESSES_DIR, 0, BUNDLE_NORMAL);
@@ -618,8 +623,8 @@ int spool_attach(struct bundle *b, const char *const *dirs, size_t n_dirs,
 	if (r < 0)
 		return r;
 	c.deadline = now_monotonic_us() + SPOOL_DEADLINE_US;
-	r = copy_file(&c, "spool/manifest.json", fd, SPOOL_MANIFEST,
-		      MANIFEST_MAX, BUNDLE_HIGH);
+	r = copy_file(&c, BP_SPOOL_MANIFEST, fd, SPOOL_MANIFEST, MANIFEST_MAX,
+		      BUNDLE_HIGH);
 	if (r >= 0)
 		r = copy_file(&c, SPOOL_TIMELINE, fd, SPOOL_TIMELINE,
 			      SPOOL_FILE_MAX, BUNDLE_HIGH);

@@ -324,3 +324,120 @@ int jvm_trim_snapshot(const struct host *h, int pid, int out_dirfd,
 
 /* VmRSS of /proc/<pid>/status in bytes. */
 int jvm_read_rss(const struct host *h, int pid, uint64_t *ret);
+
+/* ---- GC.class_histogram (jvm_histo.c, jvm_histo_take.c) ---- */
+
+#define JVM_HISTO_TOP 20	       /* classes kept, by bytes */
+#define JVM_HISTO_NAME_MAX 192	       /* a class name, cut with "..." */
+#define JVM_HISTO_MODULE_MAX 64	       /* "java.base@17.0.15" */
+#define JVM_HISTO_REPLY_MAX (4u << 20) /* ~50,000 classes' lines */
+
+struct jvm_histo_class {
+	uint64_t instances, bytes;
+	char name[JVM_HISTO_NAME_MAX];	   /* jvm_histo_clean_name()'s */
+	char module[JVM_HISTO_MODULE_MAX]; /* "" for the unnamed module */
+};
+
+struct jvm_histo {
+	uint64_t n_classes; /* entry lines read, kept or not */
+	bool total_known;   /* the Total line was read (and matched) */
+	/* the Total line, or the sums of the entries read when the reply
+	 * was cut before it */
+	uint64_t total_instances, total_bytes;
+	size_t n; /* top[]: the largest by bytes, largest first */
+	struct jvm_histo_class top[JVM_HISTO_TOP];
+};
+
+/* Parses the reply of GC.class_histogram (JDK 17 and 25; a leading
+ * "<pid>:" line as jcmd prints it is skipped). The reply is the pod's, so
+ * every line is checked: the header, the dashes under it, entries
+ * "<n>: <instances> <bytes>  <class name>[ (<module>)]" numbered 1, 2, …
+ * in order, and the closing "Total <instances> <bytes>", which must equal
+ * the entries' sums; nothing may follow it but empty lines. Any other
+ * line, a number that overflows, a rank out of order is -EBADMSG. With
+ * truncated (the reply was cut at its cap) the last line, partial, is
+ * dropped and the Total line is not required. Class names and modules
+ * are cleaned (jvm_histo_clean_name) and cut. Returns 0 or -EBADMSG;
+ * ret is written only on success. Pure. */
+int jvm_parse_class_histogram(const char *buf, size_t len, bool truncated,
+			      struct jvm_histo *ret);
+
+/* A class name (or module) from a JVM made safe to show: printable ASCII
+ * and well-formed UTF-8 of printable code points pass ("Zoo$Bär"); C0 and
+ * C1 controls, DEL, invalid UTF-8 and the bidirectional and line
+ * separator controls (U+2028-202E, U+2066-2069, U+200E/F) become '?'.
+ * Cut to size - 1 bytes on a character boundary, ending "..." when cut.
+ * Always NUL-terminates (size > 3). Pure. */
+void jvm_histo_clean_name(const char *s, size_t n, char *ret, size_t size);
+
+/* The Java spelling of a JVM array descriptor: "[B" → "byte[]",
+ * "[[Ljava.lang.String;" → "java.lang.String[][]"; any other name is
+ * copied. Pure. */
+void jvm_class_display_name(const char *name, char *ret, size_t size);
+
+/* The heap walk's expected time (ms) for heap_used bytes at rate bytes
+ * per ms (0: JVM_HISTO_RATE_DEFAULT), a fixed cost included. Pure. */
+uint64_t jvm_histo_estimate_ms(uint64_t heap_used, uint64_t rate);
+
+/* Bytes of used heap walked per ms, under what was measured here
+ * (docs/diagnosis.md, "Class histogram"). */
+#define JVM_HISTO_RATE_DEFAULT (256ull * 1024)
+#define JVM_HISTO_BUDGET_MS_DEFAULT 1000u
+
+/* A long counter of an hsperfdata buffer ("sun.rt.safepointTime").
+ * Returns 0, -ENOENT (no such counter), -EBADMSG (not perfdata, or the
+ * counter is not a long). Pure. */
+int jvm_perfdata_long(const void *buf, size_t len, const char *name,
+		      int64_t *ret);
+
+struct jvm_histo_opts {
+	struct jvm_attach_opts attach;
+	/* the longest pause accepted: the walk is skipped when its estimate
+	 * is longer, and the command's hard deadline; 0 = 1000 */
+	unsigned budget_ms;
+	const char *budget_what; /* what sets it, for the reason given */
+	uint64_t rate;		 /* bytes/ms; 0 = JVM_HISTO_RATE_DEFAULT */
+	/* CLOCK_MONOTONIC µs; 0 none: the attach, GC.heap_info and the
+	 * walk all end by then (the snapshot's deadline), whatever the
+	 * budget */
+	uint64_t deadline_mono_us;
+};
+
+/* One histogram taken, or why not. */
+struct jvm_histo_take {
+	bool taken;
+	char why[200];	    /* when not taken: skipped, or what failed */
+	uint64_t heap_used; /* GC.heap_info just before, bytes; 0 unknown */
+	uint64_t estimate_ms, budget_ms;
+	uint64_t wall_us; /* the command's wall time */
+	/* the JVM's own account of its pause: sun.rt.safepointTime and
+	 * sun.rt.safepoints of hsperfdata read around the command */
+	bool have_pause;
+	uint64_t pause_us, safepoints;
+	size_t reply_bytes;
+	bool truncated; /* the reply was cut at JVM_HISTO_REPLY_MAX */
+	struct jvm_histo h;
+};
+
+/* Attaches, reads the heap's used size (GC.heap_info, at most 2 s), and
+ * runs GC.class_histogram (a full collection, then the walk, at one
+ * safepoint: the application is stopped meanwhile) unless the walk's
+ * estimate exceeds the budget or the heap's size is unknown. Blocks up
+ * to the attach timeout, then at most budget_ms for the command, never
+ * past deadline_mono_us; a JVM still walking then is left to it
+ * (ret->why says so). Returns 0 with
+ * ret telling what happened (taken, or why not, the attach's or the
+ * reply's error included), or -JVM_E_NOT_JVM, -ESRCH, -EACCES, -ENOMEM
+ * when there is nothing to tell of a JVM. */
+int jvm_histo_take(const struct host *h, int pid,
+		   const struct jvm_histo_opts *o, struct jvm_histo_take *ret);
+
+/* jvm/class_histogram.json as one line: {pid, t_ms, trigger, taken,
+ * why | (wall_ms, pause_ms, safepoints, classes, total_instances,
+ * total_bytes, total_known, top: [{class, module, instances, bytes}]),
+ * heap_used, estimate_ms, budget_ms, reply_bytes, truncated} (docs/
+ * timeline.md). trigger: the snapshot's reason. Returns 0, -ENOMEM,
+ * -E2BIG. */
+int jvm_histo_take_to_json(const struct jvm_histo_take *t, int pid,
+			   uint64_t t_ms, const char *trigger,
+			   struct strbuf *sb);

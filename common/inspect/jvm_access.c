@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/fileio.h"
+#include "kernel/procfs_access.h"
 #include "jvm_internal.h"
 
 /* Credentials of the calling thread only. glibc's setgroups/seteuid
@@ -149,9 +150,9 @@ int jvm_open_tmp(int pidfd)
 	_cleanup_close_ int rootfd = -1;
 	int fd;
 
-	rootfd = openat(pidfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	rootfd = procfs_open_at(pidfd, "root", O_PATH | O_DIRECTORY);
 	if (rootfd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return rootfd == -ENOENT ? -ESRCH : rootfd;
 	fd = openat(rootfd, "tmp",
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)

@@ -11,6 +11,7 @@
 #include "base/fileio.h"
 #include "base/parse.h"
 #include "kernel/procfs.h"
+#include "kernel/procfs_access.h"
 
 #define PERF_MAGIC 0xcafec0c0u
 #define PERF_PROLOGUE_SIZE 32
@@ -25,55 +26,92 @@ static uint32_t get_u32(const uint8_t *p, bool little)
 	       (uint32_t)p[0] << 24;
 }
 
-/* Copies the entry's string data if it is `name`; 1 found, 0 not it. */
-static int perf_entry(const uint8_t *e, size_t room, bool little,
-		      const char *name, char *ret, size_t size)
+/* The entry named name in an hsperfdata buffer: 0 with *ret, *room (the
+ * entry's length) and *little set, -ENOENT when absent, -EBADMSG when
+ * the buffer is malformed. */
+static int perf_find(const void *buf, size_t len, const char *name,
+		     const uint8_t **ret, size_t *room, bool *little)
 {
-	uint32_t name_off = get_u32(e + 4, little);
-	uint32_t vlen = get_u32(e + 8, little);
-	uint32_t data_off = get_u32(e + 16, little);
-	size_t nlen = strlen(name), n = 0;
+	const uint8_t *b = buf;
+	size_t nlen = strlen(name);
+	uint32_t off, n;
 
-	if (name_off >= room || room - name_off < nlen + 1 ||
-	    memcmp(e + name_off, name, nlen + 1) != 0)
-		return 0;
+	if (len < PERF_PROLOGUE_SIZE || get_u32(b, false) != PERF_MAGIC)
+		return -EBADMSG;
+	*little = b[4] == 1;
+	off = get_u32(b + 24, *little);
+	n = get_u32(b + 28, *little);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t elen, name_off;
+
+		if (off > len || len - off < PERF_ENTRY_HEADER)
+			return -EBADMSG;
+		elen = get_u32(b + off, *little);
+		if (elen < PERF_ENTRY_HEADER || elen > len - off)
+			return -EBADMSG;
+		name_off = get_u32(b + off + 4, *little);
+		if (name_off < elen && elen - name_off >= nlen + 1 &&
+		    memcmp(b + off + name_off, name, nlen + 1) == 0) {
+			*ret = b + off;
+			*room = elen;
+			return 0;
+		}
+		off += elen;
+	}
+	return -ENOENT;
+}
+
+int jvm_perfdata_string(const void *buf, size_t len, const char *name,
+			char *ret, size_t size)
+{
+	const uint8_t *e;
+	uint32_t vlen, data_off;
+	size_t room, n = 0;
+	bool little;
+	int r;
+
+	if (!size)
+		return -EBADMSG;
+	r = perf_find(buf, len, name, &e, &room, &little);
+	if (r < 0)
+		return r;
+	vlen = get_u32(e + 8, little);
+	data_off = get_u32(e + 16, little);
 	if (e[12] != 'B' || data_off > room || vlen > room - data_off)
 		return -EBADMSG;
 	while (n < vlen && n + 1 < size && e[data_off + n])
 		n++;
 	memcpy(ret, e + data_off, n);
 	ret[n] = '\0';
-	return 1;
+	return 0;
 }
 
-int jvm_perfdata_string(const void *buf, size_t len, const char *name,
-			char *ret, size_t size)
+static uint64_t get_u64(const uint8_t *p, bool little)
 {
-	const uint8_t *b = buf;
-	uint32_t off, n;
+	uint64_t lo = get_u32(p, little), hi = get_u32(p + 4, little);
+
+	return little ? hi << 32 | lo : lo << 32 | hi;
+}
+
+/* A long is a scalar of type 'J': no vector, 8 bytes at its data
+ * offset. */
+int jvm_perfdata_long(const void *buf, size_t len, const char *name,
+		      int64_t *ret)
+{
+	const uint8_t *e;
+	uint32_t vlen, data_off;
+	size_t room;
 	bool little;
+	int r = perf_find(buf, len, name, &e, &room, &little);
 
-	if (!size || len < PERF_PROLOGUE_SIZE ||
-	    get_u32(b, false) != PERF_MAGIC)
+	if (r < 0)
+		return r;
+	vlen = get_u32(e + 8, little);
+	data_off = get_u32(e + 16, little);
+	if (e[12] != 'J' || vlen != 0 || data_off > room || room - data_off < 8)
 		return -EBADMSG;
-	little = b[4] == 1;
-	off = get_u32(b + 24, little);
-	n = get_u32(b + 28, little);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t elen;
-		int r;
-
-		if (off > len || len - off < PERF_ENTRY_HEADER)
-			return -EBADMSG;
-		elen = get_u32(b + off, little);
-		if (elen < PERF_ENTRY_HEADER || elen > len - off)
-			return -EBADMSG;
-		r = perf_entry(b + off, elen, little, name, ret, size);
-		if (r != 0)
-			return r < 0 ? r : 0;
-		off += elen;
-	}
-	return -ENOENT;
+	*ret = (int64_t)get_u64(e + data_off, little);
+	return 0;
 }
 
 /* Fills nspid, uid, gid and sigquit_handled from the target's status. */
@@ -100,7 +138,7 @@ static int maps_have_libjvm(int pidfd)
 	int r;
 
 	strbuf_init(&sb, 16u << 20);
-	r = read_file_at(pidfd, "maps", 16u << 20, &sb);
+	r = procfs_read_at(pidfd, "maps", 0, 16u << 20, &sb);
 	/* A partial read (E2BIG, a vanished process) still counts. */
 	if (strstr(sb.buf, "/libjvm.so\n"))
 		return 1;
@@ -182,6 +220,25 @@ static void detect_perfdata(int pidfd, struct jvm_info *i)
 				sizeof(caps)) == 0 &&
 	    caps[0])
 		i->attach_capable = caps[0] == '1';
+}
+
+int jvm_perfdata_read(const struct host *h, const struct jvm_info *i,
+		      struct strbuf *sb)
+{
+	_cleanup_close_ int pidfd = -1, tmpfd = -1;
+	struct jvm_creds saved;
+	int r;
+
+	pidfd = host_open_pid(h, i->pid);
+	if (pidfd < 0)
+		return pidfd;
+	r = jvm_creds_enter(i->uid, i->gid, &saved);
+	if (r < 0)
+		return r;
+	tmpfd = jvm_open_tmp(pidfd);
+	r = tmpfd < 0 ? tmpfd : read_perfdata(tmpfd, i, sb);
+	jvm_creds_leave(&saved);
+	return r;
 }
 
 int jvm_detect(const struct host *h, int pid, struct jvm_info *ret)

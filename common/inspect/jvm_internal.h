@@ -32,3 +32,9 @@ int jvm_open_tmp(int pidfd);
  * deadline (UINT64_MAX: none; the fd is polled). Returns 0, -E2BIG (sb
  * full, content kept), -ETIMEDOUT, -errno. */
 int jvm_read_fd(int fd, struct strbuf *sb, uint64_t deadline_us);
+
+/* Reads the JVM's hsperfdata file (the one jvm_detect found) into sb, up
+ * to its cap, with the target's credentials. Returns 0, -ENOENT (none:
+ * -XX:-UsePerfData), -errno. Blocks at most 2 s. */
+int jvm_perfdata_read(const struct host *h, const struct jvm_info *i,
+		      struct strbuf *sb);

@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 #include <sys/stat.h>
 
+#include "base/bundle_paths.h"
 #include "jvm_internal.h"
 #include "base/fileio.h"
 #include "kernel/procfs.h"
@@ -131,8 +132,8 @@ int jvm_trim_snapshot(const struct host *h, int pid, int out_dirfd,
 	else
 		jvm_trim_to_json(&res, &sb);
 	strbuf_addch(&sb, '\n');
-	if (mkdir_p_at(out_dirfd, "jvm", MODE_PRIVATE_DIR) == 0)
-		write_file_atomic_at(out_dirfd, "jvm/trim.json", sb.buf, sb.len,
+	if (mkdir_p_at(out_dirfd, BP_JVM_DIR, MODE_PRIVATE_DIR) == 0)
+		write_file_atomic_at(out_dirfd, BP_JVM_TRIM, sb.buf, sb.len,
 				     MODE_PRIVATE_FILE);
 	if (r == 0 && ret)
 		*ret = res;
@@ -148,12 +149,11 @@ struct snap_cmd {
 
 /* Cheap first: a JVM near its limit may stop answering part way. */
 static const struct snap_cmd snap_cmds[] = {
-	{"GC.heap_info", "jvm/heap_info.txt", "jvm/heap_info.json", SNAP_HEAP},
-	{"VM.flags", "jvm/flags.txt", "jvm/flags.json", SNAP_FLAGS},
-	{"VM.native_memory summary", "jvm/native_memory.txt",
-	 "jvm/native_memory.json", SNAP_NMT},
-	{"System.native_heap_info", "jvm/native_heap_info.xml",
-	 "jvm/native_heap_info.json", SNAP_MALLOC},
+	{"GC.heap_info", BP_JVM_HEAP_INFO, BP_JVM_HEAP_INFO_JSON, SNAP_HEAP},
+	{"VM.flags", BP_JVM_FLAGS, BP_JVM_FLAGS_JSON, SNAP_FLAGS},
+	{"VM.native_memory summary", BP_JVM_NMT, BP_JVM_NMT_JSON, SNAP_NMT},
+	{"System.native_heap_info", BP_JVM_NATIVE_HEAP, BP_JVM_NATIVE_HEAP_JSON,
+	 SNAP_MALLOC},
 };
 
 /* Parses a reply into JSON; a parse failure becomes {"error": ...}. */
@@ -291,7 +291,7 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 	/* Not a JVM, gone, or unreadable (the snapshot records that). */
 	if (r == -JVM_E_NOT_JVM || r == -ESRCH || r == -EACCES)
 		return r;
-	rm = mkdir_p_at(out_dirfd, "jvm", MODE_PRIVATE_DIR);
+	rm = mkdir_p_at(out_dirfd, BP_JVM_DIR, MODE_PRIVATE_DIR);
 	if (rm < 0)
 		return rm;
 	attach = snap_attach_json(&t, r, &cmds);
@@ -322,8 +322,8 @@ int jvm_snapshot(const struct host *h, int pid, int out_dirfd,
 			break;
 	}
 	if (jvm_json_append(attach, &log) == 0 && strbuf_addch(&log, '\n') == 0)
-		write_file_atomic_at(out_dirfd, "jvm/attach.json", log.buf,
-				     log.len, MODE_PRIVATE_FILE);
+		write_file_atomic_at(out_dirfd, BP_JVM_ATTACH, log.buf, log.len,
+				     MODE_PRIVATE_FILE);
 	if (r < 0)
 		return r;
 	return answered ? 0 : -JVM_E_PROTO;

@@ -3,6 +3,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 
+#include "base/bundle_paths.h"
 #include "base/fileio.h"
 #include "inspect/ptcall.h"
 #include "base/util.h"
@@ -214,7 +215,7 @@ int ptcall_write_allocator_json(int proc_fd, int pid, int dir_fd,
 	if (!j)
 		return -ENOMEM;
 	s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY);
-	r = s ? write_file_atomic_at(dir_fd, "allocator.json", s, strlen(s),
+	r = s ? write_file_atomic_at(dir_fd, BP_P_ALLOCATOR, s, strlen(s),
 				     MODE_PRIVATE_FILE)
 	      : -ENOMEM;
 	json_object_put(j);

@@ -4,6 +4,7 @@
 #include "base/fileio.h"
 #include "base/parse.h"
 #include "kernel/procfs.h"
+#include "kernel/procfs_access.h"
 #include "base/util.h"
 
 #define STATUS_MAX (64u << 10)
@@ -153,7 +154,7 @@ int procfs_parse_status(const char *buf, size_t len, struct proc_status *ret)
 static int read_pid_file(int pid_fd, const char *name, size_t max,
 			 struct strbuf *sb)
 {
-	int r = read_file_at(pid_fd, name, max, sb);
+	int r = procfs_read_at(pid_fd, name, 0, max, sb);
 
 	if (r == -ENOENT)
 		return -ESRCH;

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 
 #include "base/parse.h"
+#include "kernel/procfs_access.h"
 #include "kernel/smaps.h"
 #include "base/util.h"
 
@@ -306,7 +307,7 @@ static bool vanished(int dirfd, const char *path)
 	char c[64];
 	ssize_t n;
 
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = procfs_open_at(dirfd, path, O_RDONLY | O_NOCTTY);
 	if (fd < 0)
 		return true;
 	do
@@ -321,9 +322,9 @@ int smaps_read_at(int dirfd, const char *path, struct smaps *ret)
 	_cleanup_free_ char *buf = NULL;
 	int r = 0, q;
 
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = procfs_open_at(dirfd, path, O_RDONLY | O_NOCTTY);
 	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return fd == -ENOENT ? -ESRCH : fd;
 	buf = malloc(65536);
 	if (!buf)
 		return -ENOMEM;

@@ -169,6 +169,12 @@ struct kube_client_options {
 	uint32_t connect_timeout_ms; /* default 10000 */
 	size_t max_response;	     /* default 64 MiB */
 	bool http1_only; /* default: let curl negotiate h2 over TLS */
+	/* kubectl's --as / --as-group: Impersonate-User and one
+	 * Impersonate-Group header each (copied; a value with a control
+	 * character is refused, -EINVAL) */
+	const char *impersonate_user;
+	const char *const *impersonate_groups;
+	size_t n_impersonate_groups;
 };
 
 struct kube_client;
@@ -457,12 +463,20 @@ struct kube_event_options {
 	const char *involved_uid;
 	const char *field_path; /* e.g. "spec.containers{c}" */
 	const char *type;	/* "Warning" (default) or "Normal" */
-	const char *reason;	/* e.g. "OOMForensics" */
+	const char *reason;	/* e.g. "OOMKilled" */
 	const char *message;
 	const char *component; /* source.component, default "oomlens" */
 	const char *host;      /* source.host */
+	/* reportingComponent and reportingInstance (the controller and its
+	 * instance, as event exporters read them); NULL: unset */
+	const char *reporting_component, *reporting_instance;
 	struct kube_cancel *cancel;
 };
+/* The Event object of o named name in o->namespace, first and last seen
+ * at now (RFC 3339), count 1; what kube_event_post creates. NULL on
+ * ENOMEM or a NULL namespace. */
+struct json_object *kube_event_object(const struct kube_event_options *o,
+				      const char *name, const char *now);
 /* Creates (or, for a repeat, patches) the Event. *ret_count (optional) is
  * the count now stored. */
 int kube_event_post(struct kube_client *c, const struct kube_event_options *o,
@@ -480,9 +494,15 @@ struct kube_oomreport {
 	char *comm;
 	int64_t anon_rss, file_rss, shmem_rss, limit, usage;
 	char *verdict, *summary, *bundle;
+	/* spec.workload: the pod's top controller; NULL: not known */
+	char *workload_kind, *workload_name;
 	char *phase;		    /* status.phase */
 	struct json_object *labels; /* owned, or NULL */
 };
+
+/* A label value the API server takes: at most 63 of [A-Za-z0-9._-],
+ * beginning and ending with a letter or digit, or empty. Pure. */
+bool kube_label_value_ok(const char *v);
 
 /* Encodes r as an OOMReport object (name, namespace, labels, spec, owner
  * when given). Caller puts the result. NULL on ENOMEM. */
@@ -558,7 +578,10 @@ int kube_oomreport_list(struct kube_client *c, const char *ns,
 			struct kube_oomreport ***ret, size_t *ret_n,
 			struct kube_error *err);
 void kube_oomreports_free(struct kube_oomreport **r, size_t n);
-/* Merge-patches .status (phase, message, bundleStored) of a report. */
+/* Merge-patches .status of a report: phase, message, bundleStored and
+ * the conditions Ready (phase Ready) and BundleStored, each with a reason
+ * (Published/Publishing, Stored/NotStored/Publishing) and now as
+ * lastTransitionTime (each call is a transition: Publishing, then Ready). */
 int kube_oomreport_patch_status(struct kube_client *c, const char *ns,
 				const char *name, const char *phase,
 				const char *message, bool bundle_stored,

@@ -8,6 +8,7 @@
 
 #include "kube/kube_node.h"
 #include "base/parse.h"
+#include "base/term.h"
 #include "base/util.h"
 
 /* What each key means when it is absent (DESIGN "Opt-in annotations"). */
@@ -20,6 +21,8 @@ static const char *default_of(const char *key)
 		{"oomlens.io/jvm", "auto"},
 		{"oomlens.io/jvm-nmt", "false"},
 		{"oomlens.io/trim", "off"},
+		{"oomlens.io/jvm-histogram", "false"},
+		{"oomlens.io/jvm-histogram-max-pause-ms", "1000"},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(d); i++)
@@ -145,12 +148,28 @@ static void parse_enum(struct kube_annotations *a, const char *key,
 			refuse(a, key, v, "must be \"true\" or \"false\"");
 		else
 			a->jvm_nmt = i == 1;
+	} else if (streq(key, "oomlens.io/jvm-histogram")) {
+		if ((i = pick(v, tf)) < 0)
+			refuse(a, key, v, "must be \"true\" or \"false\"");
+		else
+			a->jvm_histogram = i == 1;
 	} else if (streq(key, "oomlens.io/trim")) {
 		if ((i = pick(v, trim)) < 0)
 			refuse(a, key, v, "must be off, test or on-pressure");
 		else
 			a->trim = (enum kube_trim_mode)i;
 	}
+}
+
+static void parse_pause(struct kube_annotations *a, const char *v)
+{
+	unsigned ms;
+
+	if (parse_uint(v, &ms) < 0 || ms < 1 || ms > 600000)
+		refuse(a, "oomlens.io/jvm-histogram-max-pause-ms", v,
+		       "must be milliseconds, 1-600000");
+	else
+		a->jvm_histogram_max_pause_ms = ms;
 }
 
 static void defaults(struct kube_annotations *a)
@@ -185,8 +204,12 @@ void kube_annotations_parse(struct json_object *annotations,
 				parse_thresholds(&a, v);
 			else if (streq(key, "oomlens.io/jvm") ||
 				 streq(key, "oomlens.io/jvm-nmt") ||
+				 streq(key, "oomlens.io/jvm-histogram") ||
 				 streq(key, "oomlens.io/trim"))
 				parse_enum(&a, key, v);
+			else if (streq(key,
+				       "oomlens.io/jvm-histogram-max-pause-ms"))
+				parse_pause(&a, v);
 			/* other oomlens.io/ keys (the injector's own marks,
 			 * newer versions') are not ours to judge */
 		}
@@ -207,4 +230,44 @@ int kube_annotations_errors_text(const struct kube_annotations *a,
 				e->dflt);
 	}
 	return r < 0 ? r : (int)sb->len;
+}
+
+int kube_not_injected_text(struct json_object *annotations, struct strbuf *sb)
+{
+	struct json_object *v;
+	_cleanup_strbuf_ struct strbuf why = STRBUF_INIT;
+	const char *s = NULL;
+	size_t n = 0, cut;
+	int r;
+
+	if (!annotations ||
+	    !json_object_is_type(annotations, json_type_object) ||
+	    !json_object_object_get_ex(annotations, KUBE_ANNOT_NOT_INJECTED,
+				       &v))
+		return 0;
+	if (json_object_is_type(v, json_type_string)) {
+		s = json_object_get_string(v);
+		n = (size_t)json_object_get_string_len(v);
+	}
+	if (!n)
+		r = strbuf_adds(&why, "(no reason given)");
+	else /* '?' for '?': as long as what it read, which stays UTF-8 */
+		r = term_sanitize(
+			s,
+			n < KUBE_NOT_INJECTED_MAX ? n : KUBE_NOT_INJECTED_MAX,
+			TERM_QUESTION, &why);
+	if (r < 0)
+		return r;
+	if (n > KUBE_NOT_INJECTED_MAX) {
+		cut = KUBE_NOT_INJECTED_MAX - 3;
+		while (cut && ((unsigned char)why.buf[cut] & 0xc0) == 0x80)
+			cut--;
+		why.len = cut;
+		why.buf[cut] = '\0';
+		r = strbuf_adds(&why, "...");
+		if (r < 0)
+			return r;
+	}
+	r = strbuf_addf(sb, "oomlens sidecar not injected: %s", why.buf);
+	return r < 0 ? r : 1;
 }

@@ -31,8 +31,9 @@ struct kube_client {
 	struct kube_config *cfg;
 	struct kube_client_options opt;
 	char *user_agent;
-	char *base_url;		       /* server, host swapped for SNI */
-	struct curl_slist *connect_to; /* tls-server-name → real address */
+	char *base_url;			/* server, host swapped for SNI */
+	struct curl_slist *connect_to;	/* tls-server-name → real address */
+	struct curl_slist *impersonate; /* "Impersonate-User: …" lines */
 	struct kube_cancel *shutdown;
 	pthread_mutex_t lock; /* everything below */
 	struct kube_limiter limiter;
@@ -198,6 +199,44 @@ static int setup_server_name(struct kube_client *c)
 	return r;
 }
 
+/* One header line "name: value" onto *l; -EINVAL for a value that would
+ * end the header (any control character), -ENOMEM. */
+static int add_header(struct curl_slist **l, const char *name,
+		      const char *value)
+{
+	_cleanup_free_ char *line = NULL;
+	struct curl_slist *n;
+
+	for (const char *v = value; *v; v++)
+		if ((unsigned char)*v < 0x20 || *v == 0x7f)
+			return -EINVAL;
+	if (!*value || asprintf(&line, "%s: %s", name, value) < 0)
+		return *value ? -ENOMEM : -EINVAL;
+	n = curl_slist_append(*l, line);
+	if (!n)
+		return -ENOMEM;
+	*l = n;
+	return 0;
+}
+
+static int setup_impersonation(struct kube_client *c)
+{
+	const struct kube_client_options *o = &c->opt;
+	int r = 0;
+
+	if (!o->impersonate_user && o->n_impersonate_groups)
+		return -EINVAL; /* as the API server: groups need a user */
+	if (o->impersonate_user)
+		r = add_header(&c->impersonate, "Impersonate-User",
+			       o->impersonate_user);
+	for (size_t i = 0; r == 0 && i < o->n_impersonate_groups; i++)
+		r = add_header(&c->impersonate, "Impersonate-Group",
+			       o->impersonate_groups[i]);
+	c->opt.impersonate_user = NULL; /* not kept: the lines are */
+	c->opt.impersonate_groups = NULL;
+	return r;
+}
+
 int kube_client_new(const struct kube_config *cfg,
 		    const struct kube_client_options *o,
 		    struct kube_client **ret)
@@ -226,6 +265,8 @@ int kube_client_new(const struct kube_config *cfg,
 		r = kube_cancel_new(&c->shutdown);
 	if (r == 0)
 		r = setup_server_name(c);
+	if (r == 0)
+		r = setup_impersonation(c);
 	if (r < 0) {
 		kube_client_free(c);
 		return r;
@@ -249,6 +290,7 @@ void kube_client_free(struct kube_client *c)
 	free(c->user_agent);
 	free(c->base_url);
 	curl_slist_free_all(c->connect_to);
+	curl_slist_free_all(c->impersonate);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->events.lock);
 	free(c);
@@ -505,6 +547,10 @@ static int build_headers(struct kube_client *c, const struct kube_request *r,
 		if (asprintf(&auth, "Authorization: Bearer %s", c->token) < 0)
 			auth = NULL;
 		n = auth ? curl_slist_append(h, auth) : NULL;
+		h = n ? n : (curl_slist_free_all(h), NULL);
+	}
+	for (struct curl_slist *i = c->impersonate; h && i; i = i->next) {
+		n = curl_slist_append(h, i->data);
 		h = n ? n : (curl_slist_free_all(h), NULL);
 	}
 	if (!h)

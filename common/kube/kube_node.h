@@ -86,6 +86,8 @@ struct kube_annotations {
 	enum kube_jvm_mode jvm;
 	bool jvm_nmt;
 	enum kube_trim_mode trim;
+	bool jvm_histogram;		     /* oomlens.io/jvm-histogram */
+	unsigned jvm_histogram_max_pause_ms; /* 0: the sidecar's default */
 	/* Values refused (each then has its default); a pod gets one
 	 * Warning Event (OOMLensConfig) listing them. */
 	size_t n_errors;
@@ -103,3 +105,20 @@ void kube_annotations_parse(struct json_object *annotations,
  * on-pressure; using the default \"off\"". Returns sb's length or -E2BIG. */
 int kube_annotations_errors_text(const struct kube_annotations *a,
 				 struct strbuf *sb);
+
+/* The injector's mark on a pod it left without the sidecar (no sidecar a
+ * Pod Security level admits could do useful work there): its value is the
+ * reason, a sentence. The agent turns it into an OOMLensConfig Event. */
+#define KUBE_ANNOT_NOT_INJECTED "oomlens.io/not-injected"
+/* The most of that reason an Event carries, in bytes. */
+#define KUBE_NOT_INJECTED_MAX 256
+
+/* When annotations (a pod's metadata.annotations, NULL = none) hold
+ * oomlens.io/not-injected, appends "oomlens sidecar not injected:
+ * <reason>" to sb. Whoever may annotate the pod writes that value, so it
+ * is untrusted: C0 controls, DEL, C1 controls and bytes that are not UTF-8
+ * become '?', a value over KUBE_NOT_INJECTED_MAX bytes is cut at a
+ * character boundary to end in "..." within that many bytes, an empty one
+ * (or not a string) reads "(no reason given)". Returns 1 when appended, 0
+ * when the annotation is absent, -E2BIG / -ENOMEM from sb. Pure. */
+int kube_not_injected_text(struct json_object *annotations, struct strbuf *sb);

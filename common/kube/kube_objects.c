@@ -433,6 +433,13 @@ static int oomreport_spec(struct json_object *spec,
 	    kube_json_set_str(spec, "summary", r->summary) < 0 ||
 	    kube_json_set_str(spec, "bundle", r->bundle) < 0)
 		return -ENOMEM;
+	if (r->workload_kind && r->workload_name) {
+		struct json_object *w = kube_json_add_obj(spec, "workload");
+
+		if (!w || kube_json_set_str(w, "kind", r->workload_kind) < 0 ||
+		    kube_json_set_str(w, "name", r->workload_name) < 0)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -471,6 +478,8 @@ void kube_oomreport_free(struct kube_oomreport *r)
 	free(r->verdict);
 	free(r->summary);
 	free(r->bundle);
+	free(r->workload_kind);
+	free(r->workload_name);
 	free(r->phase);
 	json_object_put(r->labels);
 	free(r);
@@ -496,6 +505,8 @@ static int oomreport_strings(struct json_object *o, struct kube_oomreport *r)
 		{"spec", "verdict", NULL, &r->verdict},
 		{"spec", "summary", NULL, &r->summary},
 		{"spec", "bundle", NULL, &r->bundle},
+		{"spec", "workload", "kind", &r->workload_kind},
+		{"spec", "workload", "name", &r->workload_name},
 		{"status", "phase", NULL, &r->phase},
 	};
 

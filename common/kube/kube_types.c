@@ -202,12 +202,14 @@ static void event_key(const struct kube_event_options *o, char *buf,
 		 o->reason ? o->reason : "", (unsigned long long)h);
 }
 
-static struct json_object *event_new(const struct kube_event_options *o,
-				     const char *name, const char *ns,
-				     const char *now)
+struct json_object *kube_event_object(const struct kube_event_options *o,
+				      const char *name, const char *now)
 {
+	const char *ns = o->namespace;
 	struct json_object *e, *io, *src;
 
+	if (!ns)
+		return NULL;
 	e = kube_object_new(&kube_res_events, name, ns, NULL, NULL);
 	if (!e)
 		return NULL;
@@ -228,6 +230,10 @@ static struct json_object *event_new(const struct kube_event_options *o,
 	    kube_json_set_str(src, "component",
 			      o->component ? o->component : "oomlens") < 0 ||
 	    kube_json_set_str(src, "host", o->host) < 0 ||
+	    kube_json_set_str(e, "reportingComponent", o->reporting_component) <
+		    0 ||
+	    kube_json_set_str(e, "reportingInstance", o->reporting_instance) <
+		    0 ||
 	    kube_json_set_str(e, "firstTimestamp", now) < 0 ||
 	    kube_json_set_str(e, "lastTimestamp", now) < 0 ||
 	    kube_json_set_int(e, "count", 1) < 0) {
@@ -327,7 +333,10 @@ int kube_event_post(struct kube_client *c, const struct kube_event_options *o,
 	}
 	snprintf(name, sizeof(name), "%.200s.%llx", o->involved_name,
 		 (unsigned long long)now_realtime_us() * 1000);
-	e = event_new(o, name, ns, now);
+	struct kube_event_options on = *o;
+
+	on.namespace = ns;
+	e = kube_event_object(&on, name, now);
 	if (!e)
 		return -ENOMEM;
 	r = kube_create(c, &k, e, NULL, err);
@@ -416,6 +425,47 @@ int kube_oomreport_list(struct kube_client *c, const char *ns,
 			    err);
 }
 
+static bool label_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9');
+}
+
+bool kube_label_value_ok(const char *v)
+{
+	size_t n = v ? strlen(v) : 0;
+
+	if (!v || n > 63)
+		return false;
+	if (n && (!label_alnum(v[0]) || !label_alnum(v[n - 1])))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!label_alnum(v[i]) && v[i] != '-' && v[i] != '_' &&
+		    v[i] != '.')
+			return false;
+	return true;
+}
+
+/* {type, status, reason, message, lastTransitionTime}, appended to a. */
+static int condition_add(struct json_object *a, const char *type, bool status,
+			 const char *reason, const char *message,
+			 const char *now)
+{
+	struct json_object *c = json_object_new_object();
+
+	if (!c || json_object_array_add(a, c) < 0) {
+		json_object_put(c);
+		return -ENOMEM;
+	}
+	if (kube_json_set_str(c, "type", type) < 0 ||
+	    kube_json_set_str(c, "status", status ? "True" : "False") < 0 ||
+	    kube_json_set_str(c, "reason", reason) < 0 ||
+	    kube_json_set_str(c, "message", message) < 0 ||
+	    kube_json_set_str(c, "lastTransitionTime", now) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 int kube_oomreport_patch_status(struct kube_client *c, const char *ns,
 				const char *name, const char *phase,
 				const char *message, bool bundle_stored,
@@ -425,14 +475,29 @@ int kube_oomreport_patch_status(struct kube_client *c, const char *ns,
 			      .namespace = ns,
 			      .name = name,
 			      .subresource = "status"};
-	struct json_object *p = json_object_new_object(), *st;
+	struct json_object *p = json_object_new_object(), *st, *conds;
+	bool ready = phase && streq(phase, "Ready");
+	char now[32];
 	int r = -ENOMEM;
 
+	kube_now_rfc3339(now);
 	st = p ? kube_json_add_obj(p, "status") : NULL;
-	if (st && kube_json_set_str(st, "phase", phase) == 0 &&
+	conds = json_object_new_array();
+	if (st && conds && json_object_object_add(st, "conditions", conds) < 0)
+		json_object_put(conds), conds = NULL;
+	if (st && conds && kube_json_set_str(st, "phase", phase) == 0 &&
 	    kube_json_set_str(st, "message", message) == 0 &&
 	    json_object_object_add(st, "bundleStored",
-				   json_object_new_boolean(bundle_stored)) == 0)
+				   json_object_new_boolean(bundle_stored)) ==
+		    0 &&
+	    condition_add(conds, "Ready", ready,
+			  ready ? "Published" : "Publishing", message,
+			  now) == 0 &&
+	    condition_add(conds, "BundleStored", bundle_stored,
+			  bundle_stored ? "Stored"
+			  : ready	? "NotStored"
+					: "Publishing",
+			  message, now) == 0)
 		r = kube_merge_patch(c, &k, p, NULL, err);
 	json_object_put(p);
 	return r;

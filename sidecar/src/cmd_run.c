@@ -5,6 +5,7 @@
  * the limit is seconds away or the growth predicts it, and learns each
  * JVM's configuration at first sight. */
 #include <getopt.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <time.h>
@@ -15,8 +16,44 @@
 #include "base/parse.h"
 #include "base/util.h"
 #include "inspect/ptcall.h"
+#include "kernel/procfs_access.h"
 #include "run.h"
 #include "pod.h" /* pod mode: hooks marked "pod hook" */
+
+/* What run keeps after its start-up (docs/privileges.md): the JVM's
+ * capabilities and the calls of its probes, uploads and attaches, and
+ * setfsuid/setfsgid for the /proc retry (kernel/procfs_access.h). */
+static const char *const run_syscalls[] = {"ptrace",
+					   "process_vm_readv",
+					   "process_vm_writev",
+					   "wait4",
+					   "waitid",
+					   "kill",
+					   "socket",
+					   "connect",
+					   "sendto",
+					   "recvfrom",
+					   "sendmsg",
+					   "recvmsg",
+					   "shutdown",
+					   "getsockopt",
+					   "setsockopt",
+					   "setresuid",
+					   "setresgid",
+					   "setuid",
+					   "setgid",
+					   "setgroups",
+					   "setfsuid",
+					   "setfsgid",
+					   "prctl",
+					   "pidfd_open",
+					   "pidfd_send_signal",
+					   NULL};
+static const struct privs_spec run_privs = {
+	.caps = JVM_CAPS,
+	.seccomp = true,
+	.syscalls = run_syscalls,
+};
 
 static volatile sig_atomic_t stop_requested;
 
@@ -37,6 +74,8 @@ static void run_usage(FILE *f)
 		"         [--fast-interval-ms 100] [--ttl-s 5] [--no-mlock]\n"
 		"         [--allocator-probe off|ptrace] "
 		"[--trim off|test|on-pressure]\n"
+		"         [--jvm-histogram] [--jvm-histogram-max-pause-ms "
+		"1000]\n"
 		"--cgroup PATH is a path in the memory hierarchy "
 		"(\"/demo/app\"),"
 		" v1 or v2.\n--limit overrides the cgroup's limit (needed with "
@@ -48,7 +87,13 @@ static void run_usage(FILE *f)
 		"the top threshold\n(jvm/trim.json: RSS before and after); "
 		"on-pressure at every threshold.\nWith --allocator-probe "
 		"ptrace, "
-		"other glibc processes too (malloc_trim, trim.json).\n");
+		"other glibc processes too (malloc_trim, trim.json).\n"
+		"--jvm-histogram takes each JVM's class histogram once, at "
+		"the first threshold\n(jvm/class_histogram.json: the top "
+		"classes by bytes), unless its walk, estimated\nfrom the "
+		"heap's used size, would stop the JVM longer than "
+		"--jvm-histogram-max-pause-ms\nor than the snapshot's time "
+		"left.\n");
 }
 
 static int add_pid(struct run_cfg *c, const char *s)
@@ -119,6 +164,14 @@ static int parse_opt(struct run_cfg *c, int opt, const char *arg)
 	case 'M':
 		c->no_mlock = true;
 		return 0;
+	case 'H':
+		c->jvm_histogram = true;
+		return 0;
+	case 'X':
+		if (parse_u64(arg, &v) < 0 || v == 0 || v > 600000)
+			return -EINVAL;
+		c->jvm_histogram_max_pause_ms = (unsigned)v;
+		return 0;
 	case 'S':
 		return 0;
 	}
@@ -142,6 +195,8 @@ static int parse_args(int argc, char **argv, struct run_cfg *c)
 		{"fast-interval-ms", required_argument, NULL, 'F'},
 		{"ttl-s", required_argument, NULL, 'L'},
 		{"no-mlock", no_argument, NULL, 'M'},
+		{"jvm-histogram", no_argument, NULL, 'H'},
+		{"jvm-histogram-max-pause-ms", required_argument, NULL, 'X'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -220,8 +275,10 @@ static void worker_loop(struct run_state *st)
 		/* pod hook: annotations change the sampler's thresholds */
 		pod_tick(st);
 		pthread_mutex_unlock(&st->mu);
-		for (size_t i = 0; i < n_new; i++)
+		for (size_t i = 0; i < n_new; i++) {
 			run_jvm_first_sight(st, news[i]);
+			run_runtimes_first_sight(st, news[i]);
+		}
 		run_jvm_poll(st);
 		/* a process killed during a probe is reaped by its parent
 		 * only once we waited for it */
@@ -247,6 +304,42 @@ static void worker_loop(struct run_state *st)
 	}
 }
 
+/* The manifest's "capture": the credentials the steady state holds and
+ * what they cannot reach before any snapshot tells. */
+static void capture_start(struct run_state *st)
+{
+	const struct run_cfg *c = st->cfg;
+	struct procfs_creds self;
+	bool ptrace = false;
+
+	capture_init(&st->capture);
+	if (c->pod_security)
+		strlcpy_safe(st->capture.pod_security, c->pod_security,
+			     sizeof(st->capture.pod_security));
+	st->capture.have_ids = true;
+	st->capture.uid = (uint32_t)geteuid();
+	st->capture.gid = (uint32_t)getegid();
+	if (procfs_self_creds(&self) == 0) {
+		capture_set_caps(&st->capture, self.cap_prm);
+		ptrace = self.cap_prm & PRIVS_CAP(CAP_SYS_PTRACE);
+	}
+	if (c->cgroup_why[0])
+		run_note_missing(st, "cgroup", 0, c->cgroup_why);
+	if (!c->allocator_probe) {
+		char why[CAPTURE_WHY_MAX];
+
+		snprintf(why, sizeof(why), "%s%s",
+			 pod_mode() ? "off in pod mode (no annotation turns it "
+				      "on)"
+				    : "off (--allocator-probe ptrace)",
+			 ptrace ? ""
+				: "; without CAP_SYS_PTRACE ptrace reaches "
+				  "only processes of the sidecar's own uid "
+				  "and gid");
+		run_note_missing(st, "allocator probe", 0, why);
+	}
+}
+
 static int run_loop(struct run_state *st)
 {
 	pthread_t sampler, flusher;
@@ -257,6 +350,7 @@ static int run_loop(struct run_state *st)
 			  strerror(-r));
 		return 1;
 	}
+	capture_start(st);
 	st->manifest_dirty = true;
 	log_info("recording %s%s into \"%s\" every %u ms (%u ms near the "
 		 "limit)",
@@ -310,7 +404,15 @@ static void residency(const struct run_cfg *c)
 
 static int setup(struct run_state *st)
 {
-	int r = host_open(st->cfg->host_root, &st->h);
+	int r;
+
+	if (st->cfg->host_root_fd >= 0) {
+		r = host_adopt(st->cfg->host_root_fd, st->cfg->host_root,
+			       &st->h);
+		st->cfg->host_root_fd = -1;
+	} else {
+		r = host_open(st->cfg->host_root, &st->h);
+	}
 
 	if (r < 0) {
 		log_error("cannot open host root \"%s\": %s",
@@ -346,6 +448,7 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 			       .predict_s = RUN_PREDICT_S,
 			       .fast_interval_ms = RUN_FAST_INTERVAL_MS,
 			       .ttl_s = RUN_TTL_S,
+			       .host_root_fd = -1,
 			       .redact = true};
 	(void)rec_thresholds_parse("80,90,95", &cfg.th);
 	r = parse_args(argc, argv, &cfg);
@@ -373,10 +476,10 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	r = setup(&st);
 	if (r == 0)
 		residency(&cfg);
-	r = r < 0 || cli_enter_steady_state(&sidecar_run_privs, g) < 0
-		    ? 1
-		    : run_loop(&st);
+	r = r < 0 || cli_enter_steady_state(&run_privs, g) < 0 ? 1
+							       : run_loop(&st);
 	pod_stop(); /* pod hook */
+	run_jvm_release(&st);
 	recorder_release(&st.rec);
 	if (st.have_fs)
 		cgroup_fs_close(&st.fs);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* oomlens-sidecar: samples an app's processes and snapshots them before
- * the OOM kill; also a toolbox (pmap, snapshot, jcmd, trim, malloc-stats).
+ * the OOM kill; also a toolbox (pmap, snapshot, jcmd, trim,
+ * class-histogram, malloc-stats).
  * Dispatches to subcommands; the options they share (--host-root,
  * --log-level, --log-json, --no-seccomp) are parsed once in cli_dispatch. */
 #include "commands.h"
@@ -8,47 +9,9 @@
 #include "base/log.h"
 #include "base/util.h"
 
-#include <linux/capability.h>
-
-/* Capabilities each mode keeps, measured (docs/privileges.md):
- * SYS_PTRACE reads /proc/<pid>/{smaps,maps,environ,root} of other uids and
- * runs the allocator probe; SETUID/SETGID switch to a JVM's uid, gid and
- * groups for its attach socket; KILL sends SIGQUIT to a JVM of another
- * uid; DAC_READ_SEARCH reads cgroup and /proc files not open to root's
- * group. */
-#define JVM_CAPS                                             \
-	(PRIVS_CAP(CAP_SYS_PTRACE) | PRIVS_CAP(CAP_SETUID) | \
-	 PRIVS_CAP(CAP_SETGID) | PRIVS_CAP(CAP_KILL) |       \
-	 PRIVS_CAP(CAP_DAC_READ_SEARCH))
-static const char *const run_syscalls[] = {"ptrace",
-					   "process_vm_readv",
-					   "process_vm_writev",
-					   "wait4",
-					   "waitid",
-					   "kill",
-					   "socket",
-					   "connect",
-					   "sendto",
-					   "recvfrom",
-					   "sendmsg",
-					   "recvmsg",
-					   "shutdown",
-					   "getsockopt",
-					   "setsockopt",
-					   "setresuid",
-					   "setresgid",
-					   "setuid",
-					   "setgid",
-					   "setgroups",
-					   "prctl",
-					   "pidfd_open",
-					   "pidfd_send_signal",
-					   NULL};
-const struct privs_spec sidecar_run_privs = {
-	.caps = JVM_CAPS,
-	.seccomp = true,
-	.syscalls = run_syscalls,
-};
+/* What the toolbox's subcommands keep, entered by cli_dispatch before they
+ * run (JVM_CAPS: commands.h; docs/privileges.md). run enters its own once
+ * started: its spec lives with it (cmd_run.c). */
 static const struct privs_spec jvm_privs = {.caps = JVM_CAPS};
 static const struct privs_spec ptrace_privs = {
 	.caps = PRIVS_CAP(CAP_SYS_PTRACE) | PRIVS_CAP(CAP_DAC_READ_SEARCH)};
@@ -75,6 +38,11 @@ static const struct cli_command commands[] = {
 	 .fn = cmd_trim,
 	 .help = "give freed C heap back (JVM trim_native_heap, glibc "
 		 "malloc_trim)",
+	 .privs = &jvm_privs},
+	{.name = "class-histogram",
+	 .fn = cmd_class_histogram,
+	 .help = "a JVM's top classes by bytes, its pause bounded and "
+		 "measured",
 	 .privs = &jvm_privs},
 	{.name = "malloc-stats",
 	 .fn = cmd_malloc_stats,

@@ -17,7 +17,9 @@
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "forensics/capture.h"
 #include "kernel/cgroup.h"
+#include "kernel/procfs_access.h"
 #include "pod.h"
 #include "pod_parse.h"
 #include "pod_upload.h"
@@ -66,6 +68,18 @@ static const char *env_or(const char *name, const char *dflt)
 	const char *v = getenv(name);
 
 	return v && *v ? v : dflt;
+}
+
+/* OOMLENS_POD_SECURITY: the level the injector shaped the sidecar for. */
+static void read_pod_security(struct run_cfg *c)
+{
+	const char *v = getenv("OOMLENS_POD_SECURITY");
+	int r = capture_parse_pod_security(v, &c->pod_security);
+
+	if (r == -EINVAL)
+		log_warn("OOMLENS_POD_SECURITY=\"%.32s\": expected privileged, "
+			 "baseline or restricted, ignoring",
+			 v);
 }
 
 static int read_env(void)
@@ -117,6 +131,9 @@ static void load_annotations(struct run_cfg *c)
 	c->trim = P.set.trim == POD_TRIM_TEST	       ? RUN_TRIM_TEST
 		  : P.set.trim == POD_TRIM_ON_PRESSURE ? RUN_TRIM_ON_PRESSURE
 						       : RUN_TRIM_OFF;
+	c->jvm_histogram = P.set.jvm_histogram;
+	c->jvm_histogram_max_pause_ms = P.set.jvm_histogram_max_pause_ms;
+	c->histogram_knob = "oomlens.io/jvm-histogram-max-pause-ms";
 	if (P.set.capture_off)
 		log_warn("pod %s/%s has oomlens.io/capture=\"false\": "
 			 "recording anyway (remove the sidecar to stop)",
@@ -152,17 +169,26 @@ static int container_of(int root_fd, int pid, char *id, size_t size)
 				     path, sizeof(path));
 }
 
+static int open_pid_dir(int root_fd, int pid)
+{
+	char p[64];
+	int fd;
+
+	snprintf(p, sizeof(p), "proc/%d", pid);
+	fd = openat(root_fd, p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 /* OOMLENS_CONTAINER=<name> from the process's environment (the injector
  * sets it in every app container); false when unreadable or absent. */
 static bool name_from_env(int root_fd, int pid, char *name, size_t size)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	static const char key[] = "OOMLENS_CONTAINER=";
-	char p[64];
+	_cleanup_close_ int pfd = open_pid_dir(root_fd, pid);
 
-	snprintf(p, sizeof(p), "proc/%d/environ", pid);
 	strbuf_init(&sb, 1u << 20);
-	if (read_file_at(root_fd, p, 1u << 20, &sb) < 0)
+	if (pfd < 0 || procfs_read_at(pfd, "environ", 0, 1u << 20, &sb) < 0)
 		return false;
 	for (size_t i = 0; i < sb.len; i += strlen(sb.buf + i) + 1)
 		if (startswith(sb.buf + i, key) &&
@@ -254,6 +280,25 @@ static bool cgroup_holds(const struct cgroup_fs *fs, const char *path, int pid)
 	return false;
 }
 
+/* /proc/<pid>/root of the app: ptrace-mode access (procfs_access.h);
+ * why, for the manifest, when refused. */
+static int open_app_root(struct run_cfg *c, int root_fd, int pid)
+{
+	_cleanup_close_ int pfd = open_pid_dir(root_fd, pid);
+	char why[CAPTURE_WHY_MAX];
+	int fd;
+
+	if (pfd < 0)
+		return pfd;
+	fd = procfs_open_at(pfd, "root", O_RDONLY | O_DIRECTORY);
+	if (fd == -EACCES || fd == -EPERM)
+		snprintf(c->cgroup_why, sizeof(c->cgroup_why),
+			 "/proc/%d/root: %s; recorded by its pids (RSS from "
+			 "/proc/<pid>/status), the limit from the Downward API",
+			 pid, procfs_explain_denied(pfd, why, sizeof(why)));
+	return fd;
+}
+
 /* The app container's cgroup as its own root sees it: its own subtree at
  * the mount's root (v1 bind mount, v2 cgroup namespace), else the whole
  * hierarchy with the container at the path /proc/<pid>/cgroup names. */
@@ -266,10 +311,12 @@ static bool use_cgroup(struct run_cfg *c, const char *host_root, int pid,
 	struct cgroup_fs fs;
 	char id[128], uid[64], p[64];
 	bool ok = false;
+	int fd;
 
 	snprintf(P.root, sizeof(P.root), "%s/proc/%d/root",
 		 streq(host_root, "/") ? "" : host_root, pid);
-	if (host_open(P.root, &h) < 0)
+	fd = open_app_root(c, root_fd, pid);
+	if (fd < 0 || host_adopt(fd, P.root, &h) < 0)
 		return false;
 	if (cgroup_fs_open(&h, &fs) == 0) {
 		snprintf(p, sizeof(p), "proc/%d/cgroup", pid);
@@ -285,12 +332,19 @@ static bool use_cgroup(struct run_cfg *c, const char *host_root, int pid,
 			ok = true;
 		}
 		cgroup_fs_close(&fs);
+	} else {
+		snprintf(c->cgroup_why, sizeof(c->cgroup_why),
+			 "no memory cgroup hierarchy under /proc/%d/root; "
+			 "recorded by its pids",
+			 pid);
 	}
-	host_close(&h);
 	if (ok) {
 		c->host_root = P.root;
 		c->cgroup = path;
+		/* the run opens it again as this root: kept, not by path */
+		c->host_root_fd = fcntl(h.root_fd, F_DUPFD_CLOEXEC, 3);
 	}
+	host_close(&h);
 	return ok;
 }
 
@@ -376,6 +430,7 @@ int pod_setup(struct run_cfg *c, const struct cli_globals *g)
 	r = read_env();
 	if (r < 0)
 		return r;
+	read_pod_security(c);
 	load_annotations(c);
 	r = host_open(host_root, &h);
 	apps = calloc(MAX_APPS, sizeof(*apps));

@@ -200,6 +200,35 @@ static int parse_containers(const char *v, struct pod_settings *s)
 	return 0;
 }
 
+/* oomlens.io/jvm-histogram ("true"/"false") and its pause bound (ms,
+ * 1-600000). Returns the number of bad values. */
+static unsigned histogram_settings(const struct pod_annotations *a,
+				   struct pod_settings *s)
+{
+	unsigned bad = 0, ms;
+	const char *v;
+
+	if ((v = pod_annotation(a, "oomlens.io/jvm-histogram"))) {
+		if (streq(v, "true") || streq(v, "false"))
+			s->jvm_histogram = streq(v, "true");
+		else {
+			add_error(s, "oomlens.io/jvm-histogram", v,
+				  "expected true or false");
+			bad++;
+		}
+	}
+	if ((v = pod_annotation(a, "oomlens.io/jvm-histogram-max-pause-ms"))) {
+		if (parse_uint(v, &ms) == 0 && ms >= 1 && ms <= 600000)
+			s->jvm_histogram_max_pause_ms = ms;
+		else {
+			add_error(s, "oomlens.io/jvm-histogram-max-pause-ms", v,
+				  "expected milliseconds, 1-600000");
+			bad++;
+		}
+	}
+	return bad;
+}
+
 unsigned pod_settings_from(const struct pod_annotations *a,
 			   struct pod_settings *ret)
 {
@@ -237,6 +266,7 @@ unsigned pod_settings_from(const struct pod_annotations *a,
 			bad++;
 		}
 	}
+	bad += histogram_settings(a, &s);
 	if ((v = pod_annotation(a, "oomlens.io/containers")) &&
 	    parse_containers(v, &s) < 0) {
 		s.n_containers = 0;

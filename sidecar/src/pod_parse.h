@@ -50,6 +50,9 @@ struct pod_settings {
 	struct rec_thresholds th;
 	bool jvm;	    /* oomlens.io/jvm: auto (true) or off */
 	enum pod_trim trim; /* oomlens.io/trim */
+	bool jvm_histogram; /* oomlens.io/jvm-histogram: "true" */
+	/* oomlens.io/jvm-histogram-max-pause-ms; 0: the default */
+	unsigned jvm_histogram_max_pause_ms;
 	char containers[POD_MAX_CONTAINERS][POD_NAME_MAX];
 	size_t n_containers; /* 0: every container but the sidecar's */
 	bool capture_off;    /* oomlens.io/capture: "false" */
@@ -57,7 +60,7 @@ struct pod_settings {
 };
 
 /* The settings of the annotations; a bad value leaves that setting at its
- * default (80,90,95 / auto / off / all) and is described in
+ * default (80,90,95 / auto / off / all / false / 1000) and is described in
  * ret->errors. Returns the number of bad values. */
 unsigned pod_settings_from(const struct pod_annotations *a,
 			   struct pod_settings *ret);

@@ -3,7 +3,10 @@
  * its timeline, upserted through the pod's service account by a thread of
  * its own (the sampler never waits on the network), at most every 10 s and
  * only when a snapshot is new. The owner is the Pod: the object goes with
- * it. */
+ * it. The upload is a fallback (the agent reads the spool through the
+ * node) that needs a right the chart grants only on request: a 401 or
+ * 403 is said once and ends the uploads for the sidecar's life, without a
+ * bundle built in the spool again. */
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -25,7 +28,7 @@
 #include "pod_upload.h"
 
 #define UPLOAD_GAP_US (10ull * 1000000)
-#define UPLOAD_MAX (900u << 10)
+#define UPLOAD_MAX KUBE_SNAP_MAX /* what the agent reads of it */
 #define TMP_NAME ".snap-upload.tar.gz"
 
 static struct {
@@ -36,6 +39,7 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool running, stop, pending;
+	bool refused; /* 401/403: no more uploads */
 	uint64_t last_us;
 } U = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
@@ -97,6 +101,14 @@ static int build(struct strbuf *ret)
 	return r;
 }
 
+/* The API server will not take the object from this service account:
+ * 401 (not authenticated) or 403 (no RBAC right). Anything else (the
+ * network, 409, 429, 5xx, a refused size) may pass the next time. */
+static bool no_right(const struct kube_error *e)
+{
+	return e->http_status == 401 || e->http_status == 403;
+}
+
 static void upload(void)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
@@ -124,14 +136,24 @@ static void upload(void)
 	kb.size = sb.len;
 	hex_sha256(sb.buf, sb.len, sha);
 	r = kube_oombundle_write(U.kube, &kb, &o, &err);
-	if (r < 0)
+	if (r < 0 && no_right(&err)) {
+		pthread_mutex_lock(&U.lock);
+		U.refused = true;
+		pthread_mutex_unlock(&U.lock);
+		log_info("no right to write OOMBundles in %s (%ld): snapshots "
+			 "stay in the spool, which the node agent reads; no "
+			 "more uploads (%s)",
+			 U.info.ns, err.http_status,
+			 err.message[0] ? err.message : strerror(-r));
+	} else if (r < 0) {
 		log_warn("upload of OOMBundle %s/%s (%zu bytes): %s, retrying "
 			 "with the next snapshot",
 			 U.info.ns, U.bundle_name, sb.len,
 			 err.message[0] ? err.message : strerror(-r));
-	else
+	} else {
 		log_info("uploaded OOMBundle %s/%s (%zu bytes, sha256 %.12s)",
 			 U.info.ns, U.bundle_name, sb.len, sha);
+	}
 }
 
 static void *upload_main(void *unused)
@@ -141,6 +163,8 @@ static void *upload_main(void *unused)
 	for (;;) {
 		uint64_t now = now_monotonic_us();
 
+		if (U.refused)
+			U.pending = false;
 		if (U.pending && (U.stop || !U.last_us ||
 				  now - U.last_us >= UPLOAD_GAP_US)) {
 			U.pending = false;
@@ -197,8 +221,9 @@ int pod_upload_start(const struct pod_upload_info *info)
 		return 0;
 	}
 	U.running = true;
-	log_info("snapshots go to OOMBundle %s/%s as well", info->ns,
-		 U.bundle_name);
+	log_info("snapshots go to OOMBundle %s/%s as well, if this service "
+		 "account may write it (the chart's upload fallback)",
+		 info->ns, U.bundle_name);
 	return 0;
 }
 
@@ -207,7 +232,7 @@ void pod_upload_request(void)
 	if (!U.running)
 		return;
 	pthread_mutex_lock(&U.lock);
-	U.pending = true;
+	U.pending = !U.refused;
 	pthread_cond_signal(&U.wake);
 	pthread_mutex_unlock(&U.lock);
 }

@@ -2,7 +2,8 @@
 /* oomlens-sidecar run: shared state of the flight recorder (cmd_run.c:
  * options, start-up and the snapshot worker; run_sampler.c: the sampler
  * thread, the adaptive rate and the triggers; run_sample.c: one cheap
- * sample; run_spool.c: the spool directory; run_jvm.c: JVM facts).
+ * sample; run_spool.c: the spool directory; run_jvm.c: JVM facts;
+ * run_runtime.c: the runtimes' table hooks).
  *
  * Three threads meet in struct run_state, under st->mu:
  * - the sampler (raised priority when permitted) samples every interval
@@ -23,6 +24,7 @@
 
 #include "kernel/cgroup.h"
 #include "base/host.h"
+#include "forensics/capture.h"
 #include "forensics/recorder.h"
 
 #define RUN_MAX_PIDS 4096
@@ -37,6 +39,7 @@
  * that ends after the kill is labelled and the previous one is used. */
 #define RUN_SNAP_MIN_MS 2000u
 #define RUN_MAX_JVMS 16
+#define RUN_MAX_RTS 64		       /* processes whose runtimes are known */
 #define RUN_MEMLOCK_MAX (128ull << 20) /* RLIMIT_MEMLOCK wanted */
 
 struct run_cfg {
@@ -54,6 +57,20 @@ struct run_cfg {
 	bool redact;
 	bool allocator_probe; /* --allocator-probe ptrace: allocator.json */
 	bool no_mlock;	      /* --no-mlock */
+	/* pod mode (pod.c): the app's root, opened with the fsuid retry
+	 * (-1: open host_root by its path); the Pod Security level of
+	 * OOMLENS_POD_SECURITY (NULL unknown); why the container's cgroup
+	 * could not be read ("" when it was, or not pod mode) */
+	int host_root_fd;
+	const char *pod_security;
+	char cgroup_why[CAPTURE_WHY_MAX];
+	/* --jvm-histogram: GC.class_histogram once per JVM, at the first
+	 * threshold's snapshot, its pause bounded by the snapshot's time
+	 * left and by jvm_histogram_max_pause_ms (0: the default), which
+	 * histogram_knob names in the reason a walk was skipped */
+	bool jvm_histogram;
+	unsigned jvm_histogram_max_pause_ms;
+	const char *histogram_knob;
 	enum run_trim {
 		RUN_TRIM_OFF,
 		RUN_TRIM_TEST,	      /* once, at the top threshold */
@@ -91,6 +108,11 @@ struct run_jvm {
 	char name[4][40]; /* the space: "garbage-first heap", "tenured ..." */
 	size_t n_nmt;	  /* NMT summaries kept (jvm/nmt_history.json) */
 	struct run_nmt_point nmt[RUN_NMT_POINTS];
+	bool histo_tried; /* --jvm-histogram: taken, or skipped for good */
+	char *histo_json; /* jvm/class_histogram.json, written again into
+			   * every later snapshot; malloc'd */
+	size_t histo_len;
+	char histo_why[CAPTURE_WHY_MAX]; /* when it was not taken */
 };
 
 struct run_state {
@@ -122,6 +144,7 @@ struct run_state {
 	size_t n_alive;
 	int new_pids[64]; /* first seen, for the worker's JVM check */
 	size_t n_new;
+	struct capture_notes capture; /* manifest.json "capture" */
 	/* ---- sampler only ---- */
 	int cg_fd; /* the watched cgroup's directory, -1 without */
 	int scratch_pids[RUN_MAX_PIDS], scratch_ok[RUN_MAX_PIDS];
@@ -135,6 +158,13 @@ struct run_state {
 		uint64_t at_mono_us;
 	} jvm_retry[RUN_MAX_JVMS];
 	size_t n_retry;
+	/* the runtimes each process was found to run (run_runtime.c): bit
+	 * i for row i of the table (forensics/runtimes/registry.c) */
+	struct run_rt {
+		int pid;
+		uint32_t mask;
+	} rts[RUN_MAX_RTS];
+	size_t n_rts;
 	uint64_t last_timeline_mono_us; /* flusher only */
 };
 
@@ -156,6 +186,15 @@ int run_threads_start(struct run_state *st, pthread_t *sampler,
 void run_after_sample(struct run_state *st);
 /* Sleeps until the monotonic time, or until st->stop. */
 void run_sleep_until(struct run_state *st, uint64_t mono_us);
+
+/* Records, under st->mu, that what (of pid, 0: none) was not captured
+ * and why: the manifest's "capture" (forensics/capture.h), logged once
+ * when new. */
+void run_note_missing(struct run_state *st, const char *what, int pid,
+		      const char *why);
+/* The same for a read the kernel refused (EACCES/EPERM) on pid's /proc
+ * files: why comes from the ids and capabilities of both sides. */
+void run_note_denied(struct run_state *st, const char *what, int pid);
 
 /* Spool. run_flush: the flusher's write (manifest when dirty, timeline
  * after each fast sample or once a second). */
@@ -185,3 +224,27 @@ void run_jvm_heap_rss(struct run_state *st, int pid, int pid_dirfd);
  * history, first sight included, to <pid>/jvm/nmt_history.json, so the
  * bundle's one snapshot carries the growth per category. */
 void run_jvm_nmt_history(struct run_state *st, int pid, int pid_dirfd);
+
+/* The class histogram (--jvm-histogram, run_jvm.c), worker only, after
+ * a snapshot's attach (attached: it answered) and heap RSS: at the first
+ * threshold's snapshot of a JVM whose facts were taken, GC.class_histogram
+ * once (inspect/jvm.h jvm_histo_take), bounded by the max pause, left_ms
+ * (the snapshot's time left) and limit_ms (the limit's at the growth
+ * seen; UINT64_MAX unknown); taken or not, its JSON is kept and
+ * written to <pid>/jvm/class_histogram.json of that snapshot and of every
+ * later one (the bundle carries the newest). Returns why, when it was
+ * tried now and not taken (for the manifest's capture), else NULL. */
+const char *run_jvm_histogram(struct run_state *st, int pid, int pid_dirfd,
+			      const char *reason, bool attached,
+			      uint64_t left_ms, uint64_t limit_ms);
+/* Frees what the worker kept of each JVM. */
+void run_jvm_release(struct run_state *st);
+
+/* The runtimes' sidecar hooks (run_runtime.c, the table of
+ * forensics/runtimes/registry.c), worker only. At first sight: each
+ * runtime's detect, then its first_sight (an event in the timeline). At
+ * a snapshot (pid_dirfd: the snapshot's processes/<pid>/): the snapshot
+ * hook of each runtime pid runs, detected again for a process first seen
+ * before its exec. */
+void run_runtimes_first_sight(struct run_state *st, int pid);
+size_t run_runtimes_snapshot(struct run_state *st, int pid, int pid_dirfd);

@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 
+#include "base/bundle_paths.h"
 #include "base/fileio.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -89,9 +90,9 @@ void run_jvm_heap_rss(struct run_state *st, int pid, int pid_dirfd)
 	}
 	if (r >= 0)
 		r = strbuf_adds(&sb, "]}\n");
-	if (r >= 0 && mkdir_p_at(pid_dirfd, "jvm", MODE_PRIVATE_DIR) == 0)
-		(void)write_file_atomic_at(pid_dirfd, "jvm/heap_rss.json",
-					   sb.buf, sb.len, MODE_PRIVATE_FILE);
+	if (r >= 0 && mkdir_p_at(pid_dirfd, BP_JVM_DIR, MODE_PRIVATE_DIR) == 0)
+		(void)write_file_atomic_at(pid_dirfd, BP_JVM_HEAP_RSS, sb.buf,
+					   sb.len, MODE_PRIVATE_FILE);
 }
 
 /* One command's reply text; 0 or -errno. */
@@ -181,8 +182,7 @@ void run_jvm_nmt_history(struct run_state *st, int pid, int pid_dirfd)
 	if (!j)
 		return;
 	strbuf_init(&txt, 1u << 20);
-	if (read_file_at(pid_dirfd, "jvm/native_memory.txt", 1u << 20, &txt) <
-		    0 ||
+	if (read_file_at(pid_dirfd, BP_JVM_NMT, 1u << 20, &txt) < 0 ||
 	    !(n = calloc(1, sizeof(*n))))
 		return;
 	if (jvm_parse_nmt(txt.buf, txt.len, n) == 0)
@@ -202,7 +202,7 @@ void run_jvm_nmt_history(struct run_state *st, int pid, int pid_dirfd)
 	if (r >= 0)
 		r = strbuf_adds(&sb, "]}\n");
 	if (r >= 0)
-		(void)write_file_atomic_at(pid_dirfd, "jvm/nmt_history.json",
+		(void)write_file_atomic_at(pid_dirfd, BP_JVM_NMT_HISTORY,
 					   sb.buf, sb.len, MODE_PRIVATE_FILE);
 }
 
@@ -454,4 +454,120 @@ void run_jvm_poll(struct run_state *st)
 	st->n_retry = k;
 	for (size_t i = 0; i < n_due; i++)
 		sight(st, due[i].pid, due[i].tries);
+}
+
+/* ---- the class histogram (--jvm-histogram) ---- */
+
+/* The pause allowed: the max pause, or the time left when it is
+ * shorter: the snapshot's (less 50 ms for the rest of it), or the
+ * limit's at the growth seen when it was asked for (a kill would end the
+ * walk, and the JVM with it: a JVM at 99 % and 40 MiB/s is 50 ms from
+ * it). what names the bound for the reason a walk is skipped. At least
+ * 1 ms (0 would mean the default). */
+static unsigned histo_budget(const struct run_cfg *c, uint64_t left_ms,
+			     uint64_t limit_ms, char *what, size_t size)
+{
+	uint64_t max = c->jvm_histogram_max_pause_ms
+			       ? c->jvm_histogram_max_pause_ms
+			       : JVM_HISTO_BUDGET_MS_DEFAULT;
+	uint64_t left = left_ms > 50 ? left_ms - 50 : 0;
+
+	if (limit_ms < max && limit_ms <= left) {
+		snprintf(what, size,
+			 "left before the limit at the growth seen");
+		return limit_ms ? (unsigned)limit_ms : 1;
+	}
+	if (left < max) {
+		snprintf(what, size, "left before the snapshot's deadline");
+		return left ? (unsigned)left : 1;
+	}
+	snprintf(what, size, "allowed (%s)",
+		 c->histogram_knob ? c->histogram_knob
+				   : "--jvm-histogram-max-pause-ms");
+	return (unsigned)max;
+}
+
+static void histo_log(int pid, const struct jvm_histo_take *t)
+{
+	const struct jvm_histo_class *c = t->h.n ? &t->h.top[0] : NULL;
+
+	if (!t->taken)
+		return;
+	log_info("class histogram of pid %d: %" PRIu64 " classes, %" PRIu64
+		 " MiB; top %s %" PRIu64 " MiB; wall %.1f ms, safepoints "
+		 "%.1f ms",
+		 pid, t->h.n_classes, t->h.total_bytes >> 20,
+		 c ? c->name : "(none)", c ? c->bytes >> 20 : 0,
+		 (double)t->wall_us / 1000.0,
+		 t->have_pause ? (double)t->pause_us / 1000.0 : -1.0);
+}
+
+/* Takes it, keeps its JSON in j. */
+static void histo_take(struct run_state *st, struct run_jvm *j,
+		       const char *reason, uint64_t left_ms, uint64_t limit_ms)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct jvm_histo_take *t = calloc(1, sizeof(*t));
+	char what[96];
+	struct jvm_histo_opts o = {
+		.attach = {.timeout_ms = FACTS_TIMEOUT_MS},
+		.budget_what = what,
+	};
+	int r;
+
+	if (!t)
+		return;
+	o.budget_ms =
+		histo_budget(st->cfg, left_ms, limit_ms, what, sizeof(what));
+	/* the snapshot's deadline bounds the attach and GC.heap_info too */
+	o.deadline_mono_us = now_monotonic_us() + left_ms * 1000;
+	r = jvm_histo_take(&st->h, j->pid, &o, t);
+	strbuf_init(&sb, 64u << 10);
+	if (r == 0)
+		r = jvm_histo_take_to_json(t, j->pid, now_realtime_us() / 1000,
+					   reason, &sb);
+	if (r == 0)
+		r = strbuf_addch(&sb, '\n');
+	if (r == 0) {
+		j->histo_tried = true;
+		free(j->histo_json);
+		j->histo_json = strbuf_detach(&sb, &j->histo_len);
+	}
+	if (r == 0 && !t->taken)
+		strlcpy_safe(j->histo_why, t->why, sizeof(j->histo_why));
+	else if (r == 0)
+		histo_log(j->pid, t);
+	else if (r != -ESRCH)
+		log_warn("class histogram of pid %d: %s, ignoring", j->pid,
+			 jvm_strerror(r));
+	free(t);
+}
+
+const char *run_jvm_histogram(struct run_state *st, int pid, int pid_dirfd,
+			      const char *reason, bool attached,
+			      uint64_t left_ms, uint64_t limit_ms)
+{
+	struct run_jvm *j = jvm_slot(st, pid);
+	bool now = false;
+
+	if (!st->cfg->jvm_histogram || !j)
+		return NULL;
+	if (!j->histo_tried && attached && startswith(reason, "threshold-")) {
+		histo_take(st, j, reason, left_ms, limit_ms);
+		now = true;
+	}
+	if (j->histo_json &&
+	    mkdir_p_at(pid_dirfd, BP_JVM_DIR, MODE_PRIVATE_DIR) == 0)
+		(void)write_file_atomic_at(pid_dirfd, BP_JVM_CLASS_HISTO,
+					   j->histo_json, j->histo_len,
+					   MODE_PRIVATE_FILE);
+	return now && j->histo_why[0] ? j->histo_why : NULL;
+}
+
+void run_jvm_release(struct run_state *st)
+{
+	for (size_t i = 0; i < st->n_jvms; i++) {
+		free(st->jvms[i].histo_json);
+		st->jvms[i].histo_json = NULL;
+	}
 }

@@ -8,10 +8,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/bundle_paths.h"
 #include "base/fileio.h"
 #include "inspect/jvm.h"
 #include "base/log.h"
 #include "inspect/ptcall.h"
+#include "kernel/procfs_access.h"
 #include "forensics/snapshot.h"
 #include "forensics/spool.h"
 #include "base/util.h"
@@ -70,6 +72,33 @@ int run_spool_open(struct run_state *st)
 	return 0;
 }
 
+void run_note_missing(struct run_state *st, const char *what, int pid,
+		      const char *why)
+{
+	bool fresh;
+
+	pthread_mutex_lock(&st->mu);
+	fresh = capture_note(&st->capture, what, pid, why);
+	if (fresh)
+		st->manifest_dirty = true;
+	pthread_mutex_unlock(&st->mu);
+	if (fresh && pid)
+		log_warn("not captured: %s of pid %d: %s", what, pid, why);
+	else if (fresh)
+		log_warn("not captured: %s: %s", what, why);
+}
+
+void run_note_denied(struct run_state *st, const char *what, int pid)
+{
+	_cleanup_close_ int pfd = host_open_pid(&st->h, pid);
+	char why[CAPTURE_WHY_MAX];
+
+	if (pfd < 0)
+		return; /* gone: nothing to explain */
+	run_note_missing(st, what, pid,
+			 procfs_explain_denied(pfd, why, sizeof(why)));
+}
+
 /* manifest.json as text; st->mu held (reads st->alive). */
 static int manifest_text(struct run_state *st, struct strbuf *out)
 {
@@ -112,6 +141,7 @@ static int manifest_text(struct run_state *st, struct strbuf *out)
 	json_object_object_add(
 		o, "updated_ms",
 		json_object_new_uint64(now_realtime_us() / 1000));
+	json_object_object_add(o, "capture", capture_to_json(&st->capture));
 	s = json_object_to_json_string_ext(
 		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	r = s ? strbuf_adds(out, s) : -ENOMEM;
@@ -221,6 +251,19 @@ static uint64_t left_ms(const struct snap_run *sr)
 		       : (sr->deadline_mono_us - now) / 1000;
 }
 
+/* The limit's time left at the growth seen when the snapshot was asked
+ * for (its eta), UINT64_MAX when no growth predicted it. */
+static uint64_t limit_ms(const struct snap_run *sr)
+{
+	double ms;
+
+	if (sr->req->eta_s < 0)
+		return UINT64_MAX;
+	ms = sr->req->eta_s * 1000.0 -
+	     (double)(now_monotonic_us() - sr->req->mono_us) / 1000.0;
+	return ms > 0 ? (uint64_t)ms : 0;
+}
+
 static void step_done(struct snap_run *sr, const char *name, size_t n,
 		      size_t skipped)
 {
@@ -269,7 +312,7 @@ static int snapshot_meta(int dir_fd, struct snap_run *sr, bool after_kill,
 			       json_object_new_uint64(sr->last.limit));
 	json_object_object_add(o, "pids", pids);
 	json_object_object_add(o, "steps", json_object_get(sr->steps));
-	return write_json_at(dir_fd, "snapshot.json", o);
+	return write_json_at(dir_fd, BP_SNAP_META, o);
 }
 
 /* --trim: whether this snapshot is followed by a trim of each JVM. */
@@ -311,7 +354,7 @@ static int glibc_trim_snapshot(struct run_state *st, int pid, int pfd,
 	strbuf_init(&sb, 65536);
 	r = jvm_trim_to_json(ret, &sb);
 	return r < 0 ? r
-		     : write_file_atomic_at(pfd, "trim.json", sb.buf, sb.len,
+		     : write_file_atomic_at(pfd, BP_P_TRIM, sb.buf, sb.len,
 					    MODE_PRIVATE_FILE);
 }
 
@@ -361,6 +404,23 @@ static int open_pid_dir(int proc_fd, int pid)
 		      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* A JVM the sidecar's credentials cannot reach, in the manifest. */
+static void note_jvm(struct run_state *st, int pid, int r)
+{
+	char why[CAPTURE_WHY_MAX];
+
+	if (r == -EACCES) {
+		_cleanup_close_ int pfd = host_open_pid(&st->h, pid);
+
+		if (pfd >= 0)
+			run_note_missing(
+				st, "jvm attach", pid,
+				procfs_explain_denied(pfd, why, sizeof(why)));
+	} else if (r == -JVM_E_OWNER || r == -JVM_E_DROPPED) { /* EPERM too */
+		run_note_missing(st, "jvm attach", pid, jvm_strerror(r));
+	}
+}
+
 /* Step 3 for one process: attach (a JVM), then the ptrace probe, each
  * bounded by what is left of the deadline. */
 static void snapshot_slow(struct run_state *st, struct snap_run *sr,
@@ -369,6 +429,7 @@ static void snapshot_slow(struct run_state *st, struct snap_run *sr,
 	_cleanup_close_ int pfd = open_pid_dir(proc_fd, pid);
 	struct jvm_snapshot_opts jo = {0};
 	uint64_t left = left_ms(sr);
+	const char *why = NULL;
 	int r = -JVM_E_NOT_JVM;
 
 	if (pfd < 0)
@@ -383,8 +444,16 @@ static void snapshot_slow(struct run_state *st, struct snap_run *sr,
 	r = jvm_snapshot(&st->h, pid, pfd, &jo);
 	if (r == 0)
 		run_jvm_nmt_history(st, pid, pfd);
+	note_jvm(st, pid, r);
 	if (r != -JVM_E_NOT_JVM)
 		run_jvm_heap_rss(st, pid, pfd);
+	/* after the heap's RSS: the histogram's full collection may shrink
+	 * the heap */
+	if (r != -JVM_E_NOT_JVM)
+		why = run_jvm_histogram(st, pid, pfd, sr->req->reason, r == 0,
+					left_ms(sr), limit_ms(sr));
+	if (why)
+		run_note_missing(st, "jvm class histogram", pid, why);
 	left = left_ms(sr);
 	if (r == -JVM_E_NOT_JVM && st->cfg->allocator_probe && left >= 50)
 		(void)ptcall_write_allocator_json(st->h.proc_fd, pid, pfd,
@@ -421,6 +490,8 @@ static int snapshot_into(struct run_state *st, int dir_fd, struct snap_run *sr,
 				 pids[i], strerror(-r));
 			continue;
 		}
+		if (res.smaps_err == -EACCES || res.smaps_err == -EPERM)
+			run_note_denied(st, "smaps", pids[i]);
 		json_object_array_add(jp, json_object_new_int(res.pid));
 		done++;
 	}
@@ -439,6 +510,15 @@ static int snapshot_into(struct run_state *st, int dir_fd, struct snap_run *sr,
 		}
 	}
 	step_done(sr, "jvm-heap-rss", done, 0);
+	/* 2b: each runtime's part (Go: GOMEMLIMIT, the heap's RSS). */
+	done = 0;
+	for (size_t i = 0; proc_fd >= 0 && i < n; i++) {
+		_cleanup_close_ int pfd = open_pid_dir(proc_fd, pids[i]);
+
+		if (pfd >= 0)
+			done += run_runtimes_snapshot(st, pids[i], pfd) > 0;
+	}
+	step_done(sr, "runtimes", done, 0);
 	/* 3: attach and the ptrace probe, within the deadline. */
 	for (size_t i = 0; proc_fd >= 0 && i < n; i++)
 		snapshot_slow(st, sr, proc_fd, pids[i], &skipped);

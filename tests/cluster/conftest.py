@@ -20,9 +20,11 @@ import hoststate  # noqa: E402
 NS = "oomlens-smoke"
 
 # Tests that run last, in this order, whatever their file names: the
-# uninstall needs every other test of the installed release done, and the
-# host check stops the node.
-LAST = ("test_helm_uninstall.py", "test_host_unchanged.py")
+# uninstall needs every other test of the installed release done, the
+# other values' installs need the release gone (the agent's host port),
+# and the host check stops the node.
+LAST = ("test_helm_uninstall.py", "test_helm_values.py",
+        "test_host_unchanged.py")
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -169,6 +171,17 @@ def installed(node):
         node.delete(f"/api/v1/namespaces/{AGENT_NS}/pods/"
                     f"{p['metadata']['name']}")
     node.wait(lambda: not agent_pods(node), 120, "an earlier agent to go")
+    # Helm installs crds/ only when they are missing and never upgrades
+    # them: CRDs an earlier run left are upgraded as docs/cluster-mode.md
+    # tells users to (The OOMReport API), a fresh node gets them from Helm
+    if node.exists("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                   "oomreports.oomlens.io"):
+        r = subprocess.run(
+            [KUBECTL, "apply", "-f", os.path.join(TOP, "helm", "oomlens",
+                                                  "crds")],
+            env=dict(os.environ, KUBECONFIG=node.kubeconfig),
+            capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
     helm(node, "install", RELEASE, os.path.join(TOP, "helm", "oomlens"),
          "-n", AGENT_NS, "--create-namespace", "-f", VALUES, "--wait",
          "--timeout", "4m")

@@ -30,11 +30,14 @@ class Kube:
         self.ctx = ssl.create_default_context(
             cafile=cluster["certificate-authority"])
 
-    def request(self, method, path, body=None, raw=False, timeout=30):
+    def request(self, method, path, body=None, raw=False, timeout=30,
+                headers=None):
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.server + path, data=data,
                                      method=method)
         req.add_header("Authorization", "Bearer " + self.token)
+        for k, v in (headers or {}).items():
+            req.add_header(k, v)
         if data is not None:
             req.add_header("Content-Type", "application/json")
         try:

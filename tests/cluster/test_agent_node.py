@@ -70,11 +70,11 @@ def reports(kube, pod, ready=True):
 
 
 def events(kube, pod, uid):
-    """OOMForensics Events of this pod (earlier runs' pods of the same name
+    """OOMKilled Events of this pod (earlier runs' pods of the same name
     have other UIDs)."""
     items = kube.get(f"/api/v1/namespaces/{NS}/events?fieldSelector="
                      f"involvedObject.name%3D{pod}")["items"]
-    return [e for e in items if e["reason"] == "OOMForensics" and
+    return [e for e in items if e["reason"] == "OOMKilled" and
             e["involvedObject"].get("uid") == uid]
 
 
@@ -114,7 +114,7 @@ def check_report(kube, r, pod, uid=None):
 def one_event(kube, pod, uid, count):
     ev = kube.wait(lambda: [e for e in events(kube, pod, uid)
                             if e.get("count") == count], 60,
-                   f"the OOMForensics Event with count {count}")
+                   f"the OOMKilled Event with count {count}")
     assert len(events(kube, pod, uid)) == 1, events(kube, pod, uid)
     e = ev[0]
     assert e["type"] == "Warning"
@@ -425,12 +425,12 @@ def test_kubectl_oomlens_reads_the_agents_reports(kube, tmp_path):
                PATH=f"{BUILD}/bin:{os.environ.get('PATH', '')}",
                DISPLAY="", WAYLAND_DISPLAY="", HOME=str(tmp_path))
 
-    def oomlens(*args):
+    def oomlens(*args, rc=0):
         p = subprocess.run([KUBECTL, "oomlens", *args], env=env,
                            capture_output=True, text=True, timeout=60,
                            cwd=tmp_path)
-        assert p.returncode == 0, (args, p.stdout, p.stderr)
-        return p.stdout
+        assert p.returncode == rc, (args, p.stdout, p.stderr)
+        return p.stdout if rc == 0 else p.stderr
     # as kubectl get: NAMESPACE only with -A
     rows = [ln.split() for ln in oomlens("list", "-n", NS).splitlines()]
     assert rows[0] == ["NAME", "POD", "CONTAINER", "PROCESS", "VERDICT",
@@ -443,7 +443,7 @@ def test_kubectl_oomlens_reads_the_agents_reports(kube, tmp_path):
     assert [NS, name] in [x[:2] for x in rows[1:]], rows
     shown = oomlens("show", name, "-n", NS)
     assert r["spec"]["verdict"] in shown and "hog" in shown, shown
-    oomlens("get", name, "-n", NS, "-o", "b.tar.gz", "--extract", "x")
+    oomlens("download", name, "b.tar.gz", "-n", NS, "--extract", "x")
     with open(tmp_path / "b.tar.gz", "rb") as f:
         data = f.read()
     b = kube.get(f"{BUNDLES}/{name}")
@@ -455,6 +455,15 @@ def test_kubectl_oomlens_reads_the_agents_reports(kube, tmp_path):
     assert "report.html" in opened, opened
     desc = oomlens("describe", "pod", "c-victim", "-n", NS)
     assert name in desc, desc
+    # get prints the report as list does
+    rows = [ln.split() for ln in oomlens("get", name, f"-n{NS}").splitlines()]
+    assert rows[1][:2] == [name, "c-victim"], rows
+    # --as: the real API server impersonates (the node's admin may) and
+    # answers for that user, who has no right to the reports
+    err = oomlens("list", "-n", NS, "--as", "system:serviceaccount:"
+                  f"{NS}:default", rc=4)
+    assert "Forbidden" in err and f"system:serviceaccount:{NS}:default" \
+        in err, err
 
 
 def test_forecast_warns_before_the_kill(kube):
@@ -483,3 +492,79 @@ def test_forecast_warns_before_the_kill(kube):
     print(f"\nforecast: OOMPredicted {lead:.0f} s before the kill "
           f"({e['message']})")
     assert lead >= 5, (lead, e, r["spec"]["killedAt"])
+
+
+SCRAPE_NS = "oomlens-scrape"
+SCRAPE_ROLE = "oomlens-test-metrics-reader"
+
+
+def sa_token(kube, ns, name):
+    """The token of ServiceAccount ns/name, from the Secret the 1.20
+    token controller creates for it."""
+    def secret():
+        sa = kube.get(f"/api/v1/namespaces/{ns}/serviceaccounts/{name}")
+        refs = sa.get("secrets") or []
+        if not refs:
+            return None
+        s = kube.get(f"/api/v1/namespaces/{ns}/secrets/{refs[0]['name']}")
+        return (s.get("data") or {}).get("token")
+    return base64.b64decode(kube.wait(secret, 60, f"{name}'s token")).decode()
+
+
+def scrape(token=None):
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request("http://127.0.0.1:9477/metrics")
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_metrics_answer_a_token_rbac_allows_and_refuse_others(kube):
+    """/metrics as the chart installs it (not insecure): the agent reviews
+    each bearer token with the API server (TokenReview) and asks whether
+    its user may get the non-resource URL /metrics (SubjectAccessReview),
+    the way Prometheus scrapes a kubelet. A ServiceAccount bound to a role
+    with that right gets the metrics; one without it 403; none 401."""
+    kube.ensure_namespace(SCRAPE_NS)
+    for name in ("scraper", "stranger"):
+        kube.apply({"apiVersion": "v1", "kind": "ServiceAccount",
+                    "metadata": {"name": name, "namespace": SCRAPE_NS}})
+    kube.apply({"apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole", "metadata": {"name": SCRAPE_ROLE},
+                "rules": [{"nonResourceURLs": ["/metrics"],
+                           "verbs": ["get"]}]})
+    kube.apply({"apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": SCRAPE_ROLE},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                            "kind": "ClusterRole", "name": SCRAPE_ROLE},
+                "subjects": [{"kind": "ServiceAccount", "name": "scraper",
+                              "namespace": SCRAPE_NS}]})
+    try:
+        allowed = sa_token(kube, SCRAPE_NS, "scraper")
+        denied = sa_token(kube, SCRAPE_NS, "stranger")
+        st, body = scrape()
+        assert st == 401 and "bearer token" in body, (st, body)
+        st, body = scrape("not-a-token")
+        assert st == 403, (st, body)
+        st, body = scrape(denied)
+        assert st == 403 and "not allowed" in body, (st, body)
+        # RBAC bindings reach the authorizer's cache within a second or two
+        st, body = kube.wait(lambda: (lambda r: r if r[0] == 200 else None)(
+            scrape(allowed)), 30, "/metrics with the scraper's token")
+        assert "# TYPE oomlens_publish_queue_depth gauge" in body, body[:500]
+        log = kube.log(AGENT_NS, agent_ready(kube)["metadata"]["name"],
+                       "agent")
+        assert f"system:serviceaccount:{SCRAPE_NS}:stranger" in log, \
+            log[-2000:]
+    finally:
+        kube.delete(f"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/"
+                    f"{SCRAPE_ROLE}")
+        kube.delete(f"/apis/rbac.authorization.k8s.io/v1/clusterroles/"
+                    f"{SCRAPE_ROLE}")
+        kube.delete(f"/api/v1/namespaces/{SCRAPE_NS}")

@@ -20,12 +20,13 @@ import time
 
 import pytest
 
-from conftest import AGENT_NS, BUILD, INJECT_NS, TOP, webhook_endpoints
+from conftest import (AGENT_NS, BUILD, INJECT_NS, TOP, webhook_answers,
+                      webhook_endpoints)
 from kube import ApiError
 
 SYS = AGENT_NS
 APPS = INJECT_NS
-SIDECAR_IMAGE = "localhost/oomlens-sidecar:dev"
+SIDECAR_IMAGE = "localhost/oomlens-sidecar:" + open(os.path.join(TOP, "VERSION")).read().strip()
 BUSYBOX = "localhost/oomlens-busybox:1"
 
 
@@ -49,6 +50,13 @@ def ready_endpoints(kube):
 
 @pytest.fixture(scope="module")
 def injector(installed):
+    """The installed release, once the API server reaches the webhook
+    again: tests before these (test_helm_install.py's upgrade) may have
+    rolled its pods since the session's install waited for it."""
+    installed.wait(lambda: webhook_endpoints(installed) == 2, 120,
+                   "the webhook's two endpoints")
+    installed.wait(lambda: webhook_answers(installed), 60,
+                   "the API server to call the webhook")
     yield installed
 
 
@@ -148,6 +156,18 @@ def test_webhook_down_pods_still_created(injector):
     set_replicas(kube, scale, 0)
     try:
         kube.wait(lambda: ready_endpoints(kube) == 0, 60, "no endpoints")
+        # a terminating webhook pod still answers after it left the
+        # Endpoints, and the API server's endpoint cache lags the object:
+        # a pod created then came back mutated, as CI once saw. Wait for
+        # the pods to be gone and a dry-run opted-in pod to come back as
+        # it was sent.
+        sel = ("app.kubernetes.io%2Fname%3Doomlens-injector,"
+               "app.kubernetes.io%2Finstance%3Doomlens")
+        kube.wait(lambda: not kube.get(f"/api/v1/namespaces/{SYS}/pods"
+                                       f"?labelSelector={sel}")["items"],
+                  90, "the webhook's pods gone")
+        kube.wait(lambda: not webhook_answers(kube), 60,
+                  "the API server to stop reaching the webhook")
         t0 = time.monotonic()
         made = kube.create(f"/api/v1/namespaces/{APPS}/pods",
                            app_pod("nowebhook",
@@ -176,9 +196,16 @@ def test_own_namespace_and_pdb(injector):
     assert pdb and pdb["spec"]["minAvailable"] == 1
     mwc = kube.get("/apis/admissionregistration.k8s.io/v1/"
                    "mutatingwebhookconfigurations/oomlens-injector")
-    w = mwc["webhooks"][0]
-    assert (w["failurePolicy"], w["timeoutSeconds"], w["sideEffects"]) == \
-        ("Ignore", 5, "None")
+    # one webhook per Pod Security level (docs/injector.md)
+    assert {w["name"]: w["clientConfig"]["service"]["path"]
+            for w in mwc["webhooks"]} == {
+        "restricted.injector.oomlens.io": "/mutate-pods/restricted",
+        "baseline.injector.oomlens.io": "/mutate-pods/baseline",
+        "privileged.injector.oomlens.io": "/mutate-pods/privileged",
+        "unlabelled.injector.oomlens.io": "/mutate-pods/privileged"}
+    for w in mwc["webhooks"]:
+        assert (w["failurePolicy"], w["timeoutSeconds"],
+                w["sideEffects"]) == ("Ignore", 5, "None")
     # a pod in the webhook's own namespace, even annotated, is not sent
     pod = copy.deepcopy(app_pod("selfns", {"oomlens.io/capture": "true"}))
     pod["metadata"]["namespace"] = SYS
@@ -228,10 +255,10 @@ def jvm_pod(name):
                          "path": VICTIMS, "type": "Directory"}}]}}
 
 
-def bundle_files(kube, name):
+def bundle_files(kube, name, bundles=BUNDLES):
     """The OOMBundle's tar.gz (sha256 checked): {path in the bundle:
     bytes}."""
-    b = kube.get(f"{BUNDLES}/{name}")
+    b = kube.get(f"{bundles}/{name}")
     data = base64.b64decode(b["spec"]["data"])
     assert hashlib.sha256(data).hexdigest() == b["spec"]["sha256"]
     out = {}
@@ -240,6 +267,21 @@ def bundle_files(kube, name):
             if m.isfile():  # below the bundle's one top directory
                 out[m.name.split("/", 1)[1]] = t.extractfile(m).read()
     return out
+
+
+def wait_ready_report(kube, reports, name, story):
+    """The Ready OOMReport of pod name under the list path reports; story()
+    says what the pod did when it does not come."""
+    def ready_report():
+        for r in kube.get(reports)["items"]:
+            if r["spec"]["pod"] == name and \
+                    r.get("status", {}).get("phase") == "Ready":
+                return r
+        return None
+    try:
+        return kube.wait(ready_report, 240, "the JVM's Ready OOMReport")
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n{story()}")
 
 
 def test_oom_kill_of_injected_pod_has_snapshot(injector):
@@ -255,16 +297,8 @@ def test_oom_kill_of_injected_pod_has_snapshot(injector):
                                  ["containers"]], made["spec"]
     uid = made["metadata"]["uid"]
 
-    def ready_report():
-        for r in kube.get(REPORTS)["items"]:
-            if r["spec"]["pod"] == name and \
-                    r.get("status", {}).get("phase") == "Ready":
-                return r
-        return None
-    try:
-        r = kube.wait(ready_report, 240, "the JVM's Ready OOMReport")
-    except AssertionError as e:
-        raise AssertionError(f"{e}\n{pod_story(kube, name)}")
+    r = wait_ready_report(kube, REPORTS, name,
+                          lambda: pod_story(kube, name))
     spec = r["spec"]
     assert (spec["container"], spec["podUID"]) == ("app", uid), spec
     assert spec["process"]["comm"] == "java", spec

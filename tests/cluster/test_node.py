@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """Smoke tests on the real single-node cluster (conftest.py brings it up):
 what oomlens's Kubernetes claims rest on, seen on a real kubelet."""
+import os
 import re
 import subprocess
 import time
 
-from conftest import NS
+from conftest import NS, TOP
+
+VERSION = open(os.path.join(TOP, "VERSION")).read().strip()
 
 BUSYBOX = "localhost/oomlens-busybox:1"
 
@@ -169,7 +172,7 @@ def _ds_exists(kube, base):
 def test_agent_image_runs_in_a_pod(node):
     """Our own scratch image: the binary and exactly its libraries load."""
     obj = pod("agent-help", [{
-        "name": "agent", "image": "localhost/oomlens-agent:dev",
+        "name": "agent", "image": "localhost/oomlens-agent:" + VERSION,
         "command": ["/usr/bin/oomlens-agent", "--help"]}])
     create_pod(node, obj)
     t = terminated(node, "agent-help", "agent")

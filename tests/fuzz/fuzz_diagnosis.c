@@ -33,7 +33,10 @@ static const char *const paths[] = {
 	"processes/42/classes.json",
 	"processes/42/allocator.json",
 	"processes/42/pmap.txt",
-	"diagnosis.json",
+	"diagnosis.json", /* an empty part: not given, the agent's */
+	"processes/42/status",
+	"processes/42/snapshot.json",
+	"processes/42/jvm/class_histogram.json",
 };
 
 #define N_PATHS (sizeof(paths) / sizeof(paths[0]))
@@ -95,6 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct bundle *b;
 	struct strbuf out;
 	size_t at = 0, i = 0;
+	bool given = false;
 
 	if (bundle_new("fuzz", &b) < 0)
 		abort();
@@ -104,9 +108,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (bundle_add(b, paths[i], data + at, len, BUNDLE_NORMAL) < 0)
 			abort();
+		given = given || (len && streq(paths[i], "diagnosis.json"));
 		at += len + 1;
 	}
-	if (i < N_PATHS) /* no diagnosis.json given: the agent's */
+	if (!given) /* no diagnosis.json given: the agent's */
 		diagnose(b);
 	strbuf_init(&out, 64u << 20);
 	report_render_html(b, &out);

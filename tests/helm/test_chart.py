@@ -35,6 +35,12 @@ VALUE_SETS = {
                       "--set", "image.digest=sha256:" + "ab" * 32],
     "unprivileged": ["--set", "privileged=false", "--set", "sidecar.namespaces={shop}",
                      "--set", "sidecar.serviceAccount=app"],
+    "platform": ["--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.prometheusRule.enabled=true",
+                 "--set", "imagePullSecrets[0].name=regcred", "--set", "fullnameOverride=lens",
+                 "--set", "nameOverride=oz", "--set", "injector.replicas=1",
+                 "--set", "injector.sidecar.image.digest=sha256:" + "cd" * 32,
+                 "--set", "updateStrategy.rollingUpdate.maxUnavailable=2", "--set", "priorityClassName=",
+                 "--set", "rbac.aggregateToDefaultRoles=false", "--set", "metrics.tls.enabled=true"],
     "test-node": ["--set", "image.tag=dev", "--set", "image.pullPolicy=Never", "--set", "hostNetwork=true",
                   "--set", "apiServer.host=127.0.0.1", "--set", "apiServer.port=6443",
                   "--set", "probes.enabled=true",
@@ -99,6 +105,11 @@ def test_package(tmp_path):
     (["--set", "injector.timeoutSeconds=60"], "injector.timeoutSeconds"),
     (["--set", "injector.sidecar.nativeSidecars=maybe"], "injector.sidecar.nativeSidecars"),
     (["--set", "injector.sidecar.image.tag=latest"], "injector.sidecar.image.tag"),
+    (["--set", "imagePullSecrets[0].nmae=x"], "imagePullSecrets"),
+    (["--set", "injector.sidecar.image.digest=sha256:12"], "injector.sidecar.image.digest"),
+    (["--set", "updateStrategy.rollingUpdate.maxUnavailable=0"], "maxUnavailable"),
+    (["--set", "fullnameOverride=Bad_Name"], "fullnameOverride"),
+    (["--set", "metrics.prometheusRule.forecastSeconds=soon"], "forecastSeconds"),
 ])
 def test_schema_refuses(args, err):
     r = helm("template", "x", CHART, *args, check=False)
@@ -111,8 +122,12 @@ def kinds(docs):
 
 def test_objects_per_value_set():
     agent = ["CustomResourceDefinition"] * 2 + [
-        "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "DaemonSet", "Pod"]
+        "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "DaemonSet", "Pod",
+        "ClusterRole", "ClusterRole"]  # the agent's; aggregated to view, to edit
     assert kinds(render("--set", "injector.enabled=false")) == sorted(agent)
+    # opting pods in needs no chart value, and by default their service
+    # accounts get no Role (the agent reads the spools through the node)
+    assert not {"Role", "RoleBinding"} & set(kinds(render()))
     injector = [k for k in kinds(render()) if k not in agent or
                 kinds(render()).count(k) > agent.count(k)]
     assert "MutatingWebhookConfiguration" in injector and "Deployment" in injector
@@ -273,3 +288,179 @@ def test_examples_are_opted_in():
         assert side["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["SYS_PTRACE", "SETUID", "SETGID"]}
         assert {m["name"] for m in side["volumeMounts"]} == {"oomlens-spool", "oomlens-podinfo"}
         check_policy([d], raw)
+
+
+def by_kind(docs, kind, name=None):
+    return [d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)]
+
+
+def test_scheduling_naming_and_registry_values():
+    """Linux nodes by default; affinity, updateStrategy, pull secrets for
+    the agent and the webhook; digests for the agent, the webhook and the
+    sidecar the webhook injects; names from fullnameOverride/nameOverride."""
+    docs = render()
+    (ds,) = by_kind(docs, "DaemonSet")
+    spec = ds["spec"]["template"]["spec"]
+    assert spec["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    assert ds["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}
+    assert "imagePullSecrets" not in spec and "affinity" not in spec
+    (dep,) = by_kind(docs, "Deployment")
+    assert dep["spec"]["template"]["spec"]["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    d1, d2 = "sha256:" + "ab" * 32, "sha256:" + "cd" * 32
+    aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["apps"]}]}]}}}
+    docs = render("--set", "imagePullSecrets[0].name=regcred", "--set", "imagePullSecrets[1]=other",
+                  "--set", "image.digest=" + d1, "--set", "injector.sidecar.image.digest=" + d2,
+                  "--set-json", "affinity=" + json.dumps(aff),
+                  "--set", "updateStrategy.rollingUpdate.maxUnavailable=10%",
+                  "--set", "priorityClassName=", "--set", "fullnameOverride=lens", "--set", "nameOverride=oz")
+    (ds,) = by_kind(docs, "DaemonSet", "lens-agent")
+    spec = ds["spec"]["template"]["spec"]
+    assert spec["imagePullSecrets"] == [{"name": "regcred"}, {"name": "other"}]
+    assert spec["affinity"] == aff and "priorityClassName" not in spec
+    assert ds["spec"]["updateStrategy"]["rollingUpdate"] == {"maxUnavailable": "10%"}
+    assert spec["containers"][0]["image"] == "localhost/oomlens-agent:0.1.0@" + d1
+    assert ds["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"] == "oz"
+    (dep,) = by_kind(docs, "Deployment", "lens-injector")
+    pspec = dep["spec"]["template"]["spec"]
+    assert pspec["imagePullSecrets"] == [{"name": "regcred"}, {"name": "other"}]
+    web = pspec["containers"][0]
+    assert web["image"] == "localhost/oomlens-agent:0.1.0@" + d1
+    assert "--sidecar-image=localhost/oomlens-sidecar:0.1.0@" + d2 in web["args"]
+    assert by_kind(docs, "Secret", "lens-injector-tls") and by_kind(docs, "Service", "lens-agent")
+    assert by_kind(docs, "MutatingWebhookConfiguration", "lens-injector")
+    # a webhook image of its own does not take the agent's digest
+    (dep,) = by_kind(render("--set", "image.digest=" + d1, "--set", "injector.image.repository=reg/hook"),
+                     "Deployment")
+    assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == "reg/hook:0.1.0"
+    # release names: oomlens keeps oomlens-*, another gets <release>-oomlens-*
+    names = {d["metadata"]["name"] for d in yaml.safe_load_all(
+        helm("template", "shop", CHART, "-n", "x").stdout) if d}
+    assert {"shop-oomlens-agent", "shop-oomlens-injector", "shop-oomlens-view"} <= names
+
+
+def test_every_object_has_the_standard_labels():
+    for d in render("--set", "metrics.serviceMonitor.enabled=true", "--set", "dashboard.enabled=true",
+                    "--set", "metrics.prometheusRule.enabled=true", "--set", "sidecar.namespaces={shop}"):
+        if d["kind"] == "CustomResourceDefinition":
+            continue
+        labels = d["metadata"].get("labels", {})
+        where = (d["kind"], d["metadata"]["name"])
+        for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
+                  "app.kubernetes.io/managed-by", "app.kubernetes.io/part-of", "helm.sh/chart"):
+            assert k in labels, (where, k)
+        if "injector" in d["metadata"]["name"]:
+            assert labels["app.kubernetes.io/component"] == "injector", where
+            assert labels["app.kubernetes.io/name"] == "oomlens-injector", where
+
+
+def test_pdb_only_over_more_than_one_webhook_replica():
+    assert len(by_kind(render(), "PodDisruptionBudget")) == 1
+    assert by_kind(render("--set", "injector.replicas=1"), "PodDisruptionBudget") == []
+    assert by_kind(render("--set", "injector.podDisruptionBudget.enabled=false"), "PodDisruptionBudget") == []
+
+
+def test_aggregated_roles():
+    roles = {d["metadata"]["name"]: d for d in by_kind(render(), "ClusterRole")}
+    view, edit = roles["oomlens-view"], roles["oomlens-edit"]
+    assert view["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-view"] == "true"
+    assert edit["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"] == "true"
+    assert view["rules"] == [{"apiGroups": ["oomlens.io"], "resources": ["oomreports", "oombundles"],
+                              "verbs": ["get", "list", "watch"]}]
+    assert edit["rules"] == [{"apiGroups": ["oomlens.io"], "resources": ["oomreports", "oombundles"],
+                              "verbs": ["delete", "deletecollection"]}]
+    assert set(d["metadata"]["name"] for d in by_kind(
+        render("--set", "rbac.aggregateToDefaultRoles=false"), "ClusterRole")) == {"oomlens-agent"}
+
+
+def test_offline_renders_make_a_new_certificate_each_time():
+    """Without a cluster (no lookup) each render makes a new CA: why the
+    chart reads the installed Secret back (tests/cluster/test_helm_install.py
+    shows that renders against the installed release are equal)."""
+    one = by_kind(render(), "Secret")[0]["data"]["ca.crt"]
+    two = by_kind(render(), "Secret")[0]["data"]["ca.crt"]
+    assert one != two
+
+
+def test_webhook_pods_roll_exactly_when_the_certificate_changes():
+    """checksum/tls is the certificate the Secret carries (one made per
+    render, shared by the Secret, the caBundle and the annotation): an
+    upgrade that reuses the installed certificate leaves the pods be."""
+    import hashlib
+    docs = render()
+    (sec,) = by_kind(docs, "Secret")
+    (mwc,) = by_kind(docs, "MutatingWebhookConfiguration")
+    (dep,) = by_kind(docs, "Deployment")
+    d = sec["data"]
+    assert mwc["webhooks"][0]["clientConfig"]["caBundle"] == d["ca.crt"]
+    want = hashlib.sha256(json.dumps({"ca": d["ca.crt"], "crt": d["tls.crt"], "key": d["tls.key"]},
+                                     separators=(",", ":")).encode()).hexdigest()
+    assert dep["spec"]["template"]["metadata"]["annotations"]["checksum/tls"] == want
+
+
+def selects(sel, labels):
+    """A namespaceSelector applied to a namespace's labels, as the API
+    server applies it (matchLabels and matchExpressions ANDed)."""
+    for k, v in (sel.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in sel.get("matchExpressions") or []:
+        k, op, vals = e["key"], e["operator"], e.get("values", [])
+        ok = {"In": k in labels and labels[k] in vals,
+              "NotIn": k not in labels or labels[k] not in vals,
+              "Exists": k in labels,
+              "DoesNotExist": k not in labels}[op]
+        if not ok:
+            return False
+    return True
+
+
+ENFORCE = "pod-security.kubernetes.io/enforce"
+
+
+def paths_by_label(webhooks):
+    """For each enforce label value (None: no label), the paths of the
+    webhooks an opted-in namespace is sent to."""
+    out = {}
+    for value in (None, "privileged", "baseline", "restricted", "Baseline"):
+        labels = {"oomlens.io/injection": "enabled",
+                  "kubernetes.io/metadata.name": "apps"}
+        if value is not None:
+            labels[ENFORCE] = value
+        out[value] = [w["clientConfig"]["service"]["path"] for w in webhooks
+                      if selects(w["namespaceSelector"], labels)]
+    return out
+
+
+@pytest.mark.parametrize("default", [None, "baseline"])
+def test_each_namespace_reaches_one_webhook_of_its_level(default):
+    """The four webhooks' selectors split opted-in namespaces by their Pod
+    Security label: each is sent to exactly one, whose path is its level
+    (an unknown value: restricted; none: injector.podSecurity.defaultLevel);
+    a namespace not opted in, or the release's own, to none."""
+    extra = ["--set", f"injector.podSecurity.defaultLevel={default}"] \
+        if default else []
+    (mwc,) = by_kind(render(*extra), "MutatingWebhookConfiguration")
+    assert paths_by_label(mwc["webhooks"]) == {
+        None: [f"/mutate-pods/{default or 'privileged'}"],
+        "privileged": ["/mutate-pods/privileged"],
+        "baseline": ["/mutate-pods/baseline"],
+        "restricted": ["/mutate-pods/restricted"],
+        "Baseline": ["/mutate-pods/restricted"]}
+    for labels in ({ENFORCE: "baseline"},
+                   {"oomlens.io/injection": "enabled", ENFORCE: "baseline",
+                    "kubernetes.io/metadata.name": "oomlens-system"}):
+        assert not [w for w in mwc["webhooks"]
+                    if selects(w["namespaceSelector"], labels)], labels
+
+
+def test_plain_manifests_split_namespaces_as_the_chart_does():
+    docs = [d for d in yaml.safe_load_all(
+        open(os.path.join(ROOT, "manifests", "injector", "injector.yaml")))
+        if d and d["kind"] == "MutatingWebhookConfiguration"]
+    (mwc,) = docs
+    (chart,) = by_kind(render(), "MutatingWebhookConfiguration")
+    assert paths_by_label(mwc["webhooks"]) == \
+        paths_by_label(chart["webhooks"])
+    assert [w["name"] for w in mwc["webhooks"]] == \
+        [w["name"] for w in chart["webhooks"]]

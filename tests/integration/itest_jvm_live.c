@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "base/fileio.h"
+#include "itest_spawn.h"
 #include "base/host.h"
 #include "inspect/jvm.h"
 
@@ -40,36 +41,18 @@ static bool have_classes(void)
  * waits for its "ready" line. */
 static pid_t start_jvm(void)
 {
-	int p[2];
-	pid_t pid;
-	char buf[256];
-	size_t n = 0;
+	char *const argv[] = {JAVA,
+			      "-Xmx64m",
+			      "-XX:+UseSerialGC",
+			      "-XX:NativeMemoryTracking=summary",
+			      "-cp",
+			      classes,
+			      "NativeChurn",
+			      "4",
+			      "16",
+			      NULL};
 
-	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		dup2(p[1], STDOUT_FILENO);
-		execl(JAVA, JAVA, "-Xmx64m", "-XX:+UseSerialGC",
-		      "-XX:NativeMemoryTracking=summary", "-cp", classes,
-		      "NativeChurn", "4", "16", (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	while (n < sizeof(buf) - 1) {
-		ssize_t k = read(p[0], buf + n, sizeof(buf) - 1 - n);
-
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-		buf[n] = '\0';
-		if (strstr(buf, "ready"))
-			break;
-	}
-	close(p[0]);
-	cr_assert(n && strstr(buf, "ready"), "JVM did not start: '%.*s'",
-		  (int)n, buf);
-	return pid;
+	return itest_spawn_until(argv, NULL, "ready");
 }
 
 static void stop_jvm(pid_t pid)

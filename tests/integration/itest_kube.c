@@ -229,9 +229,40 @@ Test(kube_fake, oomreport_create_get_list_patch_apply_delete)
 	cr_assert_eq(n, 1);
 	cr_assert_str_eq(list[0]->name, "r1");
 	kube_oomreports_free(list, n);
-	cr_assert_eq(kube_oomreport_patch_status(c, "default", "r1", "Stored",
-						 "ok", true, &e),
+	cr_assert_eq(kube_oomreport_patch_status(c, "default", "r1", "Ready",
+						 "bundle stored", true, &e),
 		     0, "%s", e.message);
+	{
+		/* the conditions survive the CRD's schema (pruning) */
+		struct kube_call k = {.res = &kube_res_oomreports,
+				      .namespace = "default",
+				      .name = "r1"};
+		struct json_object *o = NULL, *st, *conds;
+
+		cr_assert_eq(kube_get(c, &k, &o, &e), 0, "%s", e.message);
+		st = json_object_object_get(o, "status");
+		conds = json_object_object_get(st, "conditions");
+		cr_assert_eq(json_object_array_length(conds), 2);
+		for (size_t i = 0; i < 2; i++) {
+			struct json_object *ci =
+				json_object_array_get_idx(conds, i);
+			const char *type = json_object_get_string(
+				json_object_object_get(ci, "type"));
+
+			cr_assert_str_eq(type, i ? "BundleStored" : "Ready");
+			cr_assert_str_eq(
+				json_object_get_string(
+					json_object_object_get(ci, "status")),
+				"True");
+			cr_assert_str_eq(
+				json_object_get_string(
+					json_object_object_get(ci, "reason")),
+				i ? "Stored" : "Published");
+			cr_assert_not_null(json_object_object_get(
+				ci, "lastTransitionTime"));
+		}
+		json_object_put(o);
+	}
 	kube_oomreport_free(got);
 	{
 		struct json_object *p = json_tokener_parse(
@@ -250,7 +281,7 @@ Test(kube_fake, oomreport_create_get_list_patch_apply_delete)
 	cr_assert_eq(kube_oomreport_write(c, &r1, &apply, &got, &e), 0, "%s",
 		     e.message);
 	cr_assert_str_eq(got->verdict, "allocator-retention");
-	cr_assert_str_eq(got->phase, "Stored");
+	cr_assert_str_eq(got->phase, "Ready");
 	kube_oomreport_free(got);
 	/* apply of a missing name creates it */
 	r2.name = "r3";
@@ -527,7 +558,7 @@ Test(kube_fake, event_repeat_bumps_count)
 	struct kube_event_options ev = {.involved_name = "victim-2",
 					.involved_uid = "u-2",
 					.field_path = "spec.containers{c}",
-					.reason = "OOMForensics",
+					.reason = "OOMKilled",
 					.message = "container c OOM-killed",
 					.component = "oomlens-agent",
 					.host = "node1"};

@@ -11,6 +11,7 @@ import queue
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -195,9 +196,15 @@ class AgentProcess:
         return got
 
     def stop(self):
+        """Stops the agent; its exit status. Every manifest it wrote was
+        checked against forensics/manifest.h: a mismatch it logged fails
+        the test that ran it."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         rc = self.proc.wait(timeout=10)
+        bad = [l for l in self.stderr if "(docs/manifest.md)" in l]
+        assert not bad, "manifest does not match its description:\n" + \
+            "".join(bad[:5])
         return rc
 
 
@@ -349,3 +356,43 @@ def agent_env(tmp_path_factory, name):
     yield cg, agent, tmp
     agent.stop()
     cg.cleanup()
+
+
+def make_cert(d, name, cn="localhost"):
+    """A self-signed certificate for localhost and 127.0.0.1 in d:
+    (cert path, key path)."""
+    key, crt = os.path.join(d, name + ".key"), os.path.join(d, name + ".crt")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
+                    "-nodes", "-keyout", key, "-out", crt, "-days", "1",
+                    "-subj", "/CN=" + cn, "-addext",
+                    "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    return crt, key
+
+
+def peer_cert(port):
+    """The PEM certificate a TLS server on 127.0.0.1:port presents."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        with ctx.wrap_socket(s, server_hostname="localhost") as t:
+            der = t.getpeercert(binary_form=True)
+    return ssl.DER_cert_to_PEM_cert(der).strip()
+
+
+def swap_cert_and_wait(port, crt, key, d):
+    """Replaces the pair a server on port was started with by a new one
+    (renamed over both, as a Secret volume swaps them) and waits until it
+    is the one served; asserts it was (and that it differs)."""
+    first = peer_cert(port)
+    assert first == open(crt).read().strip()
+    crt2, key2 = make_cert(d, "swapped", "second")
+    os.rename(key2, key)
+    os.rename(crt2, crt)
+    want = open(crt).read().strip()
+    assert want != first
+    deadline = time.time() + 10
+    while peer_cert(port) != want and time.time() < deadline:
+        time.sleep(0.2)
+    assert peer_cert(port) == want, "the new certificate is served"

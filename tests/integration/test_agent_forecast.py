@@ -1,18 +1,21 @@
 """The agent's HTTP endpoint and its forecast against real OOM kills on this
 machine: the standalone agent serves /healthz, /readyz and /metrics, exports
-oomlens_seconds_to_oom while a victim grows steadily towards its cgroup's
+oomlens_time_to_oom_seconds while a victim grows steadily towards its cgroup's
 limit, logs the OOMPredicted warning once, and counts the kill. How early
 and how right the forecast was is printed (pytest -s) and asserted."""
+import http.client
 import os
 import re
+import ssl
+import subprocess
 import time
 import urllib.error
 import urllib.request
 
 import pytest
 
-from oomtest import (Agent, Cgroup, VICTIMS, free_port, require_oom_env,
-                     run_in_cgroup)
+from oomtest import (AGENT, Agent, Cgroup, VICTIMS, free_port, make_cert,
+                     require_oom_env, run_in_cgroup, swap_cert_and_wait)
 
 
 @pytest.fixture
@@ -23,11 +26,12 @@ def cg():
     c.cleanup()
 
 
-def get(port, path, headers=None):
-    req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path),
+def get(port, path, headers=None, ctx=None):
+    scheme = "https://localhost" if ctx else "http://127.0.0.1"
+    req = urllib.request.Request("%s:%d%s" % (scheme, port, path),
                                  headers=headers or {})
     try:
-        with urllib.request.urlopen(req, timeout=5) as r:
+        with urllib.request.urlopen(req, timeout=5, context=ctx) as r:
             return r.status, r.headers, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.headers, e.read().decode()
@@ -70,6 +74,79 @@ def test_health_and_metrics_need_auth_without_insecure(cg, tmp_path):
         assert a.stop() == 0
 
 
+def test_https_serves_every_path_and_follows_its_certificate(cg, tmp_path):
+    """--metrics-tls-cert/--metrics-tls-key: HTTPS only (a plain request
+    gets no answer), the same paths, and a certificate replaced in place
+    (a Secret volume's swap) is served without a restart."""
+    cg.mkdir("/app", limit_mb=32)
+    crt, key = make_cert(str(tmp_path), "metrics")
+    port = free_port()
+    a = Agent([cg.path()], str(tmp_path / "state"),
+              ["--metrics-addr", "127.0.0.1:%d" % port,
+               "--metrics-tls-cert", crt, "--metrics-tls-key=" + key,
+               "--metrics-insecure"])
+    try:
+        ctx = ssl.create_default_context(cafile=crt)
+        assert get(port, "/healthz", ctx=ctx)[::2] == (200, "ok\n")
+        assert get(port, "/readyz", ctx=ctx)[::2] == (200, "ok\n")
+        st, hdrs, body = get(port, "/metrics", ctx=ctx)
+        assert st == 200
+        assert re.search(r'^oomlens_build_info\{version="[^"]+"\} 1$',
+                         body, re.M), body[:400]
+        assert get(port, "/nope", ctx=ctx)[0] == 404
+        with pytest.raises((OSError, http.client.HTTPException)):
+            get(port, "/healthz")
+        # oomlens-agent probe (helm test's client when the port is HTTPS)
+        url = "https://localhost:%d/readyz" % port
+
+        def probe(*args):
+            p = subprocess.run([AGENT, "probe", *args], capture_output=True,
+                               text=True, timeout=20)
+            return p.returncode, p.stdout, p.stderr
+        assert probe("--ca", crt, url)[:2] == (0, "ok\n")
+        assert probe("--insecure", url)[:2] == (0, "ok\n")
+        rc, _, err = probe(url)  # the system's CAs do not know it
+        assert rc == 1 and "certificate" in err, err
+        rc, out, err = probe("--ca", crt, url.replace("readyz", "nope"))
+        assert (rc, out) == (1, "not found\n") and "HTTP 404" in err, err
+        assert probe("--ca", crt, "--insecure", url)[0] == 2
+        assert probe()[0] == 2
+        swap_cert_and_wait(port, crt, key, str(tmp_path))
+        ctx2 = ssl.create_default_context(cafile=crt)
+        assert get(port, "/healthz", ctx=ctx2)[::2] == (200, "ok\n")
+        with pytest.raises(urllib.error.URLError) as e:
+            get(port, "/healthz", ctx=ctx)  # the first CA is not it
+        assert isinstance(e.value.reason, ssl.SSLCertVerificationError)
+        assert "https on" in "".join(a.stderr)
+        assert 'certificate \\"%s\\" reloaded' % crt in "".join(a.stderr)
+    finally:
+        assert a.stop() == 0
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--metrics-tls-cert", "/x.crt"], "go together"),
+    (["--metrics-tls-key=/x.key"], "go together"),
+    (["--metrics-tls-cert"], "--metrics-tls-cert needs a value"),
+])
+def test_https_options_incomplete_are_refused(tmp_path, args, says):
+    p = subprocess.run([AGENT, "run", "--standalone", "--watch", "/x",
+                        "--state-dir", str(tmp_path)] + args,
+                       capture_output=True, text=True, timeout=10)
+    assert (p.returncode, says in p.stderr) == (2, True), p.stderr
+
+
+def test_https_with_an_unreadable_certificate_does_not_start(cg, tmp_path):
+    cg.mkdir("/app", limit_mb=32)
+    p = subprocess.run([AGENT, "run", "--standalone", "--watch", cg.path(),
+                        "--state-dir", str(tmp_path / "state"),
+                        "--metrics-addr", "127.0.0.1:%d" % free_port(),
+                        "--metrics-tls-cert", str(tmp_path / "no.crt"),
+                        "--metrics-tls-key", str(tmp_path / "no.key")],
+                       capture_output=True, text=True, timeout=10)
+    assert p.returncode != 0
+    assert "no.crt" in p.stderr and "No such file" in p.stderr, p.stderr
+
+
 def test_forecast_comes_before_the_kill(cg, tmp_path):
     limit_mb = 96
     cg.mkdir("/app", limit_mb=limit_mb)
@@ -82,7 +159,7 @@ def test_forecast_comes_before_the_kill(cg, tmp_path):
         assert st == 200
         assert hdr["Content-Type"].startswith("text/plain; version=0.0.4")
         assert series(text, "oomlens_build_info") == 1
-        assert "oomlens_seconds_to_oom{" not in text  # idle: no series
+        assert "oomlens_time_to_oom_seconds{" not in text  # idle: no series
         time.sleep(3)  # a flat start, as a real container has
         # 1 MiB every 400 ms: ~2.5 MiB/s, the limit in ~38 s
         p = run_in_cgroup(cg, "/app", [os.path.join(VICTIMS, "hog"),
@@ -93,7 +170,7 @@ def test_forecast_comes_before_the_kill(cg, tmp_path):
         while time.monotonic() - t_start < 90:
             _, _, text = get(port, "/metrics")
             now = time.monotonic()
-            v = series(text, "oomlens_seconds_to_oom",
+            v = series(text, "oomlens_time_to_oom_seconds",
                        container=cg.path("/app"))
             if v is not None:
                 preds.append((now, v))
@@ -128,7 +205,7 @@ def test_forecast_comes_before_the_kill(cg, tmp_path):
         # after the kill the series goes (the timeline starts over)
         time.sleep(3)
         _, _, text = get(port, "/metrics")
-        assert series(text, "oomlens_seconds_to_oom",
+        assert series(text, "oomlens_time_to_oom_seconds",
                       container=cg.path("/app")) is None, text
         assert series(text, "oomlens_oom_kills_total",
                       container=cg.path("/app"),

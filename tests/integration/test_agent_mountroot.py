@@ -44,7 +44,7 @@ def bound_agent(cgs, tmp_path, monkeypatch):
     memory hierarchy is the subtree of cgroup `inside` only."""
     agents = []
 
-    def start(inside, watch):
+    def start(inside, watch, dev=True):
         root, mode = inside.root, inside.mode
         host = tmp_path / "host"
         mem = host / ("sys/fs/cgroup/memory" if mode == 1 else "sys/fs/cgroup")
@@ -54,7 +54,7 @@ def bound_agent(cgs, tmp_path, monkeypatch):
         wrapper.write_text(
             "#!/bin/sh\nset -e\n"
             f"mount --bind /proc '{host}/proc'\n"
-            f"mount --bind /dev '{host}/dev'\n"
+            + (f"mount --bind /dev '{host}/dev'\n" if dev else "") +
             f"mount --bind '{inside.fs()}' '{mem}'\n"
             f"exec '{oomtest.AGENT}' \"$@\" --host-root '{host}'\n")
         wrapper.chmod(0o755)
@@ -131,4 +131,25 @@ def test_kill_outside_the_mount_is_logged_once_with_both_paths(cgs, bound_agent)
     assert len(warned) == 1, agent.log()
     assert outside.path("/x") in warned[0] and inside.path() in warned[0]
     assert '(\\"hog\\")' in warned[0], warned[0]
+    assert agent.stop() == 0
+
+
+def test_without_the_kernel_log_kills_are_still_reported(cgs, bound_agent):
+    """The chart's privileged: false: no /dev/kmsg in the agent's host
+    root (an unprivileged container's device cgroup denies it). The agent
+    starts, says what it cannot see, and a kill is still bundled from the
+    cgroup's own counters: no victims' names, how_found "notification"."""
+    inside = cgs("oomlens-test-nokmsg")
+    inside.mkdir("/app", limit_mb=32)
+    agent = bound_agent(inside, ["/app"], dev=False)
+    assert "running without the kernel log" in "".join(agent.stderr), agent.log()
+    wait_oom_ratelimit()
+    _, _, rc = hog(inside, "/app", "--step-mb", "4")
+    assert rc == -9
+    line = agent.next(timeout=20)
+    assert line["cgroup"] == "/app", agent.log()
+    man = json.loads(bundle_members(line["path"])["manifest.json"])
+    assert man["how_found"] == "notification", man
+    assert man["kernel_report_complete"] is False
+    assert man["cgroup_state"]["events"]["oom_kill"] >= 1, man["cgroup_state"]
     assert agent.stop() == 0

@@ -113,15 +113,30 @@ def test_exec_plugin_kubeconfig_is_refused(tmp_path, api):
 
 
 class ClusterAgent(AgentProcess):
-    """oomlens-agent run in cluster mode, its stdout lines collected."""
+    """oomlens-agent run in cluster mode, its stdout lines collected; its
+    /metrics on 127.0.0.1:metrics_port."""
 
     def __init__(self, api, kubeconfig, state_dir, extra=()):
+        self.metrics_port = free_port()
         super().__init__(
             [AGENT, "run", "--state-dir", state_dir, "--kubeconfig", kubeconfig,
              "--log-level", "debug", "--metrics-addr",
-             "127.0.0.1:%d" % free_port(),
+             "127.0.0.1:%d" % self.metrics_port,
              *extra],
             env=dict(os.environ, NODE_NAME=NODE))
+
+    def metrics(self):
+        """/metrics as {series: value}, a series as the exposition writes
+        it (`name` or `name{label="value"}`). Needs --metrics-insecure."""
+        url = "http://127.0.0.1:%d/metrics" % self.metrics_port
+        with urllib.request.urlopen(url, timeout=5) as r:
+            text = r.read().decode()
+        got = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                name, _, value = line.rpartition(" ")
+                got[name] = float(value)
+        return got
 
 
 def make_pod(api, name, annotations=None):
@@ -176,7 +191,7 @@ def reports(api):
 
 def events(api):
     code, obj = call(api, "GET", "/api/v1/namespaces/default/events"
-                     "?fieldSelector=reason%3DOOMForensics")
+                     "?fieldSelector=reason%3DOOMKilled")
     assert code == 200
     return obj["items"]
 
@@ -211,12 +226,17 @@ def test_kill_becomes_report_bundle_event_once(node):
     assert len(items) == 1
     r = items[0]
     assert r["metadata"]["name"] == line["id"]
-    assert r["metadata"]["labels"]["oomlens.io/node"] == NODE
+    assert r["metadata"]["labels"] == {
+        "oomlens.io/node": NODE, "oomlens.io/pod": "victim",
+        "oomlens.io/container": "app", "oomlens.io/verdict": r["spec"]["verdict"]}
     assert r["spec"]["pod"] == "victim" and r["spec"]["podUID"] == uid
     assert r["spec"]["container"] == "app"
     assert r["spec"]["containerID"] == CID
     assert r["spec"]["process"]["pid"] == victim
     assert r["status"]["bundleStored"] is True
+    assert [(c["type"], c["status"], c["reason"])
+            for c in r["status"]["conditions"]] == [
+        ("Ready", "True", "Published"), ("BundleStored", "True", "Stored")]
     code, b = call(api, "GET", "/apis/oomlens.io/v1alpha1/namespaces/default/"
                    "oombundles/" + line["id"])
     assert code == 200
@@ -227,8 +247,12 @@ def test_kill_becomes_report_bundle_event_once(node):
     assert b["metadata"]["ownerReferences"][0]["uid"] == r["metadata"]["uid"]
     ev = wait_for(lambda: events(api), what="the Event\n" + agent.log())
     assert len(ev) == 1 and ev[0]["count"] == 1 and ev[0]["type"] == "Warning"
-    assert "kubectl oomlens get default/" + line["id"] in ev[0]["message"]
+    # the command it names works as written (kubectl-oomlens/README.md)
+    assert ev[0]["message"].endswith("; kubectl oomlens show -n default " + line["id"])
     assert ev[0]["involvedObject"]["uid"] == uid
+    assert (ev[0]["source"]["component"], ev[0]["reportingComponent"],
+            ev[0]["reportingInstance"]) == (
+        "oomlens-agent", "oomlens.io/agent", "oomlens-agent-" + NODE)
     # the manifest carries the pod
     import tarfile
     with tarfile.open(line["path"]) as t:
@@ -351,6 +375,64 @@ def test_bad_annotation_is_one_oomlensconfig_event(api, tmp_path):
         assert len(ev) == 1
         time.sleep(1)
         assert len(events_by(api, "OOMLensConfig")) == 2
+        assert agent.proc.poll() is None, "the agent lives"
+    finally:
+        agent.stop()
+        cg.cleanup()
+
+
+def test_not_injected_annotation_is_one_oomlensconfig_event(api, tmp_path):
+    """No kill: the injector's oomlens.io/not-injected reason becomes one
+    Warning Event per pod, `oomlens sidecar not injected: <reason>`. The
+    value is whoever may annotate the pod's: control bytes are '?', a long
+    one is cut to 256 bytes ending in "..."; the pod's later watch events
+    and a changed value make no more Events."""
+    kc = cluster_only(api, tmp_path)
+    why = ("the namespace enforces Pod Security \"restricted\": a sidecar "
+           "without SYS_PTRACE cannot read the app's memory")
+    make_pod(api, "plain", {"oomlens.io/capture": "true",
+                            "oomlens.io/not-injected": why})
+    hostile = "line one\nline two \x1b[2J\x07" + "\u00e9" * 200
+    make_pod(api, "hostile", {"oomlens.io/capture": "true",
+                              "oomlens.io/not-injected": hostile})
+    cg = Cgroup("kubepods.slice")
+    agent = ClusterAgent(api, kc, str(tmp_path / "state"))
+    try:
+        ev = wait_for(lambda: len(events_by(api, "OOMLensConfig")) == 2 and
+                      events_by(api, "OOMLensConfig"),
+                      what="the two OOMLensConfig Events\n" + agent.log())
+        by = {e["involvedObject"]["name"]: e for e in ev}
+        assert sorted(by) == ["hostile", "plain"], by
+        for e in ev:
+            assert e["type"] == "Warning"
+            assert e["involvedObject"]["kind"] == "Pod"
+            assert e["source"]["component"] == "oomlens-agent"
+        assert by["plain"]["message"] == "oomlens sidecar not injected: " + why
+        # 23 bytes, then 2-byte characters up to byte 253 at most: 115 of
+        # them (253 bytes), and "..."
+        assert by["hostile"]["message"] == (
+            "oomlens sidecar not injected: line one?line two ?[2J?"
+            + "\u00e9" * 115 + "..."), by["hostile"]["message"]
+        assert len(by["hostile"]["message"].encode()) - \
+            len("oomlens sidecar not injected: ") <= 256
+        said = [l for l in agent.stderr if "oomlens sidecar not injected" in l]
+        assert len(said) == 2, said
+        # watch events of the pods, and a new value: nothing more
+        code, obj = call(api, "GET", "/api/v1/namespaces/default/pods/plain")
+        obj["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+        code, _ = call(api, "PUT",
+                       "/api/v1/namespaces/default/pods/plain/status", obj)
+        assert code == 200
+        for i in range(3):
+            code, obj = call(
+                api, "PATCH", "/api/v1/namespaces/default/pods/hostile",
+                {"metadata": {"annotations": {
+                    "oomlens.io/not-injected": "spam %d" % i}}},
+                ctype="application/merge-patch+json")
+            assert code == 200, obj
+        time.sleep(2)
+        assert len(events_by(api, "OOMLensConfig")) == 2, agent.log()
+        assert not [l for l in agent.stderr if "spam" in l], agent.log()
         assert agent.proc.poll() is None, "the agent lives"
     finally:
         agent.stop()
@@ -537,6 +619,12 @@ def _bomb():
     return buf.getvalue()
 
 
+def noise(n):
+    """n bytes gzip cannot shrink (the same ones every run)."""
+    import random
+    return random.Random(n).randbytes(n)
+
+
 def hostile_cases(uid, now_ms):
     good = tgz(snap_files("snap-snappy", now_ms - 3000))
     other = "00000000-1111-2222-3333-444444444444"
@@ -549,6 +637,17 @@ def hostile_cases(uid, now_ms):
         ("sha256 is an object", snap_object("snappy", uid, good, sha256={"x": 1}),
          "spec.sha256"),
         ("huge", snap_object("snappy", uid, good, size=2 << 20), "larger than 900 KiB"),
+        # honest objects over the sidecar's budget (incompressible data): the
+        # size is refused before a byte is decoded; past 2 MiB of answer the
+        # transfer stops (a real API server stores at most 1.5 MiB)
+        ("1 MiB of data", snap_object("snappy", uid, tgz(
+            snap_files("snap-snappy", now_ms - 3000)
+            + [("snap-snappy/processes/42/smaps.txt", noise(1 << 20))])),
+         "larger than 900 KiB (size 10"),
+        ("an answer over 2 MiB", snap_object("snappy", uid, tgz(
+            snap_files("snap-snappy", now_ms - 3000)
+            + [("snap-snappy/processes/42/smaps.txt", noise(1700 << 10))])),
+         "larger than 900 KiB: the API's answer is over 2048 KiB"),
         ("bad base64", snap_object("snappy", uid, good, data="@@@@" * 8),
          "not base64"),
         ("sha mismatch", snap_object("snappy", uid, good, sha256="0" * 64),
@@ -662,3 +761,132 @@ def test_kill_of_an_agent_killed_by_force_is_published_by_the_next_start(
         agent.proc.kill()
         agent.proc.wait(timeout=10)
     _stopped_while_waiting_for_its_snap(api, tmp_path, "forced", stop)
+
+
+# ---- the publish queue's metrics (docs/metrics.md) ----
+
+LATENCY = "oomlens_publish_latency_seconds"
+DEPTH = "oomlens_publish_queue_depth"
+FAILURES = "oomlens_publish_failures_total"
+
+
+def failures(m):
+    """{reason: count} of oomlens_publish_failures_total."""
+    return {re.match(r'.*\{reason="([^"]*)"\}$', k).group(1): v
+            for k, v in m.items() if k.startswith(FAILURES + "{")}
+
+
+def kill_line(cg, ctr, agent):
+    """One kill; (its stdout line, the wall time just before the victim
+    started, the wall time its line came)."""
+    import queue
+    wait_oom_ratelimit()
+    t0 = time.time()
+    _, _, rc = hog(cg, ctr, "--step-mb", "4")
+    assert rc == -9, "the hog was not killed"
+    try:
+        line = agent.lines.get(timeout=15)
+    except queue.Empty:
+        raise AssertionError("no bundle written\n" + agent.log())
+    return line, t0, time.time()
+
+
+def test_publish_metrics_latency_failures_and_queue_depth(api, tmp_path):
+    """The publisher's three families, scraped from the agent's /metrics
+    across real kills: the latency observed once a kill, from the kill to
+    its report and bundle stored, within what the test itself measured;
+    the queue depth 1 while a kill waits and 0 once published; a failed
+    call counted under its reason (the fake answering 500: http_5xx; the
+    fake down: connect). A kill left in the queue by an agent stopped
+    while the API is down is in the next agent's depth at its start, and
+    its latency, observed by that agent, counts the whole wait."""
+    kc = cluster_only(api, tmp_path)
+    uid = make_pod(api, "victim")
+    cg, ctr = pod_cgroup(uid)
+    state = str(tmp_path / "state")
+    agent = ClusterAgent(api, kc, state, ["--metrics-insecure"])
+    again = None
+    try:
+        m = agent.metrics()
+        assert (m[DEPTH], m[LATENCY + "_count"]) == (0, 0), m
+        time.sleep(1.5)  # the pod snapshot reaches the detector
+
+        # 1. published at once: one observation, within the kill's own
+        # time line; nothing failed
+        line, t0, _ = kill_line(cg, ctr, agent)
+        wait_for(lambda: agent.metrics()[LATENCY + "_count"] == 1,
+                 what="the latency observed\n" + agent.log())
+        t1 = time.time()
+        m = agent.metrics()
+        first = m[LATENCY + "_sum"]
+        assert 0 < first <= t1 - t0 + 0.05 and first < 30, (first, t1 - t0)
+        assert m[LATENCY + '_bucket{le="+Inf"}'] == 1
+        wait_for(lambda: events(api), what="the Event\n" + agent.log())
+        wait_for(lambda: agent.metrics()[DEPTH] == 0, what="depth 0")
+        assert failures(agent.metrics()) == {}, agent.metrics()
+
+        # 2. the API answers 500 to every OOMReport call: the kill waits
+        api.fail(1000, code=500, path="/oomreports")
+        line, t0, t_line = kill_line(cg, ctr, agent)
+        wait_for(lambda: failures(agent.metrics()).get("http_5xx", 0) >= 2,
+                 what="two failed calls\n" + agent.log())
+        m = agent.metrics()
+        assert m[DEPTH] == 1, m
+        assert m[LATENCY + "_count"] == 1, "nothing stored: no observation"
+        assert set(failures(m)) == {"http_5xx"}, failures(m)
+        with api.flock:
+            api.faults["fail"].clear()
+        t_back = time.time()
+        wait_for(lambda: agent.metrics()[DEPTH] == 0, timeout=30,
+                 what="the kill published after the 500s\n" + agent.log())
+        t1 = time.time()
+        m = agent.metrics()
+        assert m[LATENCY + "_count"] == 2, m
+        second = m[LATENCY + "_sum"] - first
+        assert t_back - t_line <= second <= t1 - t0 + 0.05, \
+            (second, t_back - t_line, t1 - t0)
+        n5xx = failures(m)["http_5xx"]
+        assert [r["metadata"]["name"] for r in reports(api)
+                if r["metadata"]["name"] == line["id"]] == [line["id"]]
+
+        # 3. the API down across a kill: connect; the agent stopped and
+        # started again while it is down
+        wait_oom_ratelimit()
+        down_s = 12
+        t_down = time.time()
+        api.go_down(down_s, expire=True)
+        line, t0, t_line = kill_line(cg, ctr, agent)
+        wait_for(lambda: failures(agent.metrics()).get("connect", 0) >= 1,
+                 what="a refused connection\n" + agent.log())
+        m = agent.metrics()
+        assert m[DEPTH] == 1 and m[LATENCY + "_count"] == 2, m
+        assert failures(m)["http_5xx"] == n5xx, "no new 5xx"
+        assert agent.stop() == 0, agent.log()
+        assert line["id"] + ".json" in os.listdir(os.path.join(state, "queue"))
+        again = ClusterAgent(api, kc, state, ["--metrics-insecure"])
+        m = again.metrics()
+        assert time.time() < t_down + down_s, "the API came back too soon"
+        assert m[DEPTH] == 1, ("the queue loaded at start", m)
+        assert m[LATENCY + "_count"] == 0, m
+        wait_for(lambda: again.metrics()[DEPTH] == 0, timeout=60,
+                 what="the kill published by the next agent\n"
+                 + again.log())
+        t1 = time.time()
+        m = again.metrics()
+        assert m[LATENCY + "_count"] == 1, m
+        third = m[LATENCY + "_sum"]
+        # the whole wait, the restart included: long, and true
+        assert t_down + down_s - t_line <= third <= t1 - t0 + 0.05, \
+            (third, t_down + down_s - t_line, t1 - t0)
+        assert [r["metadata"]["name"] for r in reports(api)
+                if r["metadata"]["name"] == line["id"]] == [line["id"]]
+        assert len(reports(api)) == 3
+        print("publish latency: at once %.3f s, through 500s %.1f s, across "
+              "an outage and a restart %.1f s; failed calls: http_5xx %d "
+              "(first agent), connect %d (second agent)"
+              % (first, second, third, n5xx, failures(m).get("connect", 0)))
+    finally:
+        for a in (agent, again):
+            if a is not None and a.proc.poll() is None:
+                a.stop()
+        cg.cleanup()

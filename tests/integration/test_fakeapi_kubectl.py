@@ -5,6 +5,7 @@ errors and a raw watch the way kubectl expects."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -123,21 +124,32 @@ def test_kubectl_get_oomreports_printer_columns(env):
     p = env.kubectl("get", "oomreports", "-n", "default")
     assert p.returncode == 0, p.stderr
     assert "No resources found in default namespace." in p.stderr
+    killed_at = time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                              time.gmtime(time.time() - 300))
     r = env.raw.request("POST", "/apis/oomlens.io/v1alpha1/namespaces/default/oomreports",
                         token=AGENT, headers={"Content-Type": "application/json"},
                         body=json.dumps({"apiVersion": "oomlens.io/v1alpha1",
                                          "kind": "OOMReport",
                                          "metadata": {"name": "victim-1-c-1"},
                                          "spec": {"pod": "victim-1", "container": "c",
+                                                  "node": "node1",
+                                                  "killedAt": killed_at,
                                                   "process": {"comm": "java", "pid": 7},
                                                   "verdict": "glibc-retention"}}))
     assert r.status == 201, r.body
     p = env.kubectl("get", "oomreports", "-n", "default")
     assert p.returncode == 0, p.stderr
     header, rows = table(p.stdout)
-    assert header == ["NAME", "POD", "CONTAINER", "PROCESS", "VERDICT", "AGE"]
-    assert rows[0][:5] == ["victim-1-c-1", "victim-1", "c", "java", "glibc-retention"]
-    assert rows[0][5].endswith("s")
+    # the CRD's columns (the real server's answer for them: cluster
+    # test_crds.py); KILLED is the kill's time, as an age
+    assert header == ["NAME", "POD", "CONTAINER", "NODE", "VERDICT", "KILLED"]
+    assert rows[0][:5] == ["victim-1-c-1", "victim-1", "c", "node1",
+                           "glibc-retention"]
+    assert re.fullmatch(r"5m[0-9]{0,2}s?", rows[0][5]), rows[0]
+    p = env.kubectl("get", "oomreports", "-n", "default", "-o", "wide")
+    header, rows = table(p.stdout)
+    assert header[-3:] == ["PROCESS", "WORKLOAD", "SUMMARY"]
+    assert rows[0][6] == "java"
     p = env.kubectl("get", "oomr", "victim-1-c-1", "-o", "jsonpath={.spec.process.pid}")
     assert (p.returncode, p.stdout) == (0, "7"), p.stderr
 

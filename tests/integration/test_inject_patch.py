@@ -18,7 +18,7 @@ import urllib.request
 import jsonpatch
 import pytest
 
-from oomtest import free_port
+from oomtest import free_port, make_cert, swap_cert_and_wait
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -52,11 +52,13 @@ def pod(spec, annotations=None, labels=None):
 CAPTURE = {"oomlens.io/capture": "true"}
 
 
-def inject(rv, native=False, raw=None):
+def inject(rv, native=False, raw=None, level=None):
     """Runs `oomlens-agent inject-review`; returns the response object."""
     data = raw if raw is not None else json.dumps(rv).encode()
+    extra = ["--pod-security", level] if level else []
     p = subprocess.run([AGENT, "inject-review", "--sidecar-image", IMAGE,
-                        "--native-sidecars", "true" if native else "false"],
+                        "--native-sidecars", "true" if native else "false",
+                        *extra],
                        input=data, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=60)
     assert p.returncode == 0, p.stderr.decode()
@@ -114,6 +116,15 @@ def validate_pod(p):
                     for e in c.get("env", [])
                     if "resourceFieldRef" in e.get("valueFrom", {})):
             assert ref["containerName"] in names
+
+
+def pss_check(p, level):
+    """`oomlens-agent pss-check`: (admitted, its lines)."""
+    r = subprocess.run([AGENT, "pss-check", "--level", level],
+                       input=json.dumps(p), capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode in (0, 1), r.stderr
+    return r.returncode == 0, r.stdout
 
 
 def sidecar_of(p, native):
@@ -209,8 +220,12 @@ def test_refused_pods_admitted_unchanged_with_warning(spec, why):
     before = pod({"containers": [app("web")], **spec},
                  annotations=dict(CAPTURE))
     resp = inject(review(before))
-    assert "patch" not in resp
     assert len(resp["warnings"]) == 1 and why in resp["warnings"][0]
+    after = applied(before, resp)
+    assert after["spec"] == before["spec"]
+    assert after["metadata"]["annotations"] == dict(
+        CAPTURE, **{"oomlens.io/not-injected":
+                    resp["warnings"][0].removeprefix("oomlens: ")})
 
 
 @pytest.mark.parametrize("raw", [b"", b"{", b"\x00\xff", b"[1,2]",
@@ -239,26 +254,6 @@ def test_huge_pod_patch_applies():
 
 # ---- the webhook itself, over TLS ----
 
-def make_cert(d, name, cn="localhost"):
-    key, crt = os.path.join(d, name + ".key"), os.path.join(d, name + ".crt")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
-                    "-nodes", "-keyout", key, "-out", crt, "-days", "1",
-                    "-subj", "/CN=" + cn, "-addext",
-                    "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                   check=True, capture_output=True)
-    return crt, key
-
-
-def peer_cn(port):
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        with ctx.wrap_socket(s, server_hostname="localhost") as t:
-            der = t.getpeercert(binary_form=True)
-    return ssl.DER_cert_to_PEM_cert(der)
-
-
 @pytest.fixture
 def webhook(tmp_path):
     crt, key = make_cert(str(tmp_path), "a", "first")
@@ -282,6 +277,76 @@ def webhook(tmp_path):
     assert "seccomp on" in err or "sanitizer" in err or "off" in err, err
 
 
+# Pod and container securityContexts as users write them, each admitted at
+# the levels listed (the pod before injection); the app container is
+# "app", the recorded one.
+HARDENED = {"allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"}}
+SHAPES = [
+    # (name, pod securityContext, app securityContext, sidecar uid or None)
+    ("none", None, None, None),
+    ("pod-uid", {"runAsUser": 1000, "runAsGroup": 1000,
+                 "runAsNonRoot": True}, dict(HARDENED), 1000),
+    ("container-uid", {"runAsNonRoot": True},
+     dict(HARDENED, runAsUser=1001, runAsGroup=3000), 1001),
+    ("override", {"runAsUser": 1000, "runAsNonRoot": True},
+     dict(HARDENED, runAsUser=1002), 1002),
+    ("nonroot-no-uid", {"runAsNonRoot": True}, dict(HARDENED), None),
+    ("root", {"runAsUser": 0}, None, None),
+    ("fsgroup-seccomp-pod", {"runAsUser": 1000, "runAsGroup": 1000,
+                             "fsGroup": 2000, "runAsNonRoot": True,
+                             "seccompProfile": {"type": "RuntimeDefault"}},
+     {"allowPrivilegeEscalation": False,
+      "capabilities": {"drop": ["ALL"]}}, 1000),
+]
+
+
+@pytest.mark.parametrize("level", ["privileged", "baseline", "restricted"])
+@pytest.mark.parametrize("native", [False, True])
+@pytest.mark.parametrize("shape", SHAPES, ids=[s[0] for s in SHAPES])
+def test_no_level_and_shape_yields_a_pod_the_level_refuses(level, native,
+                                                           shape):
+    """Every level x securityContext shape, the patch applied by jsonpatch
+    and the result checked by pss-check: the injected pod is admitted
+    wherever the pod itself was, and the sidecar is the one the level
+    allows; or the pod is left as it was, annotated with why."""
+    _, psc, asc, uid = shape
+    spec = {"containers": [app("app", **({"securityContext": asc}
+                                         if asc else {}))]}
+    if psc:
+        spec["securityContext"] = psc
+    before = pod(spec, annotations=dict(CAPTURE))
+    resp = inject(review(before), native=native, level=level)
+    after = applied(before, resp)
+    validate_pod(after)
+    was, _ = pss_check(before, level)
+    now, why = pss_check(after, level)
+    assert now or not was, f"{level} refuses the injected pod: {why}"
+    ann = after["metadata"]["annotations"]
+    if level == "restricted" and uid is None:
+        assert "oomlens.io/not-injected" in ann
+        assert after["spec"] == before["spec"]
+        assert ann["oomlens.io/not-injected"] in resp["warnings"][0]
+        return
+    assert "oomlens.io/not-injected" not in ann
+    side = sidecar_of(after, native)
+    sc = side["securityContext"]
+    env = {e["name"]: e.get("value") for e in side["env"]}
+    assert env["OOMLENS_POD_SECURITY"] == level
+    if level == "privileged":
+        assert sc["runAsUser"] == 0 and "SYS_PTRACE" in sc["capabilities"][
+            "add"]
+    elif uid is not None:
+        assert (sc["runAsUser"], sc["runAsNonRoot"]) == (uid, True)
+        assert sc["capabilities"] == {"drop": ["ALL"]}
+        gid = (asc or {}).get("runAsGroup", (psc or {}).get("runAsGroup"))
+        assert sc.get("runAsGroup") == gid
+    else:
+        assert sc["runAsUser"] == 0
+        assert sc["capabilities"]["add"] == ["SETUID", "SETGID", "KILL"]
+
+
 def post(port, ctx, body, path="/mutate-pods"):
     rq = urllib.request.Request(f"https://localhost:{port}{path}",
                                 data=body, method="POST",
@@ -301,6 +366,23 @@ def test_webhook_serves_reviews_over_tls(webhook):
     resp = json.loads(body)["response"]
     assert resp["uid"] == "x-9"
     validate_pod(applied(before, resp))
+    # the level in the path: restricted, no uid: annotated, not injected
+    st, body = post(port, ctx, json.dumps(review(before)).encode(),
+                    "/mutate-pods/restricted")
+    after = applied(before, json.loads(body)["response"])
+    assert "oomlens.io/not-injected" in after["metadata"]["annotations"]
+    assert after["spec"] == before["spec"]
+    st, body = post(port, ctx, json.dumps(review(before)).encode(),
+                    "/mutate-pods/baseline")
+    side = sidecar_of(applied(before, json.loads(body)["response"]), False)
+    assert side["securityContext"]["capabilities"]["add"] == [
+        "SETUID", "SETGID", "KILL"]
+    for path, code in (("/mutate-pods/unknown", 404),
+                       ("/mutate-pods/baseline", 405)):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(f"https://localhost:{port}{path}",
+                                   context=ctx, timeout=10)
+        assert e.value.code == code, path
     st, body = post(port, ctx, b"\x00not json")
     assert st == 200, "malformed: allowed with a warning, never a 500"
     assert json.loads(body)["response"]["allowed"] is True
@@ -313,19 +395,7 @@ def test_webhook_serves_reviews_over_tls(webhook):
 
 def test_webhook_reloads_its_certificate(webhook):
     p, port, ctx, crt, key, tmp = webhook
-    first = peer_cn(port)
-    assert first.strip() == open(crt).read().strip()
-    crt2, key2 = make_cert(str(tmp), "b", "second")
-    # a Secret volume swaps the files: rename over both
-    os.rename(key2, key)
-    os.rename(crt2, crt)
-    want = open(crt).read()
-    for _ in range(50):
-        if peer_cn(port).strip() == want.strip():
-            break
-        time.sleep(0.2)
-    assert peer_cn(port).strip() == want.strip(), "new certificate served"
-    assert want.strip() != first.strip()
+    swap_cert_and_wait(port, crt, key, str(tmp))
     ctx2 = ssl.create_default_context(cafile=crt)
     st, _ = post(port, ctx2, b"{}")
     assert st == 200

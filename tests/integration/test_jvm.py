@@ -11,6 +11,7 @@ import glob
 import json
 import os
 import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -547,3 +548,42 @@ def test_jvm_oom_kill_in_cgroup_snapshot_has_nmt_before_kill(classes, tmp_path):
                 break
             except OSError:
                 time.sleep(0.1)
+
+
+def test_jvm_class_histogram_matches_jcmd_and_is_bounded(nmt_jvm):
+    """oomlens-sidecar class-histogram against the JDK's jcmd on the same
+    JVM: the same classes with the same bytes (HeapHog's 16 MiB of byte[]
+    first; within 1 %: each attach allocates a little), its pause measured
+    by the JVM's own safepoint counters; a bound the walk cannot meet is
+    refused before the JVM is touched, with the reason."""
+    r = sidecar("class-histogram", "--json", nmt_jvm.pid)
+    assert r.returncode == 0, r.stderr
+    ours = json.loads(r.stdout)
+    jdk = subprocess.run([os.path.join(JDK17, "bin", "jcmd"), str(nmt_jvm.pid),
+                          "GC.class_histogram"], capture_output=True, text=True,
+                         timeout=60)
+    assert jdk.returncode == 0, jdk.stderr
+    rows = {}
+    for line in jdk.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 4 and f[0].endswith(":") and f[0][:-1].isdigit():
+            rows[f[3]] = (int(f[1]), int(f[2]))
+    assert ours["taken"] and ours["top"][0]["class"] == "[B", ours
+    assert ours["top"][0]["bytes"] >= 16 << 20
+    assert abs(ours["classes"] - len(rows)) <= 3, (ours["classes"], len(rows))
+    for c in ours["top"][:5]:
+        inst, nbytes = rows[c["class"]]
+        assert abs(inst - c["instances"]) <= 0.01 * inst + 2, (c, inst)
+        assert abs(nbytes - c["bytes"]) <= 0.01 * nbytes + 64, (c, nbytes)
+    assert ours["safepoints"] >= 1 and 0 < ours["pause_us"] <= ours["wall_us"] + 2000
+    text = sidecar("class-histogram", nmt_jvm.pid)
+    assert text.returncode == 0
+    assert re.search(r"\n\s+1\s+\d+\s+\d+\s+\d+\.\d%  byte\[\] \(\[B\)\n", text.stdout), \
+        text.stdout
+    r = sidecar("class-histogram", "--max-pause-ms", "1", nmt_jvm.pid)
+    assert r.returncode == 1 and r.stdout == "", r
+    assert re.search(r"not taken: heap \d+ MiB used: its walk would take about \d+ ms "
+                     r"at 250 MiB/s, more than the 1 ms allowed \(--max-pause-ms\)",
+                     r.stderr), r.stderr
+    assert sidecar("class-histogram", "--max-pause-ms", "0", nmt_jvm.pid).returncode == 2
+    assert sidecar("class-histogram").returncode == 2

@@ -1,4 +1,4 @@
-"""kubectl-oomlens (cli/) against tests/fakeapi/fakeapi.py seeded with
+"""kubectl-oomlens (kubectl-oomlens/src/) against tests/fakeapi/fakeapi.py seeded with
 OOMReports and OOMBundles: the table, -o json|yaml|wide, --pod, --since,
 -A; show; get with its sha256/size checks and the hostile-archive refusal;
 --extract into a fresh directory named by the report (never the archive's
@@ -16,6 +16,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -83,7 +84,8 @@ def bundle_obj(name, data, sha=None, size=None):
 
 def report_obj(name, pod, killed, verdict="heap-growth", comm="java", bundle=None):
     return {"apiVersion": "oomlens.io/v1alpha1", "kind": "OOMReport",
-            "metadata": {"name": name},
+            "metadata": {"name": name, "labels": {"oomlens.io/node": "node1",
+                                                  "app": pod.split("-")[0]}},
             "spec": {"pod": pod, "container": "app", "node": "node1", "killedAt": iso(killed),
                      "process": {"pid": 4242, "comm": comm, "anonRSS": 61440000},
                      "limit": 64 << 20, "usage": 64 << 20, "verdict": verdict,
@@ -186,26 +188,30 @@ def test_show_prints_verdict_ledger_and_victim(env):
         assert want in out, (want, out)
 
 
-def test_get_writes_checked_bundle_and_extracts(env, tmp_path):
-    r = run(env, "get", "web-1-r2", cwd=str(tmp_path))
+def test_download_writes_checked_bundle_and_extracts(env, tmp_path):
+    r = run(env, "download", "web-1-r2", cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "web-1-r2.tar.gz").read_bytes() == env.good
-    r = run(env, "get", "web-1-r2", "-o", "-")
+    r = run(env, "download", "web-1-r2", "-")
     assert r.stdout == env.good
-    r = run(env, "get", "web-1-r2", "--extract", str(tmp_path / "x"))
+    r = run(env, "download", "web-1-r2", "--extract", str(tmp_path / "x"))
     assert r.returncode == 0, r.stderr
     assert b"heap-growth" in (tmp_path / "x" / "web-1-r2" / "diagnosis.json").read_bytes()
+    # the page beside it is ours, rendered from the data: not the pod's HTML
+    page = (tmp_path / "x" / "web-1-r2" / "report.html").read_bytes()
+    assert b"report of web-1-r2" not in page and b"OOM kill of java" in page
+    assert b"Content-Security-Policy" in page
     # a sidecar's snap-<pod> bundle by its own name
-    r = run(env, "get", "snap-web-1", "-o", str(tmp_path / "snap.tgz"))
+    r = run(env, "download", "snap-web-1", str(tmp_path / "snap.tgz"))
     assert r.returncode == 0, r.stderr
     assert tarfile.open(tmp_path / "snap.tgz").getnames()[0].startswith("snap-web-1")
 
 
-def test_get_refuses_bad_sha_and_escaping_entries(env, tmp_path):
-    r = run(env, "get", "bad-sha", "-o", str(tmp_path / "b.tgz"))
+def test_download_refuses_bad_sha_and_escaping_entries(env, tmp_path):
+    r = run(env, "download", "bad-sha", str(tmp_path / "b.tgz"))
     assert r.returncode == 5 and b"sha256" in r.stderr
     assert not (tmp_path / "b.tgz").exists()
-    r = run(env, "get", "evil", "--extract", str(tmp_path / "e"))
+    r = run(env, "download", "evil", "--extract", str(tmp_path / "e"))
     assert r.returncode == 5, r.stderr
     assert b"refused" in r.stderr
     assert not (tmp_path / "escaped").exists() and not (tmp_path / "e").exists()
@@ -219,7 +225,7 @@ def test_size_mismatch_is_refused(env, tmp_path):
     env.api.load("oombundles", "default", [bundle_obj("sized", env.good, size=len(env.good) + 1)])
     env.api.load("oomreports", "default", [report_obj(
         "sized", "x", datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc))])
-    r = run(env, "get", "sized", "-o", str(tmp_path / "s.tgz"))
+    r = run(env, "download", "sized", str(tmp_path / "s.tgz"))
     assert r.returncode == 5 and b"size" in r.stderr
 
 
@@ -271,31 +277,31 @@ def test_extract_of_a_dot_ssh_bundle_stays_in_its_report_directory(env, tmp_path
                            (".ssh/authorized_keys", b"ssh-ed25519 AAAA attacker\n", "reg"),
                            (".ssh/config.d/x", b"Host *\n", "reg")]))
     before = tree(home)
-    r = run(env, "get", "sshy", "--extract", str(home))
+    r = run(env, "download", "sshy", "--extract", str(home))
     assert r.returncode == 0, r.stderr
     assert ("extracted %s/sshy" % home).encode() in r.stderr
     after = tree(home)
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     assert changed == ["sshy", "sshy/authorized_keys", "sshy/config.d",
-                       "sshy/config.d/x", "sshy/manifest.json"], changed
+                       "sshy/config.d/x", "sshy/manifest.json", "sshy/report.html"], changed
     assert after["sshy/authorized_keys"] == ("file", b"ssh-ed25519 AAAA attacker\n", 0o640)
     assert after["sshy"][2] == 0o750 and after["sshy/config.d"][2] == 0o750
 
 
 def test_extract_never_overwrites_and_never_follows_a_planted_link(env, tmp_path):
     d = tmp_path / "x"
-    r = run(env, "get", "web-1-r2", "--extract", str(d))
+    r = run(env, "download", "web-1-r2", "--extract", str(d))
     assert r.returncode == 0, r.stderr
     (d / "web-1-r2" / "diagnosis.json").write_bytes(b"mine")
     before = tree(tmp_path)
-    r = run(env, "get", "web-1-r2", "--extract", str(d))
+    r = run(env, "download", "web-1-r2", "--extract", str(d))
     assert r.returncode == 1 and b"exists" in r.stderr, r.stderr
     assert tree(tmp_path) == before
     # a symlink where the report directory goes: refused, not followed
     (tmp_path / "y").mkdir()
     (tmp_path / "elsewhere").mkdir()
     os.symlink(tmp_path / "elsewhere", tmp_path / "y" / "web-1-r2")
-    r = run(env, "get", "web-1-r2", "--extract", str(tmp_path / "y"))
+    r = run(env, "download", "web-1-r2", "--extract", str(tmp_path / "y"))
     assert r.returncode == 1 and b"exists" in r.stderr, r.stderr
     assert os.listdir(tmp_path / "elsewhere") == []
 
@@ -317,7 +323,7 @@ def test_extract_refuses_hostile_members(env, tmp_path, kind):
     seed(env, name, tgz([("r/manifest.json", b"{}", "reg")] + entries))
     d = tmp_path / "d"
     d.mkdir()
-    r = run(env, "get", name, "--extract", str(d))
+    r = run(env, "download", name, "--extract", str(d))
     assert r.returncode == 5 and b"refused" in r.stderr, (r.returncode, r.stderr)
     assert os.listdir(out) == [] and os.listdir(d) == [], tree(tmp_path)
 
@@ -372,7 +378,7 @@ def test_describe_pod_newest_first(env):
 def test_exit_codes(env, tmp_path):
     r = run(env, "show", "no-such-report")
     assert r.returncode == 3 and b"NotFound" in r.stderr
-    r = run(env, "get", "nobundle")  # the report exists, its bundle not
+    r = run(env, "download", "nobundle")  # the report exists, its bundle not
     assert r.returncode == 3
     assert run(env, "list", "--since", "soon").returncode == 2
     assert run(env, "frobnicate").returncode == 2
@@ -385,7 +391,7 @@ def test_exit_codes(env, tmp_path):
         {"apiGroups": ["oomlens.io"], "resources": ["oomreports"], "verbs": ["get", "list"]}])
     rd = env.api.write_kubeconfig(str(tmp_path / "kc-rd"), "reader-token-0123456789")
     assert run(env, "list", kc=rd).returncode == 0
-    r = run(env, "get", "web-1-r2", kc=rd, cwd=str(tmp_path))
+    r = run(env, "download", "web-1-r2", kc=rd, cwd=str(tmp_path))
     assert r.returncode == 4 and b"Forbidden" in r.stderr
     r = run(env, "list", kc=str(tmp_path / "missing"))
     assert r.returncode == 1
@@ -428,3 +434,174 @@ def test_kubectl_plugin_discovery(env):
     assert r.stdout.decode().splitlines()[1].split()[:2] == ["hog-r1", "hog"]
     r = run(env, "oomlens", "show", "nope", prog=[KUBECTL])
     assert r.returncode == 3
+
+
+def test_flags_in_every_form_kubectl_takes(env):
+    """-n ns, -nns, --namespace ns, --namespace=ns, before or after the
+    command and its operands; -A; -l over the reports' labels; -o name."""
+    names = lambda r: [ln.split()[0] for ln in r.stdout.decode().splitlines()[1:]]
+    for args in (["-n", "oom-system", "list"], ["list", "-noom-system"],
+                 ["list", "--namespace", "oom-system"], ["--namespace=oom-system", "list"]):
+        r = run(env, *args)
+        assert r.returncode == 0 and names(r) == ["other-r1"], (args, r.stdout, r.stderr)
+    r = run(env, "list", "-l", "app=hog")
+    assert r.returncode == 0 and names(r) == ["hog-r1"], r.stdout
+    r = run(env, "list", "--selector=app in (hog,db)", "-A")
+    assert r.returncode == 0, r.stderr
+    assert sorted(ln.split()[1] for ln in r.stdout.decode().splitlines()[1:]) == [
+        "hog-r1", "other-r1"], r.stdout
+    r = run(env, "list", "-l", "app=web", "-o", "name")
+    assert r.stdout.decode().split() == ["oomreport.oomlens.io/" + n for n in (
+        "web-1-r2", "web-1-r1", "bad-sha", "evil", "nobundle")], r.stdout
+    r = run(env, "show", "--", "web-1-r2")  # "--" ends the options
+    assert r.returncode == 0, r.stderr
+
+
+def test_get_prints_reports_and_the_old_download_form_is_answered(env, tmp_path):
+    r = run(env, "get", "hog-r1", "web-1-r2")
+    assert r.returncode == 0, r.stderr
+    rows = [ln.split()[:2] for ln in r.stdout.decode().splitlines()]
+    assert rows == [["NAME", "POD"], ["hog-r1", "hog"], ["web-1-r2", "web-1"]], r.stdout
+    r = run(env, "get", "hog-r1", "missing", "-o", "json")
+    assert r.returncode == 3
+    assert [i["metadata"]["name"] for i in json.loads(r.stdout)["items"]] == ["hog-r1"]
+    assert b'Error from server (NotFound): oomreports.oomlens.io "missing" not found' in r.stderr
+    for old in (["get", "web-1-r2", "-o", str(tmp_path / "f.tgz")],
+                ["get", "web-1-r2", "--extract", str(tmp_path / "d")]):
+        r = run(env, *old, cwd=str(tmp_path))
+        assert r.returncode == 2, (old, r.stderr)
+        assert b"kubectl oomlens download REPORT [FILE|-] [--extract DIR]" in r.stderr
+        assert os.listdir(tmp_path) == [], old
+    assert run(env, "save", "web-1-r2", str(tmp_path / "s.tgz")).returncode == 0
+    assert (tmp_path / "s.tgz").read_bytes() == env.good
+
+
+def test_flags_a_command_does_not_take_are_refused(env):
+    for args, what in ((["show", "web-1-r2", "--since", "1h"], b"show does not take --since"),
+                       (["open", "web-1-r2", "-A"], b"open does not take -A/--all-namespaces"),
+                       (["describe", "pod", "web-1", "-o", "json"],
+                        b"describe does not take -o/--output"),
+                       (["download", "web-1-r2", "-l", "a=b"], b"download does not take -l"),
+                       (["list", "--extract", "x"], b"list does not take --extract"),
+                       (["list", "--frob"], b"unknown option --frob"),
+                       (["list", "-x"], b"unknown option -x"),
+                       (["list", "-n"], b"-n needs a value"),
+                       (["list", "-o", "table"], b"expected json, yaml, wide or name"),
+                       (["show", "a", "b"], b"usage: kubectl oomlens show REPORT"),
+                       (["--as-group", "g", "list"], b"--as-group needs --as"),
+                       (["list", "--request-timeout", "soon"], b"--request-timeout")):
+        r = run(env, *args)
+        assert r.returncode == 2 and what in r.stderr, (args, r.stderr)
+
+
+def test_each_command_has_its_help(env):
+    for cmd, want in (("list", b"usage: kubectl oomlens list [-n NS | -A] [-l SELECTOR]"),
+                      ("download", b"usage: kubectl oomlens download REPORT [FILE|-]"),
+                      ("save", b"usage: kubectl oomlens download REPORT"),
+                      ("describe", b"usage: kubectl oomlens describe pod POD")):
+        for args in ([cmd, "--help"], [cmd, "-h"], ["help", cmd]):
+            r = run(env, *args)
+            assert r.returncode == 0 and r.stdout.startswith(want), (args, r.stdout)
+            assert b"--request-timeout" in r.stdout
+    r = run(env, "--help")
+    assert r.returncode == 0 and b"commands:" in r.stdout and b"download REPORT" in r.stdout
+
+
+def test_show_of_a_missing_report_names_the_report(env):
+    """show REPORT falls back to a bundle of that name (snap-<pod>); when
+    neither exists the error is about the report the user typed."""
+    r = run(env, "show", "no-such")
+    assert r.returncode == 3
+    assert r.stderr.decode().strip() == \
+        'Error from server (NotFound): oomreports.oomlens.io "no-such" not found'
+
+
+def test_request_timeout_is_honoured_and_hostile_as_refused(env):
+    """--request-timeout bounds a request the server stalls (8 s here: the
+    default 30 s would wait it out and succeed). --as reaches the server
+    as Impersonate-User (the real node checks the answer:
+    tests/cluster/test_agent_node.py); a value that would end the header is
+    refused before anything is sent."""
+    env.api.stall(8, count=1, path="/apis/oomlens.io/v1alpha1/namespaces/default/oomreports")
+    r = run(env, "list", "--request-timeout", "1s")
+    assert r.returncode == 1 and b"imeout" in r.stderr, r.stderr
+    assert run(env, "list", "--request-timeout=0").returncode == 0
+    r = run(env, "list", "--as", "bad\rname")
+    assert r.returncode == 2 and b"control character" in r.stderr, r.stderr
+
+
+def test_crds_missing_is_said(env, tmp_path):
+    api = fakeapi.FakeAPI(tls_dir=str(tmp_path / "tls"), crds=[]).start()
+    try:
+        kc = api.write_kubeconfig(str(tmp_path / "kc"), ADMIN)
+        for args in (["list"], ["show", "x"], ["get", "x"]):
+            r = run(env, *args, kc=kc)
+            assert r.returncode == 3, (args, r.stderr)
+            assert b"are oomlens' CRDs installed?" in r.stderr, (args, r.stderr)
+    finally:
+        api.stop()
+
+
+def test_completion(env):
+    """kubectl_complete-oomlens / __complete: commands, flags, formats,
+    report and namespace names from the API, files where files go."""
+    def comp(*words):
+        r = run(env, "__complete", *words)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.decode().splitlines()
+        return [ln.split("\t")[0] for ln in lines[:-1]], lines[-1]
+    assert comp("") == (["list", "get", "show", "download", "open", "describe"], ":4")
+    assert comp("d") == (["download", "describe"], ":4")
+    got, directive = comp("show", "web")
+    assert sorted(got) == ["web-1-r1", "web-1-r2"] and directive == ":4"
+    assert sorted(comp("-n", "oom-system", "open", "")[0]) == ["other-r1"]
+    assert comp("list", "-o", "") == (["json", "yaml", "wide", "name"], ":4")
+    assert "--selector" in comp("list", "--s")[0] and "--since" in comp("list", "--s")[0]
+    assert "--extract" not in comp("show", "--")[0]
+    assert comp("download", "web-1-r2", "")[1] == ":0"
+    assert comp("download", "--extract", "")[1] == ":0"
+    assert comp("describe", "") == (["pod"], ":4")
+    assert {"web-1", "hog"} <= set(comp("describe", "pod", "")[0])
+    assert "db-0" not in comp("describe", "pod", "")[0]  # oom-system's
+    assert "oom-system" in comp("-n", "")[0]
+
+
+@pytest.mark.skipif(not os.access(KUBECTL, os.X_OK), reason="no build/tools/bin/kubectl")
+def test_kubectl_completes_the_plugin(env):
+    """The real kubectl finds kubectl_complete-oomlens beside the plugin."""
+    r = run(env, "__complete", "oomlens", "sh", prog=[KUBECTL])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().splitlines()[0].split("\t")[0] == "show", r.stdout
+
+
+def test_show_prints_a_jvms_class_histogram(env):
+    """A bundle whose JVM's class histogram was taken before the kill
+    (jvm/class_histogram.json, as the sidecar writes it): show prints the
+    table of its top classes, Java's spelling beside the JVM's, and the
+    pause; a class name with an escape sequence is shown, never obeyed."""
+    bid = "histo-r1"
+    histo = {"pid": 4242, "t_ms": 1, "trigger": "threshold-80", "taken": True,
+             "heap_used": 135475200, "estimate_ms": 536, "budget_ms": 1000,
+             "wall_us": 5662, "pause_us": 5314, "safepoints": 1,
+             "reply_bytes": 21310, "truncated": False, "classes": 243,
+             "total_instances": 25027, "total_bytes": 68242152,
+             "total_known": True,
+             "top": [{"class": "[B", "module": "java.base@17.0.15",
+                      "instances": 7336, "bytes": 67445088},
+                     {"class": "Evil\x1b]0;pwned\x07", "module": "",
+                      "instances": 3, "bytes": 176384}]}
+    data = good_bundle(bid, "web-1")
+    with tarfile.open(fileobj=io.BytesIO(data)) as t:
+        entries = [(m.name, t.extractfile(m).read(), "reg") for m in t.getmembers()]
+    entries += [(bid + "/processes/4242/snapshot.json",
+                 b'{"pid":4242,"name":"java","rss_kb":150000}', "reg"),
+                (bid + "/processes/4242/jvm/class_histogram.json",
+                 json.dumps(histo).encode(), "reg")]
+    seed(env, bid, tgz(entries))
+    r = run(env, "show", bid)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert "Class histogram of pid 4242" in out, out
+    assert "the JVM paused 5.3 ms, 5.7 ms wall; 243 classes" in out, out
+    assert re.search(r"\n\s+1 byte\[\] \(\[B\)\s+7336\s+64 MiB\s+98\.8%\n", out), out
+    assert "\x1b]0;" not in out and "Evil?]0;pwned?" in out, out

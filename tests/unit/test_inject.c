@@ -10,6 +10,7 @@
 
 #include "base/jget.h"
 #include "base/strbuf.h"
+#include "base/util.h"
 #include "injector/inject.h"
 #include "kube/kube.h"
 
@@ -145,11 +146,15 @@ Test(inject, annotated_pod_gets_everything)
 		"\"SETGID\",\"KILL\",\"DAC_READ_SEARCH\"]}");
 	cr_assert(json_object_get_boolean(jget(sc, "readOnlyRootFilesystem")));
 	v = jget_array(NULL, s, "env");
-	cr_assert_eq(jget_len(v), 5,
-		     "POD_NAME/NAMESPACE/UID, NODE_NAME, limit");
+	cr_assert_eq(jget_len(v), 6,
+		     "POD_NAME/NAMESPACE/UID, NODE_NAME, limit, level");
 	cr_assert_str_eq(jget_str(NULL, jget_idx(v, 3), "name"), "NODE_NAME");
 	cr_assert_str_eq(jget_str(NULL, jget_idx(v, 4), "name"),
 			 "OOMLENS_LIMIT_APP");
+	cr_assert_str_eq(jget_str(NULL, jget_idx(v, 5), "name"),
+			 "OOMLENS_POD_SECURITY");
+	cr_assert_str_eq(jget_str(NULL, jget_idx(v, 5), "value"), "privileged");
+	cr_assert_null(jget(sc, "seccompProfile"));
 	/* '/' in the key escaped as ~1 (RFC 6901) */
 	v = op_at(p, "/metadata/annotations/oomlens.io~1injected");
 	cr_assert_str_eq(jget_str(NULL, v, "value"), "oomlens-sidecar");
@@ -235,18 +240,35 @@ Test(inject, already_injected_is_left_alone)
 	json_object_put(o);
 }
 
+/* A pod that asked and is not injected: the one op is the annotation,
+ * whose value is the warning's reason. */
+static void assert_not_injected(struct json_object *o, const char *why)
+{
+	struct json_object *p = patch_of(o);
+	struct json_object *a =
+		op_at(p, "/metadata/annotations/oomlens.io~1not-injected");
+	const char *w = warning0(o);
+
+	cr_assert_not_null(p);
+	cr_assert_eq(jget_len(p), 1, "only the annotation: %s",
+		     json_object_to_json_string(p));
+	cr_assert_str_eq(jget_str(NULL, a, "op"), "add");
+	cr_assert(strstr(w, why), "%s", w);
+	cr_assert_eq(strncmp(w, "oomlens: ", 9), 0, "%s", w);
+	cr_assert_str_eq(jget_str(NULL, a, "value"), w + 9);
+	json_object_put(p);
+}
+
 Test(inject, host_pid_and_explicit_no_sharing_warn)
 {
 	struct json_object *o = review(
 		ANNOTATED("", "\"hostPID\":true,\"containers\":[" APP "]"));
 
-	cr_assert_null(patch_of(o));
-	cr_assert(strstr(warning0(o), "hostPID"));
+	assert_not_injected(o, "hostPID");
 	json_object_put(o);
 	o = review(ANNOTATED("", "\"shareProcessNamespace\":false,"
 				 "\"containers\":[" APP "]"));
-	cr_assert_null(patch_of(o));
-	cr_assert(strstr(warning0(o), "shareProcessNamespace: false"));
+	assert_not_injected(o, "shareProcessNamespace: false");
 	json_object_put(o);
 	/* explicit true: nothing to add there, the rest is injected */
 	o = review(ANNOTATED("", "\"shareProcessNamespace\":true,"
@@ -382,7 +404,7 @@ Test(inject, huge_pod)
 		jget_len(jget_array(
 			NULL, jget(op_at(p, "/spec/containers/-"), "value"),
 			"env")),
-		4 + 300);
+		4 + 300 + 1);
 	json_object_put(p);
 	json_object_put(o);
 	strbuf_release(&pod);
@@ -415,5 +437,187 @@ Test(inject, native_sidecars_from_version)
 			     t[i].r, "%s", t[i].body);
 		if (t[i].r == 0)
 			cr_assert_eq(native, t[i].native, "%s", t[i].body);
+	}
+}
+
+/* The review of pod at a Pod Security level. */
+static struct json_object *review_level(const char *pod,
+					enum kube_pss_level level)
+{
+	struct strbuf in = STRBUF_INIT, out = STRBUF_INIT;
+	struct inject_config c = cfg(false);
+	struct json_object *o;
+
+	c.level = level;
+	cr_assert_eq(strbuf_addf(&in,
+				 "{\"request\":{\"uid\":\"u-1\",\"kind\":{"
+				 "\"kind\":\"Pod\"},\"operation\":\"CREATE\","
+				 "\"object\":%s}}",
+				 pod),
+		     0);
+	cr_assert_eq(inject_review(in.buf, in.len, &c, &out), 0);
+	o = json_tokener_parse(out.buf);
+	cr_assert_not_null(o);
+	strbuf_release(&in);
+	strbuf_release(&out);
+	return o;
+}
+
+/* The pod with the patch's sidecar and volumes in it (the parts Pod
+ * Security looks at that the patch adds), checked at level: the
+ * violations' text, "" when admitted. */
+static void pss_of_patched(const char *pod_text, struct json_object *patch,
+			   enum kube_pss_level level, struct strbuf *ret)
+{
+	struct json_object *pod = json_tokener_parse(pod_text);
+	struct json_object *spec = jget_obj(NULL, pod, "spec");
+	struct json_object *side =
+		jget(op_at(patch, "/spec/containers/-"), "value");
+	struct json_object *vols = jget(op_at(patch, "/spec/volumes"), "value");
+	struct kube_pss_result r;
+
+	cr_assert_not_null(side);
+	cr_assert_not_null(vols);
+	json_object_array_add(jget_array(NULL, spec, "containers"),
+			      json_object_get(side));
+	json_object_object_add(spec, "volumes", json_object_get(vols));
+	if (kube_pss_check(pod, level, &r) == 1)
+		kube_pss_result_text(&r, ret);
+	json_object_put(pod);
+}
+
+#define SC_APP_1000                                                      \
+	"{\"name\":\"app\",\"image\":\"x\",\"securityContext\":{"        \
+	"\"runAsUser\":1000,\"runAsGroup\":2000,\"runAsNonRoot\":true,"  \
+	"\"allowPrivilegeEscalation\":false,\"capabilities\":{\"drop\":" \
+	"[\"ALL\"]},\"seccompProfile\":{\"type\":\"RuntimeDefault\"}}}"
+
+Test(inject, baseline_and_restricted_run_as_the_app)
+{
+	const char *pod = ANNOTATED("", "\"containers\":[" SC_APP_1000 "]");
+	enum kube_pss_level levels[] = {KUBE_PSS_BASELINE, KUBE_PSS_RESTRICTED};
+
+	for (size_t i = 0; i < 2; i++) {
+		struct json_object *o = review_level(pod, levels[i]);
+		struct json_object *p = patch_of(o);
+		struct json_object *s =
+			jget(op_at(p, "/spec/containers/-"), "value");
+		struct json_object *sc = jget_obj(NULL, s, "securityContext");
+		struct json_object *env = jget_array(NULL, s, "env");
+		struct strbuf v = STRBUF_INIT;
+		bool b = true;
+		int id = 0;
+
+		cr_assert_null(jget(resp(o), "warnings"));
+		cr_assert(jget_int(NULL, sc, "runAsUser", &id) && id == 1000);
+		cr_assert(jget_int(NULL, sc, "runAsGroup", &id) && id == 2000);
+		cr_assert(jget_bool(NULL, sc, "runAsNonRoot", &b) && b);
+		cr_assert(jget_bool(NULL, sc, "allowPrivilegeEscalation", &b) &&
+			  !b);
+		cr_assert_str_eq(
+			json_object_to_json_string_ext(jget(sc, "capabilities"),
+						       JSON_C_TO_STRING_PLAIN),
+			"{\"drop\":[\"ALL\"]}");
+		cr_assert_str_eq(jget_str(NULL,
+					  jget_obj(NULL, sc, "seccompProfile"),
+					  "type"),
+				 "RuntimeDefault");
+		cr_assert_str_eq(jget_str(NULL,
+					  jget_idx(env, jget_len(env) - 1),
+					  "value"),
+				 kube_pss_level_name(levels[i]));
+		pss_of_patched(pod, p, levels[i], &v);
+		cr_assert_eq(v.len, 0, "%s", v.buf);
+		strbuf_release(&v);
+		json_object_put(p);
+		json_object_put(o);
+	}
+}
+
+Test(inject, the_pods_uid_and_the_recorded_containers)
+{
+	/* the pod's uid; container b (selected) overrides it; a's differs */
+	const char *pod = ANNOTATED(
+		",\"oomlens.io/containers\":\" b \"",
+		"\"securityContext\":{\"runAsUser\":1000,\"runAsGroup\":1000},"
+		"\"containers\":[{\"name\":\"a\"},{\"name\":\"b\","
+		"\"securityContext\":{\"runAsUser\":1500}}]");
+	struct json_object *o = review_level(pod, KUBE_PSS_BASELINE);
+	struct json_object *p = patch_of(o);
+	struct json_object *sc =
+		jget_obj(NULL, jget(op_at(p, "/spec/containers/-"), "value"),
+			 "securityContext");
+	int id = 0;
+
+	cr_assert(jget_int(NULL, sc, "runAsUser", &id) && id == 1500);
+	cr_assert(jget_int(NULL, sc, "runAsGroup", &id) && id == 1000);
+	/* a is not selected: no warning about its ids */
+	cr_assert_null(jget(resp(o), "warnings"));
+	json_object_put(p);
+	json_object_put(o);
+	/* both selected, ids differ: said */
+	o = review_level(ANNOTATED("", "\"containers\":[{\"name\":\"a\","
+				       "\"securityContext\":{\"runAsUser\":7,"
+				       "\"runAsGroup\":7}},{\"name\":\"b\"}]"),
+			 KUBE_PSS_RESTRICTED);
+	cr_assert(strstr(warning0(o), "container b's differ"), "%s",
+		  warning0(o));
+	json_object_put(o);
+}
+
+Test(inject, baseline_without_a_uid_is_root_with_setid_only)
+{
+	const char *shapes[] = {
+		ANNOTATED("", "\"containers\":[" APP "]"),
+		ANNOTATED("", "\"securityContext\":{\"runAsUser\":0},"
+			      "\"containers\":[" APP "]"),
+	};
+
+	for (size_t i = 0; i < 2; i++) {
+		struct json_object *o =
+			review_level(shapes[i], KUBE_PSS_BASELINE);
+		struct json_object *p = patch_of(o);
+		struct json_object *sc = jget_obj(
+			NULL, jget(op_at(p, "/spec/containers/-"), "value"),
+			"securityContext");
+		struct strbuf v = STRBUF_INIT;
+		int id = -1;
+
+		cr_assert_str_eq(
+			json_object_to_json_string_ext(jget(sc, "capabilities"),
+						       JSON_C_TO_STRING_PLAIN),
+			"{\"drop\":[\"ALL\"],\"add\":[\"SETUID\","
+			"\"SETGID\",\"KILL\"]}");
+		cr_assert(jget_int(NULL, sc, "runAsUser", &id) && id == 0);
+		cr_assert(strstr(warning0(o), "without SYS_PTRACE"));
+		pss_of_patched(shapes[i], p, KUBE_PSS_BASELINE, &v);
+		cr_assert_eq(v.len, 0, "%s", v.buf);
+		/* the same sidecar would not pass restricted */
+		strbuf_reset(&v);
+		pss_of_patched(shapes[i], p, KUBE_PSS_RESTRICTED, &v);
+		cr_assert(strstr(v.buf, "runAsNonRoot"), "%s", v.buf);
+		strbuf_release(&v);
+		json_object_put(p);
+		json_object_put(o);
+	}
+}
+
+Test(inject, restricted_without_a_uid_is_not_injected)
+{
+	const char *shapes[] = {
+		ANNOTATED("", "\"containers\":[" APP "]"),
+		ANNOTATED("", "\"securityContext\":{\"runAsNonRoot\":true},"
+			      "\"containers\":[" APP "]"),
+		ANNOTATED("", "\"containers\":[{\"name\":\"app\","
+			      "\"securityContext\":{\"runAsUser\":0}}]"),
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(shapes); i++) {
+		struct json_object *o =
+			review_level(shapes[i], KUBE_PSS_RESTRICTED);
+
+		assert_not_injected(o, "Pod Security restricted: container "
+				       "app states no runAsUser");
+		json_object_put(o);
 	}
 }

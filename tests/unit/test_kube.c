@@ -419,6 +419,23 @@ Test(kube_oomreport, golden_decode_and_round_trip)
 	cr_assert_eq(kube_oomreport_decode(enc, &r2), 0);
 	cr_assert_str_eq(r2->summary, r->summary);
 	cr_assert_eq(r2->usage, r->usage);
+	cr_assert_null(r2->workload_kind, "no workload: no spec.workload");
+	cr_assert_null(json_object_object_get(
+		json_object_object_get(enc, "spec"), "workload"));
+	{
+		struct kube_oomreport w = *r;
+		struct kube_oomreport *r3;
+		struct json_object *e2;
+
+		w.workload_kind = "Deployment";
+		w.workload_name = "web";
+		e2 = kube_oomreport_encode(&w, NULL);
+		cr_assert_eq(kube_oomreport_decode(e2, &r3), 0);
+		cr_assert_str_eq(r3->workload_kind, "Deployment");
+		cr_assert_str_eq(r3->workload_name, "web");
+		json_object_put(e2);
+		kube_oomreport_free(r3);
+	}
 	{
 		struct json_object *md =
 			json_object_object_get(enc, "metadata");
@@ -472,4 +489,38 @@ Test(kube_oombundle, base64_round_trip_and_size_check)
 	json_object_object_add(spec, "data", json_object_new_string("!!!!"));
 	cr_assert_eq(kube_oombundle_decode(o, &d), -EBADMSG);
 	json_object_put(o);
+}
+
+/* The report's label values (agent/src/publish/cluster_publish.c): what
+ * the API server's IsValidLabelValue takes, nothing it refuses. */
+Test(kube_label, value_rules)
+{
+	static const char *const ok[] = {
+		"",
+		"a",
+		"web-1",
+		"java-heap",
+		"A.b_c-9",
+		"oomlens-node",
+		"0123456789012345678901234567890123456789012345678901234567890a"
+		"b",
+	};
+	static const char *const bad[] = {
+		"-a",
+		"a-",
+		"_a",
+		"a.",
+		"a b",
+		"a/b",
+		"é",
+		"a\n",
+		"0123456789012345678901234567890123456789012345678901234567890a"
+		"bc",
+	};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		cr_assert(kube_label_value_ok(ok[i]), "%s", ok[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_not(kube_label_value_ok(bad[i]), "%s", bad[i]);
+	cr_assert_not(kube_label_value_ok(NULL));
 }

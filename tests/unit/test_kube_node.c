@@ -202,6 +202,8 @@ Test(kube_annot, good_values)
 	      "\"app, worker\",\"oomlens.io/thresholds\":\"50,75\","
 	      "\"oomlens.io/jvm\":\"off\",\"oomlens.io/jvm-nmt\":\"true\","
 	      "\"oomlens.io/trim\":\"on-pressure\",\"app.kubernetes.io/x\":"
+	      "\"1\",\"oomlens.io/jvm-histogram\":\"true\","
+	      "\"oomlens.io/jvm-histogram-max-pause-ms\":\"2500\",\"x\":"
 	      "\"1\",\"oomlens.io/injected\":\"yes\"}",
 	      &a);
 	cr_assert_eq(a.capture, KUBE_CAPTURE_OFF);
@@ -213,6 +215,8 @@ Test(kube_annot, good_values)
 	cr_assert_eq(a.jvm, KUBE_JVM_OFF);
 	cr_assert(a.jvm_nmt);
 	cr_assert_eq(a.trim, KUBE_TRIM_ON_PRESSURE);
+	cr_assert(a.jvm_histogram);
+	cr_assert_eq(a.jvm_histogram_max_pause_ms, 2500);
 	cr_assert_eq(a.n_errors, 0);
 }
 
@@ -237,6 +241,14 @@ static const struct bad_case bad_cases[] = {
 	{"{\"oomlens.io/jvm\":\"on\"}", "oomlens.io/jvm"},
 	{"{\"oomlens.io/jvm-nmt\":\"summary\"}", "oomlens.io/jvm-nmt"},
 	{"{\"oomlens.io/trim\":\"always\"}", "oomlens.io/trim"},
+	{"{\"oomlens.io/jvm-histogram\":\"yes\"}", "oomlens.io/jvm-histogram"},
+	{"{\"oomlens.io/jvm-histogram\":true}", "oomlens.io/jvm-histogram"},
+	{"{\"oomlens.io/jvm-histogram-max-pause-ms\":\"0\"}",
+	 "oomlens.io/jvm-histogram-max-pause-ms"},
+	{"{\"oomlens.io/jvm-histogram-max-pause-ms\":\"1s\"}",
+	 "oomlens.io/jvm-histogram-max-pause-ms"},
+	{"{\"oomlens.io/jvm-histogram-max-pause-ms\":\"600001\"}",
+	 "oomlens.io/jvm-histogram-max-pause-ms"},
 };
 
 Test(kube_annot, bad_values_keep_defaults)
@@ -255,6 +267,8 @@ Test(kube_annot, bad_values_keep_defaults)
 		cr_assert_eq(a.jvm, KUBE_JVM_AUTO);
 		cr_assert_not(a.jvm_nmt);
 		cr_assert_eq(a.trim, KUBE_TRIM_OFF);
+		cr_assert_not(a.jvm_histogram, "case %zu", i);
+		cr_assert_eq(a.jvm_histogram_max_pause_ms, 0, "case %zu", i);
 	}
 }
 
@@ -295,4 +309,144 @@ Test(kube_annot, errors_text_and_many_errors)
 		cr_assert_eq(strlen(a.errors[0].value),
 			     sizeof(a.errors[0].value) - 1);
 	}
+}
+
+/* kube_not_injected_text() of {"oomlens.io/not-injected": v}; v given as
+ * bytes (any, not only UTF-8). Returns the call's value; *out the text. */
+static int not_injected(const char *v, size_t n, struct strbuf *out)
+{
+	struct json_object *o = json_object_new_object();
+	int r;
+
+	json_object_object_add(o, KUBE_ANNOT_NOT_INJECTED,
+			       json_object_new_string_len(v, (int)n));
+	json_object_object_add(o, "oomlens.io/capture",
+			       json_object_new_string("true"));
+	r = kube_not_injected_text(o, out);
+	json_object_put(o);
+	return r;
+}
+
+#define NI "oomlens sidecar not injected: "
+
+Test(kube_annot, not_injected_absent_is_nothing)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct json_object *o =
+		json_tokener_parse("{\"oomlens.io/capture\":\"true\","
+				   "\"oomlens.io/injected\":\"yes\"}");
+	struct kube_annotations a;
+
+	strbuf_init(&sb, 4096);
+	cr_assert_eq(kube_not_injected_text(NULL, &sb), 0);
+	cr_assert_eq(kube_not_injected_text(o, &sb), 0);
+	cr_assert_eq(sb.len, 0);
+	json_object_put(o);
+	/* the mark is the injector's: never a refused value */
+	annot("{\"oomlens.io/not-injected\":\"the namespace enforces "
+	      "restricted\",\"oomlens.io/capture\":\"true\"}",
+	      &a);
+	cr_assert_eq(a.n_errors, 0);
+	cr_assert_eq(a.capture, KUBE_CAPTURE_ON);
+}
+
+Test(kube_annot, not_injected_reason_as_given)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	const char *why = "the namespace enforces Pod Security \"restricted\": "
+			  "no sidecar without SYS_PTRACE sees the app — "
+			  "none added";
+
+	strbuf_init(&sb, 4096);
+	cr_assert_eq(not_injected(why, strlen(why), &sb), 1);
+	cr_assert_str_eq(sb.buf, NI "the namespace enforces Pod Security "
+				    "\"restricted\": no sidecar without "
+				    "SYS_PTRACE sees the app — none added");
+}
+
+struct ni_case {
+	const char *v;
+	size_t n;
+	const char *want; /* after NI */
+};
+
+static const struct ni_case ni_cases[] = {
+	/* C0 (newline, ESC, NUL), DEL, C1 CSI (c2 9b): each byte '?' */
+	{"a\nb\033[31mc\177d", 11, "a?b?[31mc?d"},
+	{"x\0y", 3, "x?y"},
+	{"\302\233"
+	 "2J",
+	 4, "??2J"},
+	/* not UTF-8: a lone continuation, a lead without its tail */
+	{"\377\376 \200 \303", 6, "?? ? ?"},
+	/* empty */
+	{"", 0, "(no reason given)"},
+};
+
+Test(kube_annot, not_injected_controls_replaced)
+{
+	for (size_t i = 0; i < sizeof(ni_cases) / sizeof(ni_cases[0]); i++) {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+		char want[512];
+
+		strbuf_init(&sb, 4096);
+		cr_assert_eq(not_injected(ni_cases[i].v, ni_cases[i].n, &sb), 1,
+			     "case %zu", i);
+		snprintf(want, sizeof(want), NI "%s", ni_cases[i].want);
+		cr_assert_str_eq(sb.buf, want, "case %zu", i);
+		cr_assert_eq(sb.len, strlen(sb.buf), "case %zu", i);
+	}
+}
+
+Test(kube_annot, not_injected_not_a_string)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct json_object *o =
+		json_tokener_parse("{\"oomlens.io/not-injected\":{\"a\":1}}");
+
+	strbuf_init(&sb, 4096);
+	cr_assert_eq(kube_not_injected_text(o, &sb), 1);
+	cr_assert_str_eq(sb.buf, NI "(no reason given)");
+	json_object_put(o);
+}
+
+Test(kube_annot, not_injected_cut_at_256_bytes)
+{
+	char v[4096], want[512];
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	strbuf_init(&sb, 4096);
+	/* exactly the cap: as it is */
+	memset(v, 'x', KUBE_NOT_INJECTED_MAX);
+	cr_assert_eq(not_injected(v, KUBE_NOT_INJECTED_MAX, &sb), 1);
+	cr_assert_eq(sb.len, strlen(NI) + KUBE_NOT_INJECTED_MAX);
+	cr_assert_eq(strstr(sb.buf, "..."), NULL);
+	/* one more, and much more: 253 bytes and "..." */
+	for (size_t n = KUBE_NOT_INJECTED_MAX + 1; n <= sizeof(v); n *= 4) {
+		memset(v, 'x', sizeof(v));
+		strbuf_reset(&sb);
+		cr_assert_eq(
+			not_injected(v, n < sizeof(v) ? n : sizeof(v), &sb), 1);
+		cr_assert_eq(sb.len, strlen(NI) + KUBE_NOT_INJECTED_MAX, "%zu",
+			     n);
+		memset(want, 'x', KUBE_NOT_INJECTED_MAX - 3);
+		memcpy(want + KUBE_NOT_INJECTED_MAX - 3, "...", 4);
+		cr_assert_str_eq(sb.buf + strlen(NI), want);
+	}
+	/* never inside a character: "é" is c3 a9, byte 253 is a tail */
+	for (size_t i = 0; i < 300; i += 2)
+		memcpy(v + i, "\303\251", 2);
+	strbuf_reset(&sb);
+	cr_assert_eq(not_injected(v, 300, &sb), 1);
+	cr_assert_eq(sb.len, strlen(NI) + 252 + 3);
+	cr_assert_eq(memcmp(sb.buf + strlen(NI), v, 252), 0);
+	cr_assert_str_eq(sb.buf + strlen(NI) + 252, "...");
+	/* a 4-byte character straddling the cut */
+	memset(v, 'x', 251);
+	memcpy(v + 251, "\360\237\230\200", 4); /* U+1F600 at 251..254 */
+	memset(v + 255, 'y', 100);
+	strbuf_reset(&sb);
+	cr_assert_eq(not_injected(v, 355, &sb), 1);
+	cr_assert_eq(sb.len, strlen(NI) + 251 + 3);
+	cr_assert_str_eq(sb.buf + strlen(NI) + 251, "...");
 }

@@ -77,6 +77,35 @@ Test(pod_parse, annotations_file)
 	cr_assert_not(s.capture_off);
 }
 
+Test(pod_parse, jvm_histogram)
+{
+	static const char on[] = "oomlens.io/jvm-histogram=\"true\"\n"
+				 "oomlens.io/jvm-histogram-max-pause-ms="
+				 "\"2500\"\n";
+	static const char bad[] = "oomlens.io/jvm-histogram=\"yes\"\n"
+				  "oomlens.io/jvm-histogram-max-pause-ms="
+				  "\"2.5s\"\n";
+	struct pod_annotations a;
+	struct pod_settings s;
+
+	cr_assert_eq(pod_parse_annotations(file, strlen(file), &a), 0);
+	cr_assert_eq(pod_settings_from(&a, &s), 0);
+	cr_assert_not(s.jvm_histogram, "off unless asked for");
+	cr_assert_eq(s.jvm_histogram_max_pause_ms, 0);
+	cr_assert_eq(pod_parse_annotations(on, strlen(on), &a), 0);
+	cr_assert_eq(pod_settings_from(&a, &s), 0);
+	cr_assert(s.jvm_histogram);
+	cr_assert_eq(s.jvm_histogram_max_pause_ms, 2500);
+	cr_assert_eq(pod_parse_annotations(bad, strlen(bad), &a), 0);
+	cr_assert_eq(pod_settings_from(&a, &s), 2);
+	cr_assert_not(s.jvm_histogram);
+	cr_assert_eq(s.jvm_histogram_max_pause_ms, 0);
+	cr_assert(strstr(s.errors, "oomlens.io/jvm-histogram=\"yes\": "
+				   "expected true or false"),
+		  "%s", s.errors);
+	cr_assert(strstr(s.errors, "expected milliseconds"), "%s", s.errors);
+}
+
 Test(pod_parse, bad_values_fall_back)
 {
 	static const char f[] = "oomlens.io/thresholds=\"80,x\"\n"

@@ -2,8 +2,11 @@
 /* pubqueue: every transition of the publish state machine against a
  * scripted fake API — success, 409 on each step, 5xx/429/transport retries
  * with backoff, a permanent 422, a pod gone before its Event, a bundle too
- * large, and a restart that resumes from the files. */
+ * large, and a restart that resumes from the files; and the metrics it
+ * feeds (publish latency once a kill, failures by reason, queue depth) as
+ * /metrics renders them. */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,7 +15,9 @@
 #include <unistd.h>
 
 #include "publish/pubqueue.h"
+#include "obs/metrics_agent.h"
 #include "base/fileio.h"
+#include "base/util.h"
 
 #define OPS 7 /* report, report_uid, bundle, status, alive, event, resolve */
 
@@ -27,6 +32,32 @@ struct fake {
 	char last_owner_uid[64];
 };
 
+/* The HTTP status behind an -errno of kube.h's table (0: no answer). */
+static long status_of(int r)
+{
+	switch (r) {
+	case -EINVAL:
+		return 422;
+	case -EACCES:
+		return 401;
+	case -EPERM:
+		return 403;
+	case -ENOENT:
+		return 404;
+	case -EEXIST:
+	case -EBUSY:
+		return 409;
+	case -E2BIG:
+		return 413;
+	case -EAGAIN:
+		return 429;
+	case -EIO:
+		return 503;
+	default:
+		return 0;
+	}
+}
+
 static int next(struct fake *f, int op, struct kube_error *e)
 {
 	int r = f->pos[op] < 8 ? f->script[op][f->pos[op]++] : 0;
@@ -34,6 +65,7 @@ static int next(struct fake *f, int op, struct kube_error *e)
 	f->calls[op]++;
 	memset(e, 0, sizeof(*e));
 	e->code = r;
+	e->http_status = status_of(r);
 	/* as kube_status_parse would say */
 	e->retryable = r == -EAGAIN || r == -EIO || r == -ECONNRESET;
 	snprintf(e->message, sizeof(e->message), "fake %d", r);
@@ -510,4 +542,254 @@ Test(pubqueue, create_404_retried_while_the_resource_is_not_served)
 	cr_assert_eq(faccessat(state_fd, "queue/failed/oom-n-2.json", F_OK, 0),
 		     0);
 	pubqueue_free(q);
+}
+
+/* ---- the metrics it feeds (obs/metrics_agent.c) ---- */
+
+static void metrics_setup(void)
+{
+	setup();
+	cr_assert_eq(agent_metrics_init(), 0);
+}
+
+static void metrics_teardown(void)
+{
+	agent_metrics_free();
+	teardown();
+}
+
+TestSuite(pubqueue_metrics, .init = metrics_setup, .fini = metrics_teardown);
+
+/* The value of the sample line "<series> <value>" in /metrics' text; -1
+ * when the series is not there. */
+static double sample(const char *series)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = strlen(series);
+	double v = -1;
+
+	strbuf_init(&sb, 1 << 20);
+	cr_assert_eq(agent_metrics_render(&sb), 0);
+	for (const char *l = sb.buf; l && *l;
+	     l = strchr(l, '\n'), l = l ? l + 1 : l)
+		if (!strncmp(l, series, n) && l[n] == ' ') {
+			v = strtod(l + n + 1, NULL);
+			break;
+		}
+	strbuf_release(&sb);
+	return v;
+}
+
+#define COUNT "oomlens_publish_latency_seconds_count"
+#define SUM "oomlens_publish_latency_seconds_sum"
+#define DEPTH "oomlens_publish_queue_depth"
+#define FAILS "oomlens_publish_failures_total"
+
+static uint64_t now_ms(void)
+{
+	return now_realtime_us() / 1000;
+}
+
+Test(pubqueue_metrics, latency_from_the_kill_once_and_depth_each_change)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item a = item("oom-m-1", "reports/x.tar.gz");
+	double sum;
+
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(sample(DEPTH), 0, "an empty queue: 0, and present");
+	cr_assert_eq(sample(COUNT), 0, "no kill published yet");
+	a.killed_at_ms = (int64_t)now_ms() - 2500;
+	cr_assert_eq(pubqueue_add(q, &a), 0);
+	cr_assert_eq(sample(DEPTH), 1);
+	cr_assert_eq(pubqueue_add(q, &a), -EEXIST);
+	cr_assert_eq(sample(DEPTH), 1, "a duplicate adds nothing");
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
+	cr_assert_eq(sample(DEPTH), 0);
+	cr_assert_eq(sample(COUNT), 1);
+	sum = sample(SUM);
+	cr_assert(sum >= 2.5 && sum < 4, "from killed_at_ms: %g s", sum);
+	/* an item without its kill's time (an older agent's file): the
+	 * latency is not known, nothing is observed */
+	a = item("oom-m-2", "reports/x.tar.gz");
+	cr_assert_eq(pubqueue_add(q, &a), 0);
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
+	cr_assert_eq(sample(COUNT), 1);
+	cr_assert_eq(sample(SUM), sum);
+	pubqueue_free(q);
+}
+
+/* A bundle already in the API at the first try was stored (and counted)
+ * before: the same kill queued again, or a run that stopped before it
+ * saved the step. After a failed try of this run, a 409 is this run's own
+ * answer lost on the way: that kill counts. */
+Test(pubqueue_metrics, a_bundle_stored_before_is_not_counted_again)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item again = item("oom-m-3", "reports/x.tar.gz");
+	struct pub_item lost = item("oom-m-4", "reports/x.tar.gz");
+	uint64_t next;
+
+	again.killed_at_ms = lost.killed_at_ms = (int64_t)now_ms() - 1000;
+	again.added_ms = 1;
+	lost.added_ms = 2;
+	f.script[0][0] = -EEXIST;    /* again: the report is there */
+	f.script[2][0] = -EEXIST;    /* and its bundle */
+	f.script[2][1] = -ETIMEDOUT; /* lost: the answer never came */
+	f.script[2][2] = -EEXIST;    /* its retry: stored after all */
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_add(q, &again), 0);
+	cr_assert_eq(pubqueue_add(q, &lost), 0);
+	cr_assert_eq(pubqueue_run(q, 0, &next), 1);
+	cr_assert_eq(sample(COUNT), 0, "the kill published before: none");
+	cr_assert_eq(sample(DEPTH), 1, "lost waits for its retry");
+	cr_assert_eq(sample(FAILS "{reason=\"timeout\"}"), 1);
+	cr_assert_eq(pubqueue_run(q, next, NULL), 1);
+	cr_assert_eq(sample(COUNT), 1, "the lost answer's kill");
+	cr_assert_eq(sample(DEPTH), 0);
+	cr_assert_eq(pubqueue_stats(q)->published, 2);
+	pubqueue_free(q);
+}
+
+/* An agent restart: a kill that never reached the API is published by the
+ * next run with its whole wait as latency; one whose report and bundle
+ * were stored before the restart (it stopped at its status) is not
+ * counted by the next run. */
+Test(pubqueue_metrics, replayed_after_a_restart_counts_the_whole_wait)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item old = item("oom-m-5", "reports/x.tar.gz");
+	struct pub_item half = item("oom-m-6", "reports/x.tar.gz");
+	double sum;
+
+	old.killed_at_ms = (int64_t)now_ms() - 90000; /* 90 s ago */
+	half.killed_at_ms = (int64_t)now_ms() - 1000;
+	old.added_ms = 1;
+	half.added_ms = 2;
+	f.script[0][0] = -ECONNREFUSED; /* old: the API is away */
+	f.script[3][0] = -EIO;		/* half: its status fails */
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_add(q, &old), 0);
+	cr_assert_eq(pubqueue_add(q, &half), 0);
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 0);
+	cr_assert_eq(sample(COUNT), 1, "half's report and bundle are in");
+	cr_assert_eq(sample(DEPTH), 2);
+	pubqueue_free(q);
+	/* the next process: a new registry, the queue from the files */
+	agent_metrics_free();
+	cr_assert_eq(agent_metrics_init(), 0);
+	memset(&f, 0, sizeof(f));
+	f.alive = 1;
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(sample(DEPTH), 2, "set from the files at start");
+	cr_assert_eq(pubqueue_item(q, 0)->killed_at_ms, old.killed_at_ms,
+		     "the kill's time is in the file");
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 2);
+	cr_assert_eq(sample(DEPTH), 0);
+	cr_assert_eq(sample(COUNT), 1, "old only");
+	sum = sample(SUM);
+	cr_assert(sum >= 90 && sum < 92, "the whole wait: %g s", sum);
+	cr_assert_eq(f.calls[2], 1, "only old's bundle was sent again");
+	pubqueue_free(q);
+}
+
+/* One increment per failed call, by a reason from the fixed set; a step
+ * given up counts its last try too; a cancelled call (the agent stopping)
+ * is none. */
+Test(pubqueue_metrics, failures_by_reason)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item a = item("oom-m-7", "reports/x.tar.gz");
+	struct pub_item b = item("oom-m-8", "reports/x.tar.gz");
+	uint64_t now = 0, next = 0;
+
+	a.killed_at_ms = b.killed_at_ms = (int64_t)now_ms();
+	f.script[0][0] = -EIO;		/* a: 503 */
+	f.script[0][1] = -ECONNREFUSED; /* a: down */
+	f.script[0][3] = -EINVAL;	/* b: 422, given up */
+	f.script[2][0] = -EAGAIN;	/* a: 429 */
+	f.script[2][1] = -E2BIG;	/* a: refused as too large */
+	f.script[3][0] = -EPERM;	/* a: 403 */
+	f.script[4][0] = -ECANCELED;	/* a: the agent stopping */
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_add(q, &a), 0);
+	for (int i = 0; i < 10 && pubqueue_depth(q); i++) {
+		pubqueue_run(q, now, &next);
+		now = next == UINT64_MAX ? now : next;
+	}
+	cr_assert_eq(pubqueue_depth(q), 0);
+	cr_assert_eq(f.calls[0], 3);
+	cr_assert_eq(pubqueue_add(q, &b), 0);
+	cr_assert_eq(pubqueue_run(q, now, NULL), 1);
+	cr_assert_eq(pubqueue_depth(q), 0);
+	cr_assert_eq(sample(DEPTH), 0, "given up leaves the queue too");
+	cr_assert_eq(pubqueue_stats(q)->failed, 1);
+	cr_assert_eq(sample(FAILS "{reason=\"http_5xx\"}"), 1);
+	cr_assert_eq(sample(FAILS "{reason=\"connect\"}"), 1);
+	cr_assert_eq(sample(FAILS "{reason=\"http_4xx\"}"), 1);
+	cr_assert_eq(sample(FAILS "{reason=\"throttled\"}"), 1);
+	cr_assert_eq(sample(FAILS "{reason=\"too_large\"}"), 1);
+	cr_assert_eq(sample(FAILS "{reason=\"forbidden\"}"), 1);
+	cr_assert_eq(sample(FAILS "{reason=\"other\"}"), -1);
+	/* a published without its bundle (refused as too large) counts; b,
+	 * given up, has no latency */
+	cr_assert_eq(sample(COUNT), 1);
+	pubqueue_free(q);
+}
+
+struct reason_case {
+	int r;
+	long status;
+	char want[16]; /* "": not counted */
+};
+
+ParameterizedTestParameters(pubqueue, failure_reason_is_a_fixed_label)
+{
+	static struct reason_case c[] = {
+		{-ETIMEDOUT, 0, "timeout"},
+		{-ECONNREFUSED, 0, "connect"},
+		{-ECONNRESET, 0, "connect"},
+		{-EHOSTUNREACH, 0, "connect"},
+		{-EPROTO, 0, "tls"},
+		{-EACCES, 401, "unauthorized"},
+		{-EPERM, 403, "forbidden"},
+		{-ENOENT, 404, "not_found"},
+		{-EBUSY, 409, "conflict"},
+		{-EAGAIN, 429, "throttled"},
+		{-E2BIG, 413, "too_large"},
+		{-E2BIG, 500, "too_large"}, /* etcd's size limit */
+		{-E2BIG, 200, "too_large"}, /* an answer over the cap */
+		{-EINVAL, 400, "http_4xx"},
+		{-EINVAL, 422, "http_4xx"},
+		{-ESTALE, 410, "http_4xx"},
+		{-EIO, 418, "http_4xx"},
+		{-EIO, 500, "http_5xx"},
+		{-EIO, 503, "http_5xx"},
+		{-EIO, 0, "http_5xx"},
+		{-EIO, 302, "other"},
+		{-ENOMEM, 0, "other"},
+		{-EINVAL, 0, "other"}, /* a request never sent */
+		{-ECANCELED, 0, ""},
+	};
+
+	return cr_make_param_array(struct reason_case, c, ARRAY_SIZE(c));
+}
+
+ParameterizedTest(struct reason_case *c, pubqueue,
+		  failure_reason_is_a_fixed_label)
+{
+	struct kube_error e = {.http_status = c->status, .code = c->r};
+	const char *got = pub_failure_reason(c->r, &e);
+
+	snprintf(e.message, sizeof(e.message), "free text never a label");
+	if (!c->want[0])
+		cr_assert_null(got, "%d: %s", c->r, got);
+	else
+		cr_assert_str_eq(got ? got : "(null)", c->want, "%d/%ld", c->r,
+				 c->status);
+	cr_assert_str_eq(pub_failure_reason(-EIO, NULL), "http_5xx");
 }

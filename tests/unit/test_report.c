@@ -192,7 +192,10 @@ static const struct field fields[] = {
 	{"manifest", "victims.0.comm", K_STR, HTML | TEXT},
 	{"manifest", "victims.0.pid", K_INT, HTML | TEXT},
 	{"manifest", "victims.0.anon_rss_kb", K_U64, TEXT},
-	{"manifest", "pod", K_STR, HTML},
+	{"manifest", "pod", K_OBJ, HTML | TEXT},
+	{"manifest", "pod.namespace", K_STR, HTML | TEXT},
+	{"manifest", "pod.name", K_STR, HTML | TEXT},
+	{"manifest", "container", K_STR, HTML | TEXT},
 	{"manifest", "cgroup", K_STR, HTML | TEXT},
 	{"manifest", "captured_at", K_STR, HTML | TEXT},
 	{"manifest", "node", K_STR, HTML | TEXT},
@@ -286,7 +289,9 @@ static bool must_note(enum kind k, const char *value)
 }
 
 static const char base_manifest[] =
-	"{\"id\":\"oom-t\",\"cgroup\":\"/t\",\"node\":\"n\",\"pod\":null,"
+	"{\"id\":\"oom-t\",\"cgroup\":\"/t\",\"node\":\"n\",\"pod\":"
+	"{\"namespace\":\"ns\",\"name\":\"p\",\"uid\":\"u\"},\"container\":"
+	"\"c\","
 	"\"captured_at\":\"2026-12-01T00:00:00Z\",\"killed_at_ms\":3000,"
 	"\"cgroup_mode\":\"v1\",\"victims\":[{\"pid\":7,\"comm\":\"app\","
 	"\"anon_rss_kb\":1000}],\"cgroup_state_at_notification\":"
@@ -476,5 +481,89 @@ Test(report, samples_as_an_object_neither_aborts_nor_loses_the_rest)
 	cr_assert_eq(report_render_html(b, &out), 0);
 	cr_assert(strstr(out.buf, "Ignored in this bundle"));
 	cr_assert(strstr(out.buf, "No flight recorder timeline"));
+	bundle_free(b);
+}
+
+/* A JVM's class histogram (jvm/class_histogram.json, the pod's): a card
+ * of the top classes in report.html, the same rows in the text summary,
+ * names escaped and cleaned; one not taken says why, without rows. */
+static const char histo[] =
+	"{\"pid\":7,\"t_ms\":1500,\"trigger\":\"threshold-80\",\"taken\":true,"
+	"\"wall_us\":5662,\"pause_us\":5314,\"classes\":243,"
+	"\"total_instances\":25027,\"total_bytes\":68242152,"
+	"\"total_known\":true,\"top\":["
+	"{\"class\":\"[B\",\"instances\":7336,\"bytes\":67445088},"
+	"{\"class\":\"<script>x\\u001b]0;t\\u0007\",\"instances\":3,"
+	"\"bytes\":176384}]}";
+
+static struct bundle *make_histo(const char *json)
+{
+	struct bundle *b = make();
+	static const char snap[] = "{\"pid\":7,\"name\":\"java\",\"rss_kb\":1}";
+
+	bundle_add(b, "processes/7/snapshot.json", snap, sizeof(snap) - 1, 2);
+	bundle_add(b, "processes/7/jvm/class_histogram.json", json,
+		   strlen(json), 2);
+	return b;
+}
+
+Test(report, class_histogram_card_and_text)
+{
+	struct bundle *b = make_histo(histo);
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+
+	strbuf_init(&out, 0);
+	cr_assert_eq(report_render_html(b, &out), 0);
+	cr_assert(strstr(out.buf, "<h2>Class histogram of pid 7</h2>"), "%s",
+		  out.buf);
+	cr_assert(strstr(out.buf, "GC.class_histogram at threshold-80, 1.0 s "
+				  "before the kill: the JVM paused 5.3 ms, "
+				  "5.7 ms wall; 243 classes, 65 MiB of live "
+				  "objects in 25027 instances; the 2 largest "
+				  "by bytes"));
+	cr_assert(strstr(out.buf, "<th>class</th><th class=\"n\">instances"
+				  "</th><th class=\"n\">bytes</th>"));
+	cr_assert(strstr(out.buf, "<tr><td class=\"n\">1</td><td>byte[] "
+				  "([B)</td><td class=\"n\">7336</td><td "
+				  "class=\"n\">64 MiB</td><td class=\"n\">"
+				  "98.8%</td></tr>"),
+		  "%s", out.buf);
+	cr_assert(strstr(out.buf, "<td>&lt;script&gt;x?]0;t?</td>"));
+	cr_assert_null(strstr(out.buf, "<script"));
+	strbuf_reset(&out);
+	cr_assert_eq(report_render_text(b, false, &out), 0);
+	cr_assert(strstr(out.buf, "\nClass histogram of pid 7\n"), "%s",
+		  out.buf);
+	cr_assert(strstr(out.buf, "\n  # class           instances   bytes "
+				  "of live\n"),
+		  "%s", out.buf);
+	cr_assert(strstr(out.buf, "\n  1 byte[] ([B)          7336  64 MiB   "
+				  "98.8%\n"),
+		  "%s", out.buf);
+	cr_assert(strstr(out.buf, "\n  2 <script>x?]0;t?         3 172 KiB "
+				  "   0.3%\n"),
+		  "%s", out.buf);
+	bundle_free(b);
+}
+
+Test(report, class_histogram_not_taken_says_why)
+{
+	static const char skipped[] =
+		"{\"pid\":7,\"t_ms\":1500,\"trigger\":\"threshold-80\","
+		"\"taken\":false,\"why\":\"heap 900 MiB used: its walk would "
+		"take about 3620 ms\",\"top\":[{\"class\":\"[B\",\"instances\":"
+		"1,\"bytes\":1}]}";
+	struct bundle *b = make_histo(skipped);
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+
+	strbuf_init(&out, 0);
+	cr_assert_eq(report_render_html(b, &out), 0);
+	cr_assert(strstr(out.buf, "not taken (threshold-80, 1.0 s before the "
+				  "kill): heap 900 MiB used: its walk would "
+				  "take about 3620 ms"));
+	cr_assert_null(strstr(out.buf, "byte[] ([B)"), "no rows");
+	strbuf_reset(&out);
+	cr_assert_eq(report_render_text(b, false, &out), 0);
+	cr_assert(strstr(out.buf, "  not taken (threshold-80"), "%s", out.buf);
 	bundle_free(b);
 }

@@ -186,6 +186,36 @@ Test(spool, pod_volume_spool_with_a_namespace_view_is_the_pods)
 	cr_assert_eq(spool_find(dirs, 1, POD_B "/ctr", &ign, &info), -ENOENT);
 }
 
+/* Finding (the real node, a root JVM under baseline): a sidecar that may
+ * not read the app's cgroup records it by its pids and its spool claims
+ * no cgroup; the agent then found no spool for the kill and the bundle
+ * lost what the sidecar recorded and why. In the pod's volume it is the
+ * pod's by location, the weakest match; elsewhere it speaks for nothing. */
+Test(spool, pids_only_spool_in_a_pod_volume_is_the_pods)
+{
+	char pods[128], node[128];
+	const char *dirs[2] = {pods, node};
+	struct spool_info info;
+	struct spool_ignored ign;
+
+	snprintf(pods, sizeof(pods), "%s/kubelet/pods", root);
+	snprintf(node, sizeof(node), "%s/node", root);
+	spool("kubelet/pods/" UID_A VOLS "spool", NULL);
+	spool("node/pids-only", NULL);
+	cr_assert_eq(spool_find(dirs, 2, POD_A "/ctr", &ign, &info), 0);
+	cr_assert(strstr(info.dir, UID_A), "%s", info.dir);
+	cr_assert_str_eq(info.cgroup, "");
+	cr_assert_not(info.exact);
+	cr_assert_eq(ign.n, 0);
+	cr_assert_eq(spool_find(dirs, 2, POD_B "/ctr", &ign, &info), -ENOENT);
+	cr_assert_eq(spool_find(dirs, 2, "/demo/app", &ign, &info), -ENOENT);
+	/* a spool of the pod that names the container wins */
+	spool("kubelet/pods/" UID_A VOLS "ctr", POD_A "/ctr");
+	cr_assert_eq(spool_find(dirs, 2, POD_A "/ctr", &ign, &info), 0);
+	cr_assert(info.exact);
+	cr_assert(strstr(info.dir, VOLS "ctr"), "%s", info.dir);
+}
+
 /* Finding: a spool whose snapshots/ was a symlink to another pod's spool
  * put that pod's cmdline.txt (a database password) in this bundle. */
 Test(spool, symlinked_snapshots_dir_is_not_followed)

@@ -3,6 +3,7 @@
  * here; the TLS server is webhook.c, the mutation inject.c. */
 #include <errno.h>
 #include <getopt.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@ enum {
 	OPT_SPOOL,
 	OPT_NATIVE,
 	OPT_RELOAD,
+	OPT_LEVEL,
 };
 
 static const struct option longopts[] = {
@@ -39,6 +41,7 @@ static const struct option longopts[] = {
 	{"spool-size", required_argument, NULL, OPT_SPOOL},
 	{"native-sidecars", required_argument, NULL, OPT_NATIVE},
 	{"cert-check-interval", required_argument, NULL, OPT_RELOAD},
+	{"pod-security", required_argument, NULL, OPT_LEVEL},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -51,7 +54,11 @@ static const char usage[] =
 	"         [--spool-size Q (256Mi)] [--native-sidecars "
 	"auto|true|false]\n"
 	"         [--cert-check-interval SECONDS (10)]\n"
-	"serves /mutate-pods (admission.k8s.io/v1) and /healthz over TLS\n";
+	"         [--pod-security privileged|baseline|restricted]\n"
+	"serves /mutate-pods[/LEVEL] (admission.k8s.io/v1) and /healthz over "
+	"TLS;\n"
+	"a pod sent to /mutate-pods is shaped for --pod-security's level\n"
+	"(privileged), to /mutate-pods/LEVEL for LEVEL\n";
 
 /* "" quantities mean unset (the chart passes empty values through). */
 static const char *opt_or_null(const char *s)
@@ -104,6 +111,19 @@ static int parse_native(const char *v, int *ret)
 	return 0;
 }
 
+/* The injector's webhook: no capability at all; after start-up (socket
+ * bound, certificate loaded) it accepts TLS connections, reads and writes
+ * them, and re-reads its certificate files. No exec, no connect. */
+static const char *const webhook_syscalls[] = {
+	"accept4",    "accept",	     "sendto",	    "recvfrom",
+	"sendmsg",    "recvmsg",     "shutdown",    "getsockopt",
+	"setsockopt", "getsockname", "getpeername", NULL};
+static const struct privs_spec webhook_privs = {
+	.caps = 0,
+	.seccomp = true,
+	.syscalls = webhook_syscalls,
+};
+
 static int parse_opts(int argc, char **argv, struct webhook_options *w,
 		      int *native, bool tls)
 {
@@ -148,6 +168,15 @@ static int parse_opts(int argc, char **argv, struct webhook_options *w,
 				return 2;
 			}
 			break;
+		case OPT_LEVEL:
+			if (kube_pss_level_parse(optarg, &w->inject.level) <
+			    0) {
+				fprintf(stderr,
+					"webhook: --pod-security: expected "
+					"privileged, baseline or restricted\n");
+				return 2;
+			}
+			break;
 		case OPT_RELOAD:
 			if (parse_u64(optarg, &secs) < 0 || secs == 0 ||
 			    secs > 3600) {
@@ -179,7 +208,8 @@ static int parse_opts(int argc, char **argv, struct webhook_options *w,
 
 int cmd_webhook(int argc, char **argv, const struct cli_globals *g)
 {
-	struct webhook_options w = {.addr = ":8443", .check_s = 10};
+	struct webhook_options w = {
+		.addr = ":8443", .check_s = 10, .privs = &webhook_privs};
 	int native = -1, r;
 
 	inject_config_init(&w.inject);

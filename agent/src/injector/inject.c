@@ -15,14 +15,32 @@
 #include "base/util.h"
 #include "injector/inject.h"
 #include "kube/kube.h"
+#include "kube/kube_node.h"
 
 /* Deeper than any pod; bounds json-c's recursion on hostile input. */
 #define REVIEW_MAX_DEPTH 64
 
+/* The sidecar a level admits (docs/injector.md, Pod Security). */
+enum shape_kind {
+	SHAPE_PRIVILEGED, /* root, the five capabilities */
+	SHAPE_ROOT_SETID, /* root, SETUID SETGID KILL: baseline, uid unknown */
+	SHAPE_APP_UID,	  /* the app's uid (and gid), no capability */
+};
+
+struct shape {
+	enum shape_kind kind;
+	int64_t uid, gid; /* SHAPE_APP_UID; gid < 0: not stated */
+};
+
 struct patch {
 	struct json_object *ops;      /* the JSONPatch array */
 	struct json_object *warnings; /* strings */
+	/* the pod with each op applied as it is pushed: what the level is
+	 * checked on; NULL when an op could not be applied (a bug: the
+	 * patch is then not sent) */
+	struct json_object *mutated;
 	const struct inject_config *cfg;
+	struct shape shape;
 	int err; /* the first -ENOMEM / -E2BIG */
 };
 
@@ -77,6 +95,46 @@ static void op_push(struct patch *p, const char *op, const struct strbuf *path,
 	}
 }
 
+/* The member or element tok of o (a decimal index for an array). */
+static struct json_object *child(struct json_object *o, const char *tok)
+{
+	uint64_t i;
+
+	if (json_object_is_type(o, json_type_array))
+		return parse_u64(tok, &i) == 0 && i < jget_len(o)
+			       ? jget_idx(o, (size_t)i)
+			       : NULL;
+	return jget(o, tok);
+}
+
+/* RFC 6902 "add" of a copy of value at tokens into p->mutated: a member
+ * set (replaced when present) or "-" appended to an array, the two kinds
+ * of add the patch makes. */
+static void mutated_add(struct patch *p, struct json_object *value,
+			const char *const *tokens)
+{
+	struct json_object *at = p->mutated, *copy = NULL;
+	size_t n = 0;
+
+	while (tokens[n])
+		n++;
+	for (size_t i = 0; at && i + 1 < n; i++)
+		at = child(at, tokens[i]);
+	if (at && n > 0 && json_object_deep_copy(value, &copy, NULL) == 0) {
+		const char *last = tokens[n - 1];
+
+		if (json_object_is_type(at, json_type_object) &&
+		    json_object_object_add(at, last, copy) == 0)
+			return;
+		if (json_object_is_type(at, json_type_array) &&
+		    streq(last, "-") && json_object_array_add(at, copy) == 0)
+			return;
+	}
+	json_object_put(copy);
+	json_object_put(p->mutated);
+	p->mutated = NULL;
+}
+
 /* "add" at the path made of the tokens (NULL-terminated). */
 static void op_add_path(struct patch *p, struct json_object *value,
 			const char *const *tokens)
@@ -84,10 +142,12 @@ static void op_add_path(struct patch *p, struct json_object *value,
 	_cleanup_strbuf_ struct strbuf path = STRBUF_INIT;
 	int r = 0;
 
-	for (; r == 0 && *tokens; tokens++)
-		r = ptr_token(&path, *tokens);
+	for (const char *const *t = tokens; r == 0 && *t; t++)
+		r = ptr_token(&path, *t);
 	if (r < 0 && !p->err)
 		p->err = r;
+	if (p->mutated && value)
+		mutated_add(p, value, tokens);
 	op_push(p, "add", &path, value);
 }
 #define op_add(p, value, ...) \
@@ -143,7 +203,8 @@ static struct json_object *limit_env(const char *container)
 	return e;
 }
 
-static struct json_object *sidecar_env(struct json_object *containers)
+static struct json_object *sidecar_env(const struct inject_config *c,
+				       struct json_object *containers)
 {
 	struct json_object *env = json_object_new_array();
 
@@ -158,6 +219,8 @@ static struct json_object *sidecar_env(struct json_object *containers)
 		if (n)
 			json_object_array_add(env, limit_env(n));
 	}
+	json_object_array_add(env, value_env(INJECT_LEVEL_ENV,
+					     kube_pss_level_name(c->level)));
 	return env;
 }
 
@@ -178,30 +241,59 @@ static struct json_object *sidecar_resources(const struct inject_config *c)
 	return res;
 }
 
-/* The sidecar's needs, docs/privileges.md; root in its own container
- * even when the pod says runAsNonRoot (the capabilities of a non-root
- * process would stay in the bounding set only). */
-static struct json_object *sidecar_security(void)
+static void add_caps(struct json_object *sc, const char *const *add)
 {
-	static const char *const add[] = {"SYS_PTRACE", "SETUID", "SETGID",
-					  "KILL", "DAC_READ_SEARCH"};
-	struct json_object *sc = json_object_new_object();
 	struct json_object *caps = json_object_new_object();
-	struct json_object *a = json_object_new_array();
 	struct json_object *d = json_object_new_array();
 
-	for (size_t i = 0; i < ARRAY_SIZE(add); i++)
-		json_object_array_add(a, jstr(add[i]));
 	json_object_array_add(d, jstr("ALL"));
 	json_object_object_add(caps, "drop", d);
-	json_object_object_add(caps, "add", a);
+	if (add) {
+		struct json_object *a = json_object_new_array();
+
+		for (; *add; add++)
+			json_object_array_add(a, jstr(*add));
+		json_object_object_add(caps, "add", a);
+	}
 	json_object_object_add(sc, "capabilities", caps);
+}
+
+/* The sidecar's needs, docs/privileges.md, as far as the level allows.
+ * Privileged: root in its own container even when the pod says
+ * runAsNonRoot (the capabilities of a non-root process would stay in the
+ * bounding set only). Baseline without the app's uid: root with the
+ * capabilities of the JVM switch, all on baseline's list. The app's uid:
+ * same-uid reads need no capability, and restricted's settings. */
+static struct json_object *sidecar_security(const struct shape *sh)
+{
+	static const char *const all[] = {"SYS_PTRACE",	     "SETUID",
+					  "SETGID",	     "KILL",
+					  "DAC_READ_SEARCH", NULL};
+	static const char *const setid[] = {"SETUID", "SETGID", "KILL", NULL};
+	struct json_object *sc = json_object_new_object();
+
+	add_caps(sc, sh->kind == SHAPE_PRIVILEGED   ? all
+		     : sh->kind == SHAPE_ROOT_SETID ? setid
+						    : NULL);
 	json_object_object_add(sc, "readOnlyRootFilesystem",
 			       json_object_new_boolean(1));
 	json_object_object_add(sc, "allowPrivilegeEscalation",
 			       json_object_new_boolean(0));
-	json_object_object_add(sc, "runAsUser", json_object_new_int(0));
-	json_object_object_add(sc, "runAsNonRoot", json_object_new_boolean(0));
+	json_object_object_add(
+		sc, "runAsUser",
+		json_object_new_int64(sh->kind == SHAPE_APP_UID ? sh->uid : 0));
+	if (sh->kind == SHAPE_APP_UID && sh->gid >= 0)
+		json_object_object_add(sc, "runAsGroup",
+				       json_object_new_int64(sh->gid));
+	json_object_object_add(
+		sc, "runAsNonRoot",
+		json_object_new_boolean(sh->kind == SHAPE_APP_UID));
+	if (sh->kind != SHAPE_PRIVILEGED) {
+		struct json_object *sp = json_object_new_object();
+
+		json_object_object_add(sp, "type", jstr("RuntimeDefault"));
+		json_object_object_add(sc, "seccompProfile", sp);
+	}
 	return sc;
 }
 
@@ -218,6 +310,7 @@ static struct json_object *mount(const char *name, const char *path, bool ro)
 }
 
 static struct json_object *sidecar_container(const struct inject_config *c,
+					     const struct shape *sh,
 					     struct json_object *containers)
 {
 	struct json_object *s = json_object_new_object();
@@ -235,9 +328,9 @@ static struct json_object *sidecar_container(const struct inject_config *c,
 		json_object_object_add(s, "imagePullPolicy",
 				       jstr(c->pull_policy));
 	json_object_object_add(s, "args", args);
-	json_object_object_add(s, "env", sidecar_env(containers));
+	json_object_object_add(s, "env", sidecar_env(c, containers));
 	json_object_object_add(s, "resources", sidecar_resources(c));
-	json_object_object_add(s, "securityContext", sidecar_security());
+	json_object_object_add(s, "securityContext", sidecar_security(sh));
 	json_object_object_add(s, "volumeMounts", mounts);
 	if (c->native_sidecar)
 		json_object_object_add(s, "restartPolicy", jstr("Always"));
@@ -408,7 +501,7 @@ static void patch_app_containers(struct patch *p, struct json_object *cs,
 static void patch_sidecar(struct patch *p, struct json_object *spec)
 {
 	struct json_object *cs = jget_array(NULL, spec, "containers");
-	struct json_object *s = sidecar_container(p->cfg, cs);
+	struct json_object *s = sidecar_container(p->cfg, &p->shape, cs);
 
 	if (!p->cfg->native_sidecar) {
 		op_add(p, s, "spec", "containers", "-", NULL);
@@ -422,39 +515,167 @@ static void patch_sidecar(struct patch *p, struct json_object *spec)
 	}
 }
 
-/* Whether the pod gets the sidecar; a refusal the user should hear about
- * becomes a warning. */
-static bool pod_wants(struct patch *p, struct json_object *pod)
+/* Whether the pod asks for the sidecar and does not have it yet. */
+static bool pod_asks(struct json_object *pod)
 {
 	struct json_object *ann =
 		jget_obj(NULL, jget(pod, "metadata"), "annotations");
 	struct json_object *spec = jget_obj(NULL, pod, "spec");
 	const char *cap = jget_str(NULL, ann, "oomlens.io/capture");
+
+	return cap && streq(cap, "true") &&
+	       find_named(jget_array(NULL, spec, "containers"),
+			  INJECT_SIDECAR_NAME) < 0 &&
+	       /* reinvoked, or injected by hand */
+	       find_named(jget_array(NULL, spec, "initContainers"),
+			  INJECT_SIDECAR_NAME) < 0;
+}
+
+/* Why a pod that asks cannot have the sidecar at all, into why; false
+ * when it can. */
+static bool pod_refused(struct json_object *pod, char *why, size_t n)
+{
+	struct json_object *spec = jget_obj(NULL, pod, "spec");
 	bool b = false;
 
-	if (!cap || !streq(cap, "true"))
+	if (jget_len(jget_array(NULL, spec, "containers")) == 0)
+		snprintf(why, n, "the pod has no containers: not injected");
+	else if (jget_bool(NULL, spec, "hostPID", &b) && b)
+		snprintf(why, n,
+			 "hostPID pod: the sidecar would see every process of "
+			 "the node, not injected; the node agent still reports "
+			 "its kills");
+	else if (jget_bool(NULL, spec, "shareProcessNamespace", &b) && !b)
+		snprintf(
+			why, n,
+			"shareProcessNamespace: false is explicit: the sidecar "
+			"needs it true, not injected; remove it to get "
+			"pre-kill snapshots");
+	else
 		return false;
-	if (find_named(jget_array(NULL, spec, "containers"),
-		       INJECT_SIDECAR_NAME) >= 0 ||
-	    find_named(jget_array(NULL, spec, "initContainers"),
-		       INJECT_SIDECAR_NAME) >= 0)
-		return false; /* reinvoked, or injected by hand */
-	if (jget_len(jget_array(NULL, spec, "containers")) == 0) {
-		warn_add(p, "oomlens: the pod has no containers: not injected");
+	return true;
+}
+
+/* Whether name is in the comma list (oomlens.io/containers, spaces
+ * around names allowed, as the sidecar reads it). */
+static bool name_listed(const char *list, const char *name)
+{
+	size_t l = strlen(name);
+
+	for (const char *v = list; *v;) {
+		const char *end = strchr(v, ',');
+		size_t k = end ? (size_t)(end - v) : strlen(v);
+
+		while (k && *v == ' ')
+			v++, k--;
+		while (k && v[k - 1] == ' ')
+			k--;
+		if (k == l && memcmp(v, name, l) == 0)
+			return true;
+		v = end ? end + 1 : v + strlen(v);
+	}
+	return false;
+}
+
+static bool container_selected(const char *list, struct json_object *c)
+{
+	const char *name = jget_str(NULL, c, "name");
+
+	return !list || (name && name_listed(list, name));
+}
+
+/* runAsUser or runAsGroup (key) of container c, else of the pod; -1 when
+ * neither states one. */
+static int64_t run_as(struct json_object *c, struct json_object *spec,
+		      const char *key)
+{
+	uint64_t v;
+
+	if (jget_u64(NULL, jget_obj(NULL, c, "securityContext"), key, &v) ||
+	    jget_u64(NULL, jget_obj(NULL, spec, "securityContext"), key, &v))
+		return v <= INT64_MAX ? (int64_t)v : -1;
+	return -1;
+}
+
+/* The most capable sidecar cfg->level admits, into p->shape, with a
+ * warning for what it will not read; false, with why, when no admissible
+ * sidecar could read the app's memory. The uid is the recorded
+ * container's (sidecar/src/pod.c: the first one oomlens.io/containers
+ * selects). */
+static bool shape_choose(struct patch *p, struct json_object *pod, char *why,
+			 size_t n)
+{
+	struct json_object *spec = jget_obj(NULL, pod, "spec");
+	struct json_object *cs = jget_array(NULL, spec, "containers");
+	const char *list = jget_str(
+		NULL, jget_obj(NULL, jget(pod, "metadata"), "annotations"),
+		"oomlens.io/containers");
+	const char *level = kube_pss_level_name(p->cfg->level);
+	struct json_object *c = jget_idx(cs, 0);
+	const char *name;
+	char msg[400];
+	int64_t uid;
+
+	for (size_t i = 0; i < jget_len(cs); i++)
+		if (container_selected(list, jget_idx(cs, i))) {
+			c = jget_idx(cs, i);
+			break;
+		}
+	name = jget_str(NULL, c, "name");
+	name = name ? name : "?";
+	uid = run_as(c, spec, "runAsUser");
+	if (p->cfg->level == KUBE_PSS_PRIVILEGED) {
+		p->shape = (struct shape){.kind = SHAPE_PRIVILEGED};
+		return true;
+	}
+	if (uid <= 0 && p->cfg->level == KUBE_PSS_RESTRICTED) {
+		snprintf(why, n,
+			 "Pod Security restricted: container %.63s states no "
+			 "runAsUser other than 0 (in its securityContext or "
+			 "the pod's), and a sidecar that reads its memory must "
+			 "run as its uid: not injected; state runAsUser and "
+			 "runAsGroup to get pre-kill snapshots",
+			 name);
 		return false;
 	}
-	if (jget_bool(NULL, spec, "hostPID", &b) && b) {
-		warn_add(p, "oomlens: hostPID pod: the sidecar would see every "
-			    "process of the node, not injected; the node agent "
-			    "still reports its kills");
-		return false;
+	if (uid <= 0) {
+		p->shape = (struct shape){.kind = SHAPE_ROOT_SETID};
+		snprintf(msg, sizeof(msg),
+			 "oomlens: Pod Security %s: container %.63s states no "
+			 "runAsUser other than 0: the sidecar runs as root "
+			 "without SYS_PTRACE and reads the memory of non-root "
+			 "processes only; state runAsUser and runAsGroup for "
+			 "a sidecar with the app's ids",
+			 level, name);
+		warn_add(p, msg);
+		return true;
 	}
-	if (jget_bool(NULL, spec, "shareProcessNamespace", &b) && !b) {
-		warn_add(p,
-			 "oomlens: shareProcessNamespace: false is explicit: "
-			 "the sidecar needs it true, not injected; remove "
-			 "it to get pre-kill snapshots");
-		return false;
+	p->shape = (struct shape){.kind = SHAPE_APP_UID,
+				  .uid = uid,
+				  .gid = run_as(c, spec, "runAsGroup")};
+	if (p->shape.gid < 0) {
+		snprintf(msg, sizeof(msg),
+			 "oomlens: Pod Security %s: container %.63s states no "
+			 "runAsGroup: the sidecar runs as uid %lld with gid 0 "
+			 "and reads its memory only if its gid is 0 too; state "
+			 "runAsGroup",
+			 level, name, (long long)uid);
+		warn_add(p, msg);
+	}
+	for (size_t i = 0; i < jget_len(cs); i++) {
+		struct json_object *o = jget_idx(cs, i);
+		const char *on = jget_str(NULL, o, "name");
+
+		if (o == c || !container_selected(list, o) ||
+		    (run_as(o, spec, "runAsUser") == uid &&
+		     run_as(o, spec, "runAsGroup") == p->shape.gid))
+			continue;
+		snprintf(msg, sizeof(msg),
+			 "oomlens: Pod Security %s: the sidecar runs with "
+			 "container %.63s's ids; container %.63s's differ, "
+			 "its memory will not be readable",
+			 level, name, on ? on : "?");
+		warn_add(p, msg);
 	}
 	return true;
 }
@@ -473,9 +694,87 @@ static void patch_pod(struct patch *p, struct json_object *pod)
 	patch_app_containers(p, jget_array(NULL, spec, "containers"),
 			     nmt && streq(nmt, "true"));
 	patch_sidecar(p, spec);
-	/* for people reading the pod; pod_wants looks at the container */
+	/* for people reading the pod; pod_asks looks at the container */
 	op_add(p, jstr(INJECT_SIDECAR_NAME), "metadata", "annotations",
 	       "oomlens.io/injected", NULL);
+}
+
+/* Whether the mutated pod meets the level wherever the pod itself did:
+ * a violation that is not the pod's own is the patch's, and the patch is
+ * dropped (why says which). */
+static bool level_kept(struct patch *p, struct json_object *pod, char *why,
+		       size_t n)
+{
+	struct kube_pss_result before, after, added = {0};
+	const char *level = kube_pss_level_name(p->cfg->level);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	if (p->cfg->level == KUBE_PSS_PRIVILEGED)
+		return true;
+	if (!p->mutated || kube_pss_check(pod, p->cfg->level, &before) < 0 ||
+	    kube_pss_check(p->mutated, p->cfg->level, &after) < 0) {
+		snprintf(why, n,
+			 "the patch could not be checked against Pod Security "
+			 "%s (an oomlens bug): not injected",
+			 level);
+		return false;
+	}
+	for (size_t i = 0; i < after.n; i++) {
+		bool old = false;
+
+		for (size_t j = 0; !old && j < before.n; j++)
+			old = after.v[i].check == before.v[j].check &&
+			      streq(after.v[i].path, before.v[j].path);
+		if (!old)
+			added.v[added.n++] = after.v[i];
+	}
+	added.more = after.more > before.more ? after.more - before.more : 0;
+	if (added.n == 0 && added.more == 0)
+		return true;
+	kube_pss_result_text(&added, &sb);
+	snprintf(why, n,
+		 "the sidecar would not be admitted under Pod Security %s "
+		 "(%.300s): not injected",
+		 level, sb.len ? sb.buf : "?");
+	return false;
+}
+
+/* The pod as it came, with the annotation and a warning saying why (the
+ * agent's pod watch posts it as an Event, cut to KUBE_NOT_INJECTED_MAX). */
+static void not_injected(struct patch *p, const char *why)
+{
+	char msg[700];
+
+	op_add(p, jstr(why), "metadata", "annotations", KUBE_ANNOT_NOT_INJECTED,
+	       NULL);
+	snprintf(msg, sizeof(msg), "oomlens: %s", why);
+	warn_add(p, msg);
+}
+
+static void inject_pod(struct patch *p, struct json_object *pod)
+{
+	char why[600] = "";
+
+	if (!pod_refused(pod, why, sizeof(why)) &&
+	    shape_choose(p, pod, why, sizeof(why))) {
+		if (p->cfg->level != KUBE_PSS_PRIVILEGED &&
+		    json_object_deep_copy(pod, &p->mutated, NULL) < 0)
+			p->mutated = NULL;
+		patch_pod(p, pod);
+		if (level_kept(p, pod, why, sizeof(why)))
+			return;
+		/* nothing of it goes: the warnings were about that sidecar */
+		json_object_put(p->ops);
+		json_object_put(p->warnings);
+		p->ops = json_object_new_array();
+		p->warnings = json_object_new_array();
+		if (!p->ops || !p->warnings)
+			p->err = -ENOMEM;
+	}
+	json_object_put(p->mutated);
+	p->mutated = NULL;
+	if (!p->err)
+		not_injected(p, why);
 }
 
 static struct json_object *review_parse(const char *buf, size_t len)
@@ -582,13 +881,14 @@ int inject_review(const char *review_json, size_t len,
 		warn_add(&p,
 			 "oomlens: the AdmissionReview could not be read "
 			 "(not JSON, or no request.uid): pod admitted as is");
-	else if (pod && pod_wants(&p, pod))
-		patch_pod(&p, pod);
+	else if (pod && pod_asks(pod))
+		inject_pod(&p, pod);
 	r = p.err;
 	if (r == 0)
 		r = response_build(review, &p, ret_response);
 	json_object_put(p.ops);
 	json_object_put(p.warnings);
+	json_object_put(p.mutated);
 	json_object_put(review);
 	return r;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "base/strbuf.h"
+#include "kube/kube_pss.h"
 
 #define INJECT_SIDECAR_NAME "oomlens-sidecar"
 #define INJECT_SPOOL_VOLUME "oomlens-spool"
@@ -18,7 +19,8 @@
 #define INJECT_SPOOL_PATH "/var/run/oomlens-spool"
 #define INJECT_PODINFO_PATH "/etc/oomlens"
 #define INJECT_NMT_FLAG "-XX:NativeMemoryTracking=summary"
-
+/* The sidecar's env naming the level it was shaped for. */
+#define INJECT_LEVEL_ENV "OOMLENS_POD_SECURITY"
 struct inject_config {
 	const char *image;	 /* the sidecar's image; required */
 	const char *pull_policy; /* NULL: the cluster's default */
@@ -29,9 +31,14 @@ struct inject_config {
 	/* the cluster runs native sidecars (1.29+): an init container
 	 * with restartPolicy: Always instead of a regular container */
 	bool native_sidecar;
+	/* the Pod Security level the pod's namespace enforces (the
+	 * webhook's path says it, docs/injector.md): the sidecar is shaped
+	 * to be admitted at it, or not injected */
+	enum kube_pss_level level;
 };
 
-/* The defaults the webhook starts from (no image: the caller sets it). */
+/* The defaults the webhook starts from (no image: the caller sets it;
+ * level privileged). */
 void inject_config_init(struct inject_config *cfg);
 
 /* Reads the AdmissionReview review_json[0..len) and appends the
@@ -40,11 +47,19 @@ void inject_config_init(struct inject_config *cfg);
  * oomlens.io/capture: "true", not yet injected, gets a JSONPatch (base64,
  * patchType JSONPatch) adding the sidecar, shareProcessNamespace, the
  * spool and podinfo volumes, and with oomlens.io/jvm-nmt: "true" the NMT
- * flag in each app container's JAVA_TOOL_OPTIONS. Everything else (not a
- * pod, not CREATE, not annotated, already injected, hostPID, an explicit
- * shareProcessNamespace: false, a malformed review) is allowed as is,
- * with a warning saying why when the pod asked for capture or the review
- * could not be read. Returns 0, -ENOMEM or -E2BIG (ret_response's max). */
+ * flag in each app container's JAVA_TOOL_OPTIONS. The sidecar is the most
+ * capable one cfg->level admits (privileged: root with its five
+ * capabilities; baseline and restricted: the app container's uid and gid
+ * with none, or under baseline, when the uid is not stated or 0, root
+ * with SETUID, SETGID and KILL); the mutated pod is checked with
+ * kube_pss_check() at that level and the patch is dropped when it adds a
+ * violation. A pod that asked for capture and is not injected (hostPID,
+ * an explicit shareProcessNamespace: false, no admissible sidecar) gets
+ * only the oomlens.io/not-injected annotation saying why, and the same as
+ * a warning. Everything else (not a pod, not CREATE, not annotated,
+ * already injected, a malformed review) is allowed as is, with a warning
+ * when the review could not be read. Returns 0, -ENOMEM or -E2BIG
+ * (ret_response's max). */
 int inject_review(const char *review_json, size_t len,
 		  const struct inject_config *cfg, struct strbuf *ret_response);
 

@@ -9,35 +9,27 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/log.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "obs/http.h"
-#include "commands.h"
+#include "obs/tls.h"
 #include "injector/webhook.h"
 
 struct pss {
-	struct strbuf body; /* the review as it arrives */
-	bool mutate;	    /* POST /mutate-pods */
+	struct strbuf body;	   /* the review as it arrives */
+	bool mutate;		   /* POST /mutate-pods[/LEVEL] */
+	enum kube_pss_level level; /* LEVEL; privileged when absent */
 	bool too_big;
 	struct agent_http_answer ans;
-};
-
-struct file_id {
-	struct timespec mtime;
-	dev_t dev;
-	ino_t ino;
-	off_t size;
 };
 
 static struct {
 	struct lws_context *ctx;
 	const struct webhook_options *o;
-	lws_sorted_usec_list_t sul;
-	struct file_id cert, key;
+	struct agent_tls_watch *tls;
 	volatile sig_atomic_t stop;
 	unsigned long reviews, patched;
 } W;
@@ -60,7 +52,10 @@ static void review(struct pss *p)
 		set_answer(p, 413, "text/plain", "too large\n", 10);
 		return;
 	}
-	r = inject_review(p->body.buf, p->body.len, &W.o->inject, &out);
+	struct inject_config cfg = W.o->inject;
+
+	cfg.level = p->level;
+	r = inject_review(p->body.buf, p->body.len, &cfg, &out);
 	W.reviews++;
 	if (r < 0) {
 		log_error("review: %s", strerror(-r));
@@ -75,19 +70,35 @@ static void review(struct pss *p)
 	set_answer(p, 200, "application/json", out.buf, out.len);
 }
 
+/* /mutate-pods (--pod-security's level), or /mutate-pods/LEVEL: the Pod
+ * Security level the namespaces the API server sends there enforce (the
+ * chart registers one webhook per level, each with its
+ * namespaceSelector). */
+static bool mutate_path(const char *uri, enum kube_pss_level *ret)
+{
+	*ret = W.o->inject.level;
+	if (streq(uri, "/mutate-pods"))
+		return true;
+	return startswith(uri, "/mutate-pods/") &&
+	       kube_pss_level_parse(uri + strlen("/mutate-pods/"), ret) == 0;
+}
+
 static void route(struct lws *wsi, struct pss *p, const char *uri)
 {
 	bool post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
 	bool get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
+	enum kube_pss_level level;
+	bool mutate = mutate_path(uri, &level);
 
-	if (post && streq(uri, "/mutate-pods")) {
+	if (post && mutate) {
 		p->mutate = true;
+		p->level = level;
 		strbuf_init(&p->body, WEBHOOK_MAX_BODY);
 		return; /* answered once the body is in */
 	}
 	if (get && streq(uri, "/healthz"))
 		set_answer(p, 200, "text/plain", "ok\n", 3);
-	else if (streq(uri, "/mutate-pods") || streq(uri, "/healthz"))
+	else if (mutate || streq(uri, "/healthz"))
 		set_answer(p, 405, "text/plain", "method not allowed\n", 19);
 	else
 		set_answer(p, 404, "text/plain", "not found\n", 10);
@@ -145,51 +156,6 @@ static void lws_to_log(int level, const char *line)
 	agent_lws_log("tls", level, line);
 }
 
-static int file_id_read(const char *path, struct file_id *ret)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return -errno;
-	*ret = (struct file_id){.mtime = st.st_mtim,
-				.dev = st.st_dev,
-				.ino = st.st_ino,
-				.size = st.st_size};
-	return 0;
-}
-
-static bool file_id_eq(const struct file_id *a, const struct file_id *b)
-{
-	return a->mtime.tv_sec == b->mtime.tv_sec &&
-	       a->mtime.tv_nsec == b->mtime.tv_nsec && a->dev == b->dev &&
-	       a->ino == b->ino && a->size == b->size;
-}
-
-/* Both files are looked at; the pair is reloaded once both are readable
- * and either changed (a Secret volume swaps them together). */
-static void cert_check(lws_sorted_usec_list_t *sul)
-{
-	struct file_id c, k;
-
-	(void)sul;
-	if (file_id_read(W.o->cert, &c) == 0 &&
-	    file_id_read(W.o->key, &k) == 0 &&
-	    (!file_id_eq(&c, &W.cert) || !file_id_eq(&k, &W.key))) {
-		if (lws_tls_cert_updated(W.ctx, W.o->cert, W.o->key, NULL, 0,
-					 NULL, 0) == 0) {
-			W.cert = c;
-			W.key = k;
-			log_info("certificate \"%s\" reloaded", W.o->cert);
-		} else {
-			log_warn("certificate \"%s\" changed but cannot be "
-				 "loaded, keeping the old one",
-				 W.o->cert);
-		}
-	}
-	lws_sul_schedule(W.ctx, 0, &W.sul, cert_check,
-			 (lws_usec_t)W.o->check_s * LWS_US_PER_SEC);
-}
-
 static int create_context(const struct webhook_options *o)
 {
 	struct lws_context_creation_info info;
@@ -238,18 +204,18 @@ int webhook_serve(const struct webhook_options *o, const struct cli_globals *g)
 	int r;
 
 	W.o = o;
-	if (file_id_read(o->cert, &W.cert) < 0 ||
-	    file_id_read(o->key, &W.key) < 0) {
-		log_error("cannot read \"%s\" or \"%s\"", o->cert, o->key);
+	W.tls = agent_tls_watch_new(o->cert, o->key, o->check_s);
+	if (!W.tls)
 		return -ENOENT;
-	}
 	r = create_context(o);
-	if (r < 0)
+	if (r < 0) {
+		agent_tls_watch_free(W.tls);
 		return r;
+	}
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	r = cli_enter_steady_state(&agent_webhook_privs, g);
+	r = cli_enter_steady_state(o->privs, g);
 	if (r == 0) {
 		log_info("webhook on \"%s\": /mutate-pods /healthz; sidecar "
 			 "\"%s\" as %s",
@@ -257,12 +223,13 @@ int webhook_serve(const struct webhook_options *o, const struct cli_globals *g)
 			 o->inject.native_sidecar ? "a native sidecar (init "
 						    "container)"
 						  : "a regular container");
-		lws_sul_schedule(W.ctx, 0, &W.sul, cert_check,
-				 (lws_usec_t)o->check_s * LWS_US_PER_SEC);
+		agent_tls_watch_start(W.tls, W.ctx);
 	}
 	while (r == 0 && !W.stop)
 		if (lws_service(W.ctx, 0) < 0)
 			break;
+	agent_tls_watch_free(W.tls);
+	W.tls = NULL;
 	lws_context_destroy(W.ctx);
 	W.ctx = NULL;
 	log_info("webhook stopped (%lu reviews, %lu patched)", W.reviews,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "base/cli.h"
+#include "base/privs.h"
 #include "injector/inject.h"
 
 /* The largest AdmissionReview read (the API server's own request limit
@@ -17,9 +18,11 @@ struct webhook_options {
 	const char *addr;	/* "[HOST]:PORT" */
 	unsigned check_s;	/* how often the files are looked at */
 	struct inject_config inject;
+	/* what the server keeps once listening (cmd_webhook.c) */
+	const struct privs_spec *privs;
 };
 
-/* Serves until SIGTERM or SIGINT. Enters the steady state (no
- * capabilities, seccomp: agent_webhook_privs) once listening. Returns 0
+/* Serves until SIGTERM or SIGINT. Enters the steady state (o->privs)
+ * once listening. Returns 0
  * after a signal, -errno when it cannot start (logged). Blocks. */
 int webhook_serve(const struct webhook_options *o, const struct cli_globals *g);

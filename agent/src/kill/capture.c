@@ -9,7 +9,10 @@
 #include "kill/cgtimeline.h"
 #include "obs/forecast_sampler.h"
 #include "obs/metrics_agent.h"
+#include "base/bundle_paths.h"
+#include "base/jget.h"
 #include "forensics/bundle.h"
+#include "forensics/capture.h"
 #include "forensics/diagnosis.h"
 #include "base/fileio.h"
 #include "base/log.h"
@@ -280,41 +283,21 @@ static void add_agent_timeline(struct bundle *b, const struct corr_kill *k,
 	json_object_put(j);
 }
 
-/* diagnosis.json from what the bundle holds so far; the verdict and summary
- * also go into the manifest and the report line. */
-void agent_bundle_diagnose(struct bundle *b, const struct oom_report *r,
-			   struct json_object *man, uint64_t kill_ms,
-			   struct agent_verdict *ret)
+/* What the sidecar says it could not capture (its manifest's "capture",
+ * a pod's words: read through capture_from_json's bounds and types). */
+static void add_capture(struct bundle *b, struct json_object *man)
 {
-	struct diag_input in;
-	struct diagnosis *d = calloc(1, sizeof(*d));
-	struct json_object *dj;
+	struct json_object *sm = bundle_get_json(b, BP_SPOOL_MANIFEST);
+	struct capture_notes *c = calloc(1, sizeof(*c));
+	struct jget_notes notes = {0};
 
-	if (!d || diagnosis_load_bundle(b, r, kill_ms, &in) < 0) {
-		free(d);
-		bundle_note_truncated(b, "diagnosis.json", "out of memory");
-		return;
-	}
-	diagnosis_run(&in, d);
-	/* fields of the pod's files dropped for a wrong type, and figures
-	 * that did not add up: in diagnosis.json, and said here */
-	for (size_t i = 0; i < d->notes.n; i++)
-		log_warn("bundle \"%s\": %s", bundle_id(b), d->notes.text[i]);
-	dj = diagnosis_to_json(d);
-	if (dj)
-		bundle_add_json(b, "diagnosis.json", dj, BUNDLE_ESSENTIAL);
-	json_object_put(dj);
-	strlcpy_safe(ret->verdict, diag_kind_name(d->verdicts[0].kind),
-		     sizeof(ret->verdict));
-	strlcpy_safe(ret->summary, d->summary, sizeof(ret->summary));
-	ret->usage = d->usage_bytes;
-	ret->limit = d->limit_bytes;
-	json_object_object_add(man, "verdict",
-			       json_object_new_string(ret->verdict));
-	json_object_object_add(man, "summary",
-			       json_object_new_string(ret->summary));
-	diag_input_release(&in);
-	free(d);
+	jget_where(&notes, BP_SPOOL_MANIFEST);
+	if (c && capture_from_json(jget(sm, "capture"), &notes, c) == 0)
+		json_object_object_add(man, "capture", capture_to_json(c));
+	for (size_t i = 0; i < notes.n; i++)
+		log_warn("%s, ignoring", notes.text[i]);
+	free(c);
+	json_object_put(sm);
 }
 
 /* The sidecar's flight recorder and newest pre-kill snapshot. */
@@ -360,6 +343,7 @@ static void add_spool(struct bundle *b, const char *const *dirs, size_t n,
 			json_object_new_double(
 				(double)(kill_ms - info.snapshot_ms) / 1000.0));
 	json_object_object_add(man, "sidecar", o);
+	add_capture(b, man);
 }
 
 /* Cluster mode: the spool of the victim's pod, found by the UID in its
@@ -376,27 +360,6 @@ static void add_pod_spool(struct agent *a, struct bundle *b,
 	dirs[0] = agent_cluster_spool(a, kp, dir, sizeof(dir));
 	if (dirs[0])
 		add_spool(b, dirs, 1, cgroup, man, kill_ms);
-}
-
-/* report.html inside the bundle, and beside it on disk for a browser. */
-void agent_bundle_report(struct agent *a, struct bundle *b, const char *id)
-{
-	_cleanup_strbuf_ struct strbuf html = STRBUF_INIT;
-	char name[128];
-	int q;
-
-	strbuf_init(&html, 4u << 20);
-	q = report_render_html(b, &html);
-	if (q < 0) {
-		bundle_note_truncated(b, "report.html", strerror(-q));
-		return;
-	}
-	bundle_add(b, "report.html", html.buf, html.len, BUNDLE_ESSENTIAL);
-	snprintf(name, sizeof(name), "%s.html", id);
-	q = write_file_atomic_at(a->reports_fd, name, html.buf, html.len, 0640);
-	if (q < 0)
-		log_warn("cannot write \"%s\": %s, ignoring", name,
-			 strerror(-q));
 }
 
 static void print_line(const char *id, const char *path,

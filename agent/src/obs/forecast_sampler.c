@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -49,7 +48,7 @@ struct tracked {
 	struct forecast_target *target; /* allocated at the first forecast */
 	uint64_t last_warn_ms;
 	bool have_limit;
-	bool exported; /* a seconds_to_oom series exists */
+	bool exported; /* a time_to_oom_seconds series exists */
 	bool seen;     /* in the last scan */
 };
 
@@ -173,9 +172,8 @@ static void retire(const char *path, const struct forecast_history *h)
 static void drop_series(struct tracked *t)
 {
 	if (t->exported)
-		agent_metrics_seconds_to_oom(t->target->namespace,
-					     t->target->pod,
-					     t->target->container, -1);
+		agent_metrics_time_to_oom(t->target->namespace, t->target->pod,
+					  t->target->container, -1);
 	t->exported = false;
 }
 
@@ -453,8 +451,8 @@ static void sample_one(struct tracked *t, uint64_t now_ms)
 		drop_series(t);
 		return;
 	}
-	agent_metrics_seconds_to_oom(t->target->namespace, t->target->pod,
-				     t->target->container, f.seconds);
+	agent_metrics_time_to_oom(t->target->namespace, t->target->pod,
+				  t->target->container, f.seconds);
 	t->exported = true;
 	if (forecast_should_warn(f.seconds, now_ms, &t->last_warn_ms)) {
 		struct forecast_warning w = {
@@ -494,13 +492,12 @@ int forecast_sampler_fd(void)
 	return S.tfd;
 }
 
-int forecast_sampler_start(struct agent *a, int ep)
+int forecast_sampler_start(struct agent *a)
 {
 	struct itimerspec its = {
 		.it_value = {0, 1000000},
 		.it_interval = {TICK_MS / 1000, (TICK_MS % 1000) * 1000000L},
 	};
-	struct epoll_event ev = {.events = EPOLLIN};
 	struct rlimit rl;
 	int r = agent_metrics_init();
 
@@ -520,9 +517,7 @@ int forecast_sampler_start(struct agent *a, int ep)
 		r = S.t ? -errno : -ENOMEM;
 		goto fail;
 	}
-	ev.data.fd = S.tfd;
-	if (timerfd_settime(S.tfd, 0, &its, NULL) < 0 ||
-	    epoll_ctl(ep, EPOLL_CTL_ADD, S.tfd, &ev) < 0) {
+	if (timerfd_settime(S.tfd, 0, &its, NULL) < 0) {
 		r = -errno;
 		goto fail;
 	}

@@ -2,7 +2,7 @@
 /* The detector's 1 Hz cgroup timeline: a timerfd in the detector's epoll;
  * each tick reads usage and limit of every memory cgroup under the watched
  * subtrees (the set is refreshed every 5 s), feeds forecast.h, exports
- * oomlens_seconds_to_oom while a prediction exists, and hands OOMPredicted
+ * oomlens_time_to_oom_seconds while a prediction exists, and hands OOMPredicted
  * warnings to a callback. The tick also beats the /healthz heartbeat.
  * Detector thread only, except where said. */
 #pragma once
@@ -46,12 +46,11 @@ typedef void (*forecast_warn_fn)(const struct forecast_warning *w, void *ud);
 void forecast_sampler_set_resolver(forecast_resolve_fn fn, void *ud);
 void forecast_sampler_set_warn(forecast_warn_fn fn, void *ud);
 
-/* Creates the 1 Hz timerfd, adds it to the epoll set ep, registers the
- * metrics; in standalone mode marks the agent ready. Returns 0 or -errno
- * (logged). */
-int forecast_sampler_start(struct agent *a, int ep);
-/* The timerfd (-1 before start): the loop calls forecast_sampler_tick()
- * when it is readable. */
+/* Creates the 1 Hz timerfd, registers the metrics; in standalone mode
+ * marks the agent ready. Returns 0 or -errno (logged). */
+int forecast_sampler_start(struct agent *a);
+/* The timerfd (-1 before start): the caller's loop calls
+ * forecast_sampler_tick() when it is readable. */
 int forecast_sampler_fd(void);
 void forecast_sampler_tick(void);
 void forecast_sampler_stop(void);

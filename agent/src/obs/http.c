@@ -5,7 +5,6 @@
  * They meet through a small queue (mutex + condvar) one way and the
  * decision cache + lws_cancel_service() the other. */
 #include <errno.h>
-#include <getopt.h>
 #include <libwebsockets.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,6 +18,7 @@
 #include "base/util.h"
 #include "obs/http.h"
 #include "obs/http_auth.h"
+#include "obs/tls.h"
 #include "kube/kube.h"
 #include "kube/kube_authn.h"
 #include "obs/metrics_agent.h"
@@ -28,8 +28,12 @@
 #define TOKEN_MAX 8192
 #define METRICS_MAX (8u << 20)
 
+/* How often the serving certificate's files are looked at (seconds). */
+#define TLS_CHECK_S 10
+
 static struct {
 	const char *addr;
+	const char *cert, *key; /* both or neither: HTTPS */
 	bool insecure;
 } opts;
 
@@ -44,6 +48,7 @@ static struct {
 	bool running;
 	atomic_bool stop;
 	int port;
+	struct agent_tls_watch *tls; /* HTTPS: the certificate's files */
 	_Atomic(struct kube_client *) kube;
 	/* review queue, cache and failures: under lock */
 	pthread_mutex_t lock;
@@ -67,31 +72,57 @@ struct pss {
 
 static struct pss *pending; /* service thread only */
 
+/* "--NAME VALUE" or "--NAME=VALUE" at argv[*i]: 1 (taken, *i past it),
+ * 0 (not this option) or -EINVAL (no value; said on stderr). */
+static int take_value(const char *name, int argc, char **argv, int *i,
+		      const char **ret)
+{
+	const char *a = argv[*i] + 2;
+	size_t n = strlen(name);
+
+	if (!startswith(argv[*i], "--") || strncmp(a, name, n) != 0)
+		return 0;
+	if (a[n] == '=') {
+		*ret = a + n + 1;
+		return 1;
+	}
+	if (a[n])
+		return 0;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "run: --%s needs a value\n", name);
+		return -EINVAL;
+	}
+	*ret = argv[++*i];
+	return 1;
+}
+
 int agent_http_take_opts(int *argc, char **argv)
 {
-	int j = 1;
+	int j = 1, r = 0;
 
-	for (int i = 1; i < *argc; i++) {
-		const char *a = argv[i];
-
-		if (streq(a, "--metrics-insecure")) {
+	for (int i = 1; i < *argc && r >= 0; i++) {
+		if (streq(argv[i], "--metrics-insecure")) {
 			opts.insecure = true;
-		} else if (streq(a, "--metrics-addr")) {
-			if (i + 1 >= *argc) {
-				fprintf(stderr, "run: --metrics-addr needs "
-						"HOST:PORT\n");
-				return -EINVAL;
-			}
-			opts.addr = argv[++i];
-		} else if (startswith(a, "--metrics-addr=")) {
-			opts.addr = a + strlen("--metrics-addr=");
-		} else {
-			argv[j++] = argv[i];
+			continue;
 		}
+		r = take_value("metrics-addr", *argc, argv, &i, &opts.addr);
+		if (r == 0)
+			r = take_value("metrics-tls-cert", *argc, argv, &i,
+				       &opts.cert);
+		if (r == 0)
+			r = take_value("metrics-tls-key", *argc, argv, &i,
+				       &opts.key);
+		if (r == 0)
+			argv[j++] = argv[i];
 	}
 	argv[j] = NULL;
 	*argc = j;
-	return 0;
+	if (r >= 0 && !opts.cert != !opts.key) {
+		fprintf(stderr, "run: --metrics-tls-cert and "
+				"--metrics-tls-key go together\n");
+		r = -EINVAL;
+	}
+	return r < 0 ? r : 0;
 }
 
 void agent_http_set_kube_client(struct kube_client *c)
@@ -494,10 +525,20 @@ static int create_context(const char *host, int port)
 	info.gid = -1;
 	info.uid = -1;
 	info.vhost_name = "default";
+	if (opts.cert) {
+		info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+		info.ssl_cert_filepath = opts.cert;
+		info.ssl_private_key_filepath = opts.key;
+		/* a scrape is one request; HTTP/1.1 keeps a deferred answer
+		 * (the token's review) simple */
+		info.alpn = "http/1.1";
+	}
 	lws_set_log_level(LLL_ERR | LLL_WARN, lws_to_log);
 	H.ctx = lws_create_context(&info);
 	if (!H.ctx)
 		return -EADDRNOTAVAIL;
+	if (H.tls)
+		agent_tls_watch_start(H.tls, H.ctx);
 	vh = lws_get_vhost_by_name(H.ctx, "default");
 	H.port = vh ? lws_get_vhost_listen_port(vh) : port;
 	return 0;
@@ -516,12 +557,22 @@ int agent_http_start(bool standalone)
 			  addr);
 		return -EINVAL;
 	}
+	if (opts.cert) {
+		H.tls = agent_tls_watch_new(opts.cert, opts.key, TLS_CHECK_S);
+		if (!H.tls)
+			return -errno;
+	}
 	r = agent_metrics_init();
 	if (r == 0)
 		r = create_context(host, port);
 	if (r < 0) {
-		log_error("cannot serve http on \"%s\": %s", addr,
-			  strerror(-r));
+		log_error("cannot serve %s on \"%s\": %s%s",
+			  opts.cert ? "https" : "http", addr, strerror(-r),
+			  opts.cert ? " (address in use, or a bad certificate "
+				      "or key)"
+				    : "");
+		agent_tls_watch_free(H.tls);
+		H.tls = NULL;
 		return r;
 	}
 	atomic_store(&H.stop, false);
@@ -535,13 +586,15 @@ int agent_http_start(bool standalone)
 		}
 	}
 	if (r < 0) {
+		agent_tls_watch_free(H.tls);
+		H.tls = NULL;
 		lws_context_destroy(H.ctx);
 		H.ctx = NULL;
 		return r;
 	}
 	H.running = true;
-	log_info("http on \"%s\" (port %d): /healthz /readyz /metrics%s", addr,
-		 H.port,
+	log_info("%s on \"%s\" (port %d): /healthz /readyz /metrics%s",
+		 opts.cert ? "https" : "http", addr, H.port,
 		 opts.insecure ? " (no authentication: --metrics-insecure)"
 			       : " (TokenReview + SubjectAccessReview)");
 	return 0;
@@ -561,6 +614,8 @@ void agent_http_stop(void)
 	for (size_t i = 0; i < H.n_queue; i++)
 		free(H.queue[i].token);
 	H.n_queue = 0;
+	agent_tls_watch_free(H.tls);
+	H.tls = NULL;
 	lws_context_destroy(H.ctx);
 	H.ctx = NULL;
 	H.running = false;

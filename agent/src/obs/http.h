@@ -4,7 +4,9 @@
  * metrics registry of metrics_agent.h and never touches the detector's
  * state. /metrics needs a bearer token that TokenReview authenticates and
  * a SubjectAccessReview allows (get on the non-resource URL /metrics),
- * unless --metrics-insecure. */
+ * unless --metrics-insecure. With --metrics-tls-cert/--metrics-tls-key
+ * it serves HTTPS only, the certificate reloaded when its files change
+ * (obs/tls.h), so the token never crosses the network in the clear. */
 #pragma once
 
 #include <stdbool.h>
@@ -14,9 +16,11 @@ struct kube_client;
 
 #define AGENT_HTTP_DEFAULT_ADDR ":9477"
 
-/* Takes --metrics-addr ADDR|--metrics-addr=ADDR and --metrics-insecure out
- * of argv (argv[0] is the subcommand; the rest shifts down, *argc
- * shrinks). Returns 0 or -EINVAL (missing value, printed on stderr). */
+/* Takes --metrics-addr ADDR, --metrics-tls-cert FILE, --metrics-tls-key
+ * FILE (each also as --NAME=VALUE) and --metrics-insecure out of argv
+ * (argv[0] is the subcommand; the rest shifts down, *argc shrinks).
+ * Returns 0 or -EINVAL (a missing value, or a certificate without its
+ * key: printed on stderr). */
 int agent_http_take_opts(int *argc, char **argv);
 
 /* Starts the HTTP thread: always in cluster mode (on the default address

@@ -75,7 +75,7 @@ static int add_all(void)
 		    "RSS the sidecars' trims gave back.", METRIC_COUNTER, NULL);
 	m_build = add("oomlens_build_info", "The agent's version.",
 		      METRIC_GAUGE, version_l);
-	m_tto = add("oomlens_seconds_to_oom",
+	m_tto = add("oomlens_time_to_oom_seconds",
 		    "Predicted seconds until the container's memory usage "
 		    "reaches its limit at the current growth; only while it "
 		    "grows.",
@@ -161,8 +161,8 @@ void agent_metrics_watched(unsigned n)
 		(void)metric_set(m_watched, NULL, n);
 }
 
-void agent_metrics_seconds_to_oom(const char *ns, const char *pod,
-				  const char *container, double seconds)
+void agent_metrics_time_to_oom(const char *ns, const char *pod,
+			       const char *container, double seconds)
 {
 	const char *const v[] = {ns, pod, container, NULL};
 

@@ -34,8 +34,8 @@ void agent_metrics_publish_failure(const char *reason);
 void agent_metrics_queue_depth(unsigned n);
 void agent_metrics_watched(unsigned n);
 /* seconds < 0 drops the series (no prediction now). */
-void agent_metrics_seconds_to_oom(const char *ns, const char *pod,
-				  const char *container, double seconds);
+void agent_metrics_time_to_oom(const char *ns, const char *pod,
+			       const char *container, double seconds);
 
 /* Health. The detector loop beats at least once a second (its 1 Hz
  * timeline tick); /healthz fails when the last beat is older than

@@ -52,6 +52,9 @@ struct cluster_pod {
 	enum kube_capture_mode capture;
 	bool deleted;	/* a tombstone: forget uid */
 	char *manifest; /* the bundle manifest's "pod" object, JSON text */
+	/* the top of its owner chain (a Deployment above its ReplicaSet);
+	 * "" when it has none or the agent may not read the owners */
+	char workload_kind[64], workload[254];
 	size_t n;
 	struct {
 		char name[64], id[KUBE_CTR_ID_MAX], last_id[KUBE_CTR_ID_MAX];
@@ -101,6 +104,10 @@ struct cluster_snap {
 	char why[300];
 };
 void cluster_snap_free(void *s);
+/* The priority of a snapshot file in a report bundle, as spool_attach()
+ * gives them; -1 for what a snapshot has no business giving (its own
+ * manifest, diagnosis, report, kernel files). Pure. */
+int cluster_snap_prio(const char *path);
 /* Asks for s (heap; taken on success). -EAGAIN when the queue is full.
  * Never blocks. */
 int cluster_snap_request(struct cluster *c, struct cluster_snap *s);
@@ -144,6 +151,8 @@ struct evqueue *cluster_pods_queue(struct cluster *c);
  * the queue is full (the bundle stays on disk and is logged). */
 int cluster_publish(struct cluster *c, struct pub_item *it);
 const struct cluster_opts *cluster_options(const struct cluster *c);
+/* The API client (shared by threads: kube.h), for /metrics' reviews. */
+struct kube_client *cluster_client(const struct cluster *c);
 
 /* ---- the detector side (cluster_pods.c) ---- */
 

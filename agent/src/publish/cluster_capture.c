@@ -101,6 +101,7 @@ static void fill_item(const struct agent *a, const struct corr_kill *k,
 	gmtime_r(&t, &tm);
 	strftime(it->killed_at, sizeof(it->killed_at), "%Y-%m-%dT%H:%M:%SZ",
 		 &tm);
+	it->killed_at_ms = (int64_t)kill_ms; /* the publish latency's start */
 	strlcpy_safe(it->node, a->opts.cluster.node, sizeof(it->node));
 	if (r->n_victims) {
 		const struct kmsg_victim *vi = &r->victims[0];
@@ -165,6 +166,10 @@ agent_cluster_item(const struct agent *a, const struct corr_kill *k,
 	if (p->m.pod) {
 		strlcpy_safe(it->ns, p->m.pod->ns, sizeof(it->ns));
 		strlcpy_safe(it->pod, p->m.pod->name, sizeof(it->pod));
+		strlcpy_safe(it->workload_kind, p->m.pod->workload_kind,
+			     sizeof(it->workload_kind));
+		strlcpy_safe(it->workload, p->m.pod->workload,
+			     sizeof(it->workload));
 	}
 	if (p->m.container)
 		strlcpy_safe(it->container, p->m.container,

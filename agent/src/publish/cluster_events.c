@@ -54,8 +54,10 @@ void cluster_events_post(struct cluster *c)
 			.field_path = ev->field_path[0] ? ev->field_path : NULL,
 			.reason = ev->reason,
 			.message = ev->message,
-			.component = "oomlens-agent",
+			.component = CLUSTER_COMPONENT,
 			.host = c->o.node,
+			.reporting_component = CLUSTER_REPORTING_COMPONENT,
+			.reporting_instance = c->reporting_instance,
 			.cancel = c->cancel,
 		};
 		struct kube_error e = {0};

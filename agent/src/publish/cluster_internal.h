@@ -9,8 +9,16 @@
 
 #define OWNER_CACHE 256
 
+/* The Events' source.component, reportingComponent and the kill's
+ * reason (docs/cluster-mode.md, Events). */
+#define CLUSTER_COMPONENT "oomlens-agent"
+#define CLUSTER_REPORTING_COMPONENT "oomlens.io/agent"
+#define CLUSTER_KILL_REASON "OOMKilled"
+
 struct cluster {
 	struct cluster_opts o;
+	/* reportingInstance: oomlens-agent-<node> */
+	char reporting_instance[128];
 	struct agent_counters *counters;
 	int state_fd;
 	struct kube_client *client;
@@ -25,8 +33,9 @@ struct cluster {
 	/* watch thread only: pods seen (annotation warnings once), owners */
 	struct {
 		char uid[KUBE_UID_MAX];
-		char *owners;	      /* JSON array text */
-		uint64_t warned_hash; /* OOMLensConfig sent for this text */
+		char *owners;		/* JSON array text */
+		uint64_t warned_hash;	/* OOMLensConfig sent for this text */
+		bool told_not_injected; /* its OOMLensConfig, once a pod */
 	} seen[OWNER_CACHE];
 	size_t n_seen;
 };

@@ -77,6 +77,8 @@ int cluster_new(const struct cluster_opts *o, int state_fd,
 		return -ENOMEM;
 	}
 	c->o = *o;
+	snprintf(c->reporting_instance, sizeof(c->reporting_instance),
+		 CLUSTER_COMPONENT "-%.100s", o->node ? o->node : "");
 	c->counters = counters;
 	c->state_fd = state_fd;
 	r = kube_client_new(cfg, &co, &c->client);
@@ -160,4 +162,9 @@ int cluster_publish(struct cluster *c, struct pub_item *it)
 const struct cluster_opts *cluster_options(const struct cluster *c)
 {
 	return &c->o;
+}
+
+struct kube_client *cluster_client(const struct cluster *c)
+{
+	return c->client;
 }

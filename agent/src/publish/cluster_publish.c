@@ -23,6 +23,33 @@ static void api_ok(struct cluster *c)
 	atomic_store(&c->counters->last_api_ok_ms, now_realtime_us() / 1000);
 }
 
+/* What `kubectl get oomreports -l` and `list -l` select on: the node, the
+ * pod, the container, the verdict and the workload (all kills of a
+ * Deployment, whatever its pods are called). A value the API server would
+ * refuse (a pod name over 63 bytes) is left out: the report is never lost
+ * to a label. */
+static struct json_object *report_labels(const struct pub_item *it)
+{
+	const struct {
+		const char *key, *value;
+	} l[] = {
+		{"oomlens.io/node", it->node},
+		{"oomlens.io/pod", it->pod},
+		{"oomlens.io/container", it->container},
+		{"oomlens.io/verdict", it->verdict},
+		{"oomlens.io/workload-kind", it->workload_kind},
+		{"oomlens.io/workload", it->workload},
+	};
+	struct json_object *o = json_object_new_object();
+
+	for (size_t i = 0; o && i < ARRAY_SIZE(l); i++)
+		if (l[i].value[0] && kube_label_value_ok(l[i].value))
+			json_object_object_add(
+				o, l[i].key,
+				json_object_new_string(l[i].value));
+	return o;
+}
+
 static int create_report(void *ud, const struct pub_item *it, char *ret_uid,
 			 size_t size, struct kube_error *err)
 {
@@ -47,15 +74,16 @@ static int create_report(void *ud, const struct pub_item *it, char *ret_uid,
 		.verdict = (char *)it->verdict,
 		.summary = (char *)it->summary,
 		.bundle = (char *)it->id,
+		.workload_kind =
+			it->workload[0] ? (char *)it->workload_kind : NULL,
+		.workload_name = it->workload[0] ? (char *)it->workload : NULL,
 	};
 	struct kube_write_options wo = {.mode = KUBE_WRITE_CREATE,
 					.cancel = c->cancel};
 	struct kube_oomreport *out = NULL;
 	int q;
 
-	r.labels = json_object_new_object();
-	json_object_object_add(r.labels, "oomlens.io/node",
-			       json_object_new_string(it->node));
+	r.labels = report_labels(it);
 	q = kube_oomreport_write(c->client, &r, &wo, &out, err);
 	json_object_put(r.labels);
 	if (q < 0)
@@ -66,9 +94,11 @@ static int create_report(void *ud, const struct pub_item *it, char *ret_uid,
 	/* status is a subresource: Publishing until the bundle is in */
 	q = kube_oomreport_patch_status(c->client, it->ns, it->id, "Publishing",
 					"publishing the bundle", false, err);
-	if (q < 0)
+	if (q < 0) {
+		pub_count_failure(q, err); /* ignored, failed all the same */
 		log_warn("report %s: status Publishing: %s, ignoring", it->id,
 			 err->message);
+	}
 	return 0;
 }
 
@@ -186,41 +216,36 @@ static void now_rfc3339(char buf[32])
 	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* The kill's Event: reason OOMKilled, what alert rules and event
+ * exporters match on (docs/cluster-mode.md, Events). */
 static struct json_object *event_object(struct cluster *c,
 					const struct pub_item *it,
 					const char *name, const char *msg,
 					unsigned count)
 {
-	struct json_object *e = json_object_new_object(), *md, *io, *src;
 	char now[32], fp[96];
+	struct kube_event_options eo = {
+		.namespace = it->ns,
+		.involved_name = it->pod,
+		.involved_uid = it->pod_uid,
+		.field_path = fp,
+		.reason = CLUSTER_KILL_REASON,
+		.message = msg,
+		.component = CLUSTER_COMPONENT,
+		.host = c->o.node,
+		.reporting_component = CLUSTER_REPORTING_COMPONENT,
+		.reporting_instance = c->reporting_instance,
+	};
+	struct json_object *e;
 
 	now_rfc3339(now);
 	snprintf(fp, sizeof(fp), "spec.containers{%s}", it->container);
-	md = json_object_new_object();
-	json_object_object_add(md, "name", json_object_new_string(name));
-	json_object_object_add(md, "namespace", json_object_new_string(it->ns));
-	json_object_object_add(e, "metadata", md);
-	io = json_object_new_object();
-	json_object_object_add(io, "apiVersion", json_object_new_string("v1"));
-	json_object_object_add(io, "kind", json_object_new_string("Pod"));
-	json_object_object_add(io, "namespace", json_object_new_string(it->ns));
-	json_object_object_add(io, "name", json_object_new_string(it->pod));
-	json_object_object_add(io, "uid", json_object_new_string(it->pod_uid));
-	json_object_object_add(io, "fieldPath", json_object_new_string(fp));
-	json_object_object_add(e, "involvedObject", io);
-	json_object_object_add(e, "reason",
-			       json_object_new_string("OOMForensics"));
-	json_object_object_add(e, "message", json_object_new_string(msg));
-	json_object_object_add(e, "type", json_object_new_string("Warning"));
-	json_object_object_add(e, "count", json_object_new_int((int)count));
-	json_object_object_add(e, "firstTimestamp",
-			       json_object_new_string(now));
-	json_object_object_add(e, "lastTimestamp", json_object_new_string(now));
-	src = json_object_new_object();
-	json_object_object_add(src, "component",
-			       json_object_new_string("oomlens-agent"));
-	json_object_object_add(src, "host", json_object_new_string(c->o.node));
-	json_object_object_add(e, "source", src);
+	e = kube_event_object(&eo, name, now);
+	if (e && json_object_object_add(e, "count",
+					json_object_new_int((int)count)) < 0) {
+		json_object_put(e);
+		e = NULL;
+	}
 	return e;
 }
 
@@ -236,10 +261,12 @@ static int event_send(struct cluster *c, const struct pub_item *it,
 
 	snprintf(msg, sizeof(msg),
 		 "container %s OOM-killed (pid %lld %s): %s: %.400s; "
-		 "kubectl oomlens get %s/%s",
+		 "kubectl oomlens show -n %s %s",
 		 it->container, (long long)it->pid, it->comm, it->verdict,
 		 it->summary, it->ns, it->id);
 	e = event_object(c, it, name, msg, count);
+	if (!e)
+		return -ENOMEM;
 	if (count == 1) {
 		q = kube_create(c->client, &k, e, NULL, err);
 	} else {

@@ -2,14 +2,16 @@
 /* Cluster mode: the pod watch of this node. Each change becomes a snapshot
  * for the detector (containers and their IDs, the bundle manifest's "pod"
  * object with the owner chain); bad oomlens.io/ annotations get one
- * OOMLensConfig Warning Event per pod and refused values (queued for the
- * publisher thread). */
+ * OOMLensConfig Warning Event per pod and refused values, the injector's
+ * oomlens.io/not-injected one per pod (queued for the publisher
+ * thread). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cluster_internal.h"
+#include "base/jget.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -140,6 +142,21 @@ static uint64_t text_hash(const char *s)
 	return h ? h : 1;
 }
 
+/* The OOMLensConfig Warning Event on pod p saying text, logged, queued
+ * for the publisher. */
+static void config_event(struct cluster *c, const struct kube_pod *p,
+			 const char *text)
+{
+	struct cluster_event *ev;
+
+	log_warn("pod %s/%s: %s", p->namespace, p->name, text);
+	ev = cluster_event_new(p->namespace, p->name, p->uid, "OOMLensConfig");
+	if (!ev)
+		return;
+	strlcpy_safe(ev->message, text, sizeof(ev->message));
+	(void)cluster_event_queue(c, ev);
+}
+
 /* One OOMLensConfig Event per pod and set of refused values: a pod's
  * watch events repeat (status changes), its mistakes need saying once. */
 static void check_annotations(struct cluster *c, int i,
@@ -147,7 +164,6 @@ static void check_annotations(struct cluster *c, int i,
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct kube_annotations a;
-	struct cluster_event *ev;
 	uint64_t h;
 
 	kube_annotations_parse(p->annotations, &a);
@@ -158,12 +174,26 @@ static void check_annotations(struct cluster *c, int i,
 	if (c->seen[i].warned_hash == h)
 		return;
 	c->seen[i].warned_hash = h;
-	log_warn("pod %s/%s: %s", p->namespace, p->name, sb.buf);
-	ev = cluster_event_new(p->namespace, p->name, p->uid, "OOMLensConfig");
-	if (!ev)
+	config_event(c, p, sb.buf);
+}
+
+/* The injector left the pod without the sidecar and said why in
+ * oomlens.io/not-injected: one OOMLensConfig Event per pod UID. The
+ * injector writes it once, at the pod's creation; whoever may annotate the
+ * pod may change it afterwards, which says nothing new (and must not make
+ * Events on demand): the text is the first one seen, sanitised and cut. */
+static void check_not_injected(struct cluster *c, int i,
+			       const struct kube_pod *p)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	if (c->seen[i].told_not_injected)
 		return;
-	strlcpy_safe(ev->message, sb.buf, sizeof(ev->message));
-	(void)cluster_event_queue(c, ev);
+	strbuf_init(&sb, 512);
+	if (kube_not_injected_text(p->annotations, &sb) <= 0)
+		return;
+	c->seen[i].told_not_injected = true;
+	config_event(c, p, sb.buf);
 }
 
 static int remember(struct cluster *c, const struct kube_pod *p,
@@ -179,8 +209,10 @@ static int remember(struct cluster *c, const struct kube_pod *p,
 		strlcpy_safe(c->seen[i].uid, p->uid, sizeof(c->seen[i].uid));
 		c->seen[i].owners = owner_chain(c, p->namespace, obj);
 	}
-	if (p->name)
+	if (p->name) {
 		check_annotations(c, i, p);
+		check_not_injected(c, i, p);
+	}
 	return i;
 }
 
@@ -246,6 +278,22 @@ static char *pod_manifest(const struct kube_pod *p, const char *owners)
 	return s;
 }
 
+/* The top of the owner chain (JSON text, owner_chain()) into s. */
+static void workload_of(const char *owners, struct cluster_pod *s)
+{
+	struct json_object *a = owners ? json_tokener_parse(owners) : NULL;
+	size_t n = jget_len(a);
+	struct json_object *top = n ? jget_idx(a, n - 1) : NULL;
+	const char *kind = jget_str(NULL, top, "kind");
+	const char *name = jget_str(NULL, top, "name");
+
+	if (kind && name) {
+		strlcpy_safe(s->workload_kind, kind, sizeof(s->workload_kind));
+		strlcpy_safe(s->workload, name, sizeof(s->workload));
+	}
+	json_object_put(a);
+}
+
 static struct cluster_pod *snapshot(const struct kube_pod *p,
 				    const char *owners)
 {
@@ -275,6 +323,7 @@ static struct cluster_pod *snapshot(const struct kube_pod *p,
 		s->n++;
 	}
 	s->manifest = pod_manifest(p, owners);
+	workload_of(owners, s);
 	return s;
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "publish/pubqueue.h"
+#include "obs/metrics_agent.h"
 #include "base/fileio.h"
 #include "base/log.h"
 #include "base/strbuf.h"
@@ -55,11 +56,14 @@ static const struct field {
 	size_t off, size;
 	int kind; /* 0 string, 1 int64 */
 } fields[] = {
-	STR(id),	STR(ns),	   STR(pod),	    STR(pod_uid),
-	STR(container), STR(container_id), STR(node),	    STR(killed_at),
-	STR(comm),	I64(pid),	   I64(anon_rss),   I64(file_rss),
-	I64(shmem_rss), I64(limit),	   I64(usage),	    STR(verdict),
-	STR(summary),	STR(bundle_file),  STR(report_uid), STR(last_error),
+	STR(id),	 STR(ns),	    STR(pod),
+	STR(pod_uid),	 STR(container),    STR(container_id),
+	STR(node),	 STR(killed_at),    STR(comm),
+	I64(pid),	 I64(anon_rss),	    I64(file_rss),
+	I64(shmem_rss),	 I64(limit),	    I64(usage),
+	STR(verdict),	 STR(summary),	    STR(bundle_file),
+	STR(report_uid), STR(last_error),   STR(workload_kind),
+	STR(workload),	 I64(killed_at_ms),
 };
 
 static struct json_object *item_json(const struct pub_item *it)
@@ -165,6 +169,14 @@ static int cmp_added(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
+/* oomlens_publish_queue_depth, kills saved on the node and not yet in:
+ * each push (the files loaded at start, a kill added) and each drop (done,
+ * given up). */
+static void depth_changed(const struct pubqueue *q)
+{
+	agent_metrics_queue_depth((unsigned)q->n);
+}
+
 static int push(struct pubqueue *q, const struct pub_item *it)
 {
 	struct pub_item *copy;
@@ -176,6 +188,7 @@ static int push(struct pubqueue *q, const struct pub_item *it)
 		return -ENOMEM;
 	*copy = *it;
 	q->items[q->n++] = copy;
+	depth_changed(q);
 	return 0;
 }
 
@@ -369,6 +382,49 @@ static enum outcome classify(int r, const struct kube_error *e)
 	}
 }
 
+const char *pub_failure_reason(int r, const struct kube_error *e)
+{
+	long status = e ? e->http_status : 0;
+
+	switch (r) {
+	case -ECANCELED:
+		return NULL;
+	case -ETIMEDOUT:
+		return "timeout";
+	case -ECONNREFUSED:
+	case -ECONNRESET:
+	case -EHOSTUNREACH:
+		return "connect";
+	case -EPROTO:
+		return "tls";
+	case -EACCES:
+		return "unauthorized";
+	case -EPERM:
+		return "forbidden";
+	case -ENOENT:
+		return "not_found";
+	case -EBUSY:
+		return "conflict";
+	case -EAGAIN:
+		return "throttled";
+	case -E2BIG:
+		return "too_large";
+	default:
+		break;
+	}
+	if (status >= 500 || (!status && r == -EIO)) /* -EIO: other 5xx */
+		return "http_5xx";
+	return status >= 400 ? "http_4xx" : "other";
+}
+
+void pub_count_failure(int r, const struct kube_error *e)
+{
+	const char *why = pub_failure_reason(r, e);
+
+	if (why)
+		agent_metrics_publish_failure(why);
+}
+
 static int do_report(struct pubqueue *q, struct pub_item *it,
 		     struct kube_error *err)
 {
@@ -414,9 +470,10 @@ static int do_bundle(struct pubqueue *q, struct pub_item *it,
 	free(data);
 	if (r == -EEXIST) {
 		q->stats.conflicts++;
-		return 0;
+		return 1; /* stored before this call */
 	}
 	if (r == -E2BIG) {
+		pub_count_failure(r, err);
 		no_bundle(it, "refused by the API server as too large");
 		return 0;
 	}
@@ -475,6 +532,7 @@ static void drop(struct pubqueue *q, size_t i)
 	memmove(&q->items[i], &q->items[i + 1],
 		(q->n - i - 1) * sizeof(*q->items));
 	q->n--;
+	depth_changed(q);
 }
 
 static void fail_item(struct pubqueue *q, size_t i, int r,
@@ -524,6 +582,25 @@ static enum outcome classify_step(const struct pub_item *it, int r,
 	return classify(r, e);
 }
 
+/* The BUNDLE step done with r: the kill's report and bundle are in the
+ * API (or the bundle is known not to fit, and the report says so). Its
+ * publish latency, once a kill: a bundle that was there already at this
+ * run's first try (r 1: 409 AlreadyExists) was stored, and counted, by a
+ * run that stopped before it saved the step, or is the same kill queued
+ * again; after a failed try in this run a 409 is this run's own answer,
+ * lost on the way, and counts. An item replayed from the files after a
+ * restart counts the whole wait, outage and restart included. */
+static void bundle_done(const struct pub_item *it, int r)
+{
+	uint64_t now = now_realtime_us() / 1000;
+	uint64_t kill = it->killed_at_ms > 0 ? (uint64_t)it->killed_at_ms : 0;
+
+	/* no kill time (an item of an older agent), or a clock set back */
+	if ((r == 1 && it->attempts == 0) || !kill || now < kill)
+		return;
+	agent_metrics_publish((double)(now - kill) / 1000.0);
+}
+
 /* Runs item i until it waits or leaves. True when it left the queue. */
 static bool run_item(struct pubqueue *q, size_t i, uint64_t now_ms)
 {
@@ -535,14 +612,18 @@ static bool run_item(struct pubqueue *q, size_t i, uint64_t now_ms)
 
 		switch (classify_step(it, r, &e)) {
 		case RETRY:
+			pub_count_failure(r, &e);
 			retry_item(q, it, r, &e, now_ms);
 			return false;
 		case FAIL:
+			pub_count_failure(r, &e);
 			fail_item(q, i, r, &e);
 			return true;
 		case ADVANCE:
 			break;
 		}
+		if (it->step == PUB_BUNDLE)
+			bundle_done(it, r);
 		it->step++;
 		it->attempts = 0;
 		if (it->step < PUB_DONE && item_save(q->dir_fd, "", it) < 0)

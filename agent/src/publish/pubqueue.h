@@ -19,7 +19,12 @@
  * (transport, 429, 5xx, 401/403 while RBAC is fixed) back off exponentially
  * with jitter, capped; anything else (400, 422) moves the item to
  * queue/failed/. The API calls come through struct pub_ops so the state
- * machine is tested without a server. Single-threaded: the kube thread. */
+ * machine is tested without a server. Single-threaded: the kube thread.
+ *
+ * Metrics (obs/metrics_agent.h, docs/metrics.md): the queue's depth each
+ * time it changes (loaded, added, done, given up); each failed call by
+ * pub_failure_reason(); and, once a kill, the time from its killed_at_ms
+ * to its report and bundle stored (the BUNDLE step done). */
 #pragma once
 
 #include <stdbool.h>
@@ -41,8 +46,11 @@ struct pub_item {
 	char id[96]; /* report, bundle and file name */
 	char ns[64], pod[254], pod_uid[40], container[64], container_id[72];
 	char node[254], killed_at[32], comm[32];
+	int64_t killed_at_ms; /* the kill, wall ms; 0 unknown */
 	int64_t pid, anon_rss, file_rss, shmem_rss, limit, usage;
 	char verdict[32], summary[320];
+	/* the pod's top controller (cluster_pod); "" when not known */
+	char workload_kind[64], workload[254];
 	char bundle_file[128]; /* under the state dir: reports/<id>.tar.gz */
 	/* progress */
 	enum pub_step step;
@@ -121,6 +129,21 @@ size_t pubqueue_depth(const struct pubqueue *q);
 const struct pub_item *pubqueue_item(const struct pubqueue *q, size_t i);
 const struct pub_stats *pubqueue_stats(const struct pubqueue *q);
 const char *pub_step_name(enum pub_step s);
+/* The label oomlens_publish_failures_total counts a failed call under:
+ * one of "timeout", "connect" (refused, reset, unreachable), "tls",
+ * "unauthorized" (401), "forbidden" (403), "not_found" (404), "conflict"
+ * (409 Conflict), "throttled" (429), "too_large" (413, etcd's size
+ * limit), "http_4xx", "http_5xx" (the other statuses), "other" (no call:
+ * memory, a local error); NULL for -ECANCELED (the agent stopping, not a
+ * failure). From r (the -errno of kube.h's table) and e's HTTP status,
+ * never from a message: a small, fixed set. Pure; e may be NULL. */
+const char *pub_failure_reason(int r, const struct kube_error *e);
+/* One failed API call of the queue (r < 0, e as the call filled it) in
+ * oomlens_publish_failures_total under pub_failure_reason(); nothing for
+ * -ECANCELED. The queue counts each step's failed try itself (retried or
+ * given up), and a bundle refused as too large; an ops call that ignores
+ * a failure of its own calls this. Any thread. */
+void pub_count_failure(int r, const struct kube_error *e);
 /* The delay after the n-th failure (n >= 1): base * 2^(n-1), capped,
  * times a jitter factor j in [0.75, 1.25]. Pure. */
 uint64_t pub_backoff_ms(const struct pub_backoff *b, unsigned n, double j);

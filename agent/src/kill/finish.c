@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The finish step of one kill's bundle: diagnosis.json from what the bundle
+ * holds, then report.html rendered from the bundle itself. The first
+ * capture (capture.c) and a bundle finished later, when its pod's
+ * snapshot arrives (late_snap.c), both finish through it. */
+#include <json-c/json.h>
+#include <stdio.h>
+
+#include "agent.h"
+#include "forensics/bundle.h"
+#include "forensics/diagnosis.h"
+#include "forensics/manifest.h"
+#include "forensics/report.h"
+#include "base/fileio.h"
+#include "base/jget.h"
+#include "base/log.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+
+/* diagnosis.json from what the bundle holds so far; the verdict and summary
+ * also go into the manifest and the report line. */
+void agent_bundle_diagnose(struct bundle *b, const struct oom_report *r,
+			   struct json_object *man, uint64_t kill_ms,
+			   struct agent_verdict *ret)
+{
+	struct diag_input in;
+	struct diagnosis *d = calloc(1, sizeof(*d));
+	struct json_object *dj;
+
+	if (!d || diagnosis_load_bundle(b, r, kill_ms, &in) < 0) {
+		free(d);
+		bundle_note_truncated(b, "diagnosis.json", "out of memory");
+		return;
+	}
+	diagnosis_run(&in, d);
+	/* fields of the pod's files dropped for a wrong type, and figures
+	 * that did not add up: in diagnosis.json, and said here */
+	for (size_t i = 0; i < d->notes.n; i++)
+		log_warn("bundle \"%s\": %s", bundle_id(b), d->notes.text[i]);
+	dj = diagnosis_to_json(d);
+	if (dj)
+		bundle_add_json(b, "diagnosis.json", dj, BUNDLE_ESSENTIAL);
+	json_object_put(dj);
+	strlcpy_safe(ret->verdict, diag_kind_name(d->verdicts[0].kind),
+		     sizeof(ret->verdict));
+	strlcpy_safe(ret->summary, d->summary, sizeof(ret->summary));
+	ret->usage = d->usage_bytes;
+	ret->limit = d->limit_bytes;
+	json_object_object_add(man, "verdict",
+			       json_object_new_string(ret->verdict));
+	json_object_object_add(man, "summary",
+			       json_object_new_string(ret->summary));
+	diag_input_release(&in);
+	free(d);
+}
+
+/* The manifest against its one description (forensics/manifest.h), before
+ * the readers meet it: a mismatch is the agent's own bug, said once per
+ * field, and the bundle is written all the same. */
+static void check_manifest(struct bundle *b)
+{
+	struct jget_notes notes = {0};
+
+	if (!manifest_check(bundle_manifest(b), &notes))
+		return;
+	for (size_t i = 0; i < notes.n; i++)
+		log_warn("bundle %s: %s (docs/manifest.md)", bundle_id(b),
+			 notes.text[i]);
+}
+
+/* report.html inside the bundle, and beside it on disk for a browser. */
+void agent_bundle_report(struct agent *a, struct bundle *b, const char *id)
+{
+	_cleanup_strbuf_ struct strbuf html = STRBUF_INIT;
+	char name[128];
+	int q;
+
+	check_manifest(b);
+	strbuf_init(&html, 4u << 20);
+	q = report_render_html(b, &html);
+	if (q < 0) {
+		bundle_note_truncated(b, "report.html", strerror(-q));
+		return;
+	}
+	bundle_add(b, "report.html", html.buf, html.len, BUNDLE_ESSENTIAL);
+	snprintf(name, sizeof(name), "%s.html", id);
+	q = write_file_atomic_at(a->reports_fd, name, html.buf, html.len, 0640);
+	if (q < 0)
+		log_warn("cannot write \"%s\": %s, ignoring", name,
+			 strerror(-q));
+}

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A kill finished late, on the detector thread (cluster mode): an opted-in
+ * pod whose spool the node does not show. The bundle is saved without the
+ * pre-kill snapshot first; the pod's OOMBundle snap-<pod> is asked of the
+ * publisher thread (publish/cluster_snap.c, which fetches and checks it);
+ * when the answer comes back through an evqueue, its files are added, the
+ * bundle finished again (finish.c) and saved over the first copy, and
+ * only then is the kill counted and handed to the publisher. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "obs/metrics_agent.h"
+#include "base/jget.h"
+#include "base/log.h"
+#include "base/util.h"
+
+/* A snapshot newer than the kill by more than this is not its pre-kill
+ * state (a snapshot of the restarted container). */
+#define SNAP_AFTER_KILL_MS 2000
+
+bool agent_cluster_snap_wait(struct agent *a, const struct corr_kill *k,
+			     const struct agent_kill_pod *p, struct bundle *b,
+			     const char *id, const struct agent_verdict *v,
+			     uint64_t kill_ms, int64_t latency)
+{
+	struct agent_snap_wait *w;
+	struct cluster_snap *s;
+
+	/* only opted-in pods have a sidecar; the node's spool wins */
+	if (!p->have || !p->m.pod || p->m.pod->capture != KUBE_CAPTURE_ON ||
+	    bundle_has(b, "spool/snapshot.json") ||
+	    a->n_snap_wait == CLUSTER_SNAP_WAIT)
+		return false;
+	s = calloc(1, sizeof(*s));
+	w = &a->snap_wait[a->n_snap_wait];
+	w->it = s ? agent_cluster_item(a, k, p, id, v, kill_ms) : NULL;
+	if (!w->it) {
+		free(s);
+		return false;
+	}
+	strlcpy_safe(s->id, id, sizeof(s->id));
+	strlcpy_safe(s->ns, p->m.pod->ns, sizeof(s->ns));
+	strlcpy_safe(s->pod, p->m.pod->name, sizeof(s->pod));
+	strlcpy_safe(s->uid, p->m.path.pod_uid, sizeof(s->uid));
+	if (cluster_snap_request(a->cluster, s) < 0) {
+		free(w->it);
+		free(s);
+		return false;
+	}
+	log_info("report %s: no spool of pod %s/%s on the node, asking for "
+		 "OOMBundle %s/snap-%s",
+		 id, s->ns, s->pod, s->ns, s->pod);
+	w->b = b;
+	w->kill_ms = kill_ms;
+	w->latency = latency;
+	a->n_snap_wait++;
+	return true;
+}
+
+struct rediag {
+	struct bundle *b;
+	struct json_object *man;
+	uint64_t kill_ms;
+	struct agent_verdict *v;
+	bool done;
+};
+
+static int rediag_one(struct oom_report *r, void *ud)
+{
+	struct rediag *d = ud;
+
+	if (d->done)
+		return 0;
+	agent_bundle_diagnose(d->b, r, d->man, d->kill_ms, d->v);
+	d->done = true;
+	return 0;
+}
+
+static int copy_file(const char *path, const char *data, size_t len, void *ud)
+{
+	int prio = cluster_snap_prio(path);
+
+	return prio < 0 ? 0
+			: bundle_add(ud, path, data, len,
+				     (enum bundle_prio)prio);
+}
+
+/* The snapshot's time, which must not be after the kill. */
+static int snap_time(const struct bundle *files, uint64_t kill_ms,
+		     uint64_t *ret)
+{
+	struct json_object *o = bundle_get_json(files, "spool/snapshot.json");
+	uint64_t t = 0;
+	bool ok = jget_u64(NULL, o, "t_ms", &t);
+
+	json_object_put(o);
+	if (!ok)
+		return -EBADMSG;
+	if (t > kill_ms + SNAP_AFTER_KILL_MS)
+		return -ERANGE;
+	*ret = t;
+	return 0;
+}
+
+/* Adds the snapshot to w->b, diagnoses again and saves it over the first
+ * copy. 0, or -errno with s->why set. */
+static int merge(struct agent *a, struct agent_snap_wait *w,
+		 struct cluster_snap *s, struct agent_verdict *v)
+{
+	struct json_object *man = bundle_manifest(w->b), *o;
+	struct rediag d = {w->b, man, w->kill_ms, v, false};
+	const char *raw;
+	char name[400];
+	uint64_t t = 0;
+	size_t len = 0;
+	long size;
+	int r = snap_time(s->files, w->kill_ms, &t);
+
+	if (r < 0) {
+		snprintf(s->why, sizeof(s->why), "%s",
+			 r == -ERANGE ? "its snapshot was taken after the kill"
+				      : "spool/snapshot.json has no t_ms "
+					"integer");
+		return r;
+	}
+	r = bundle_foreach(s->files, copy_file, w->b);
+	if (r < 0)
+		return snprintf(s->why, sizeof(s->why), "%s", strerror(-r)), r;
+	o = json_object_new_object();
+	json_object_object_add(o, "source",
+			       json_object_new_string("oombundle"));
+	snprintf(name, sizeof(name), "%s/snap-%s", s->ns, s->pod);
+	json_object_object_add(o, "oombundle", json_object_new_string(name));
+	json_object_object_add(o, "snapshot_ms", json_object_new_uint64(t));
+	json_object_object_add(
+		o, "snapshot_age_s",
+		json_object_new_double((double)(w->kill_ms - t) / 1000.0));
+	json_object_object_add(man, "spool", o);
+	raw = bundle_get(w->b, "kernel/oom.txt", &len);
+	if (raw)
+		(void)kmsg_parse_buffer(raw, len, rediag_one, &d);
+	if (!d.done)
+		agent_bundle_diagnose(w->b, NULL, man, w->kill_ms, v);
+	agent_bundle_report(a, w->b, s->id);
+	snprintf(name, sizeof(name), "%s.tar.gz", s->id);
+	size = bundle_write(w->b, a->reports_fd, name, 0);
+	if (size < 0)
+		return snprintf(s->why, sizeof(s->why), "%s",
+				strerror((int)-size)),
+		       (int)size;
+	return 0;
+}
+
+/* Counts the kill and hands it to the publisher; w is emptied. */
+static void release(struct agent *a, struct agent_snap_wait *w,
+		    const struct agent_verdict *v)
+{
+	struct pub_item *it = w->it;
+
+	if (v) {
+		strlcpy_safe(it->verdict,
+			     v->verdict[0] ? v->verdict : "unknown",
+			     sizeof(it->verdict));
+		strlcpy_safe(it->summary, v->summary, sizeof(it->summary));
+		if (v->limit)
+			it->limit = (int64_t)v->limit;
+		if (v->usage)
+			it->usage = (int64_t)v->usage;
+	}
+	agent_metrics_on_capture(it->ns, it->pod, it->container, it->verdict,
+				 w->latency, w->b);
+	bundle_free(w->b);
+	if (cluster_publish(a->cluster, it) < 0) {
+		log_error("report %s: the publisher's hand-over is full; "
+			  "the report waits in the state dir's queue for the "
+			  "agent's next start",
+			  it->id);
+		free(it);
+	}
+	*w = a->snap_wait[--a->n_snap_wait];
+}
+
+void agent_cluster_snap_answers(struct agent *a)
+{
+	void *p;
+
+	while (evqueue_pop(cluster_snap_answers(a->cluster), &p) == 1) {
+		struct cluster_snap *s = p;
+		struct agent_verdict v;
+		size_t i;
+
+		memset(&v, 0, sizeof(v));
+		for (i = 0; i < a->n_snap_wait; i++)
+			if (streq(a->snap_wait[i].it->id, s->id))
+				break;
+		if (i == a->n_snap_wait) {
+			cluster_snap_free(s);
+			continue;
+		}
+		if (s->files && merge(a, &a->snap_wait[i], s, &v) == 0) {
+			log_info("report %s: pre-kill snapshot from OOMBundle "
+				 "%s/snap-%s (%zu files)",
+				 s->id, s->ns, s->pod, s->n_files);
+			release(a, &a->snap_wait[i], &v);
+		} else {
+			log_warn("report %s: OOMBundle %s/snap-%s not used: "
+				 "%s; published without the pre-kill snapshot",
+				 s->id, s->ns, s->pod, s->why);
+			release(a, &a->snap_wait[i], NULL);
+		}
+		cluster_snap_free(s);
+	}
+}
+
+void agent_cluster_snap_flush(struct agent *a)
+{
+	while (a->n_snap_wait) {
+		log_warn("report %s: stopping before its pod's snapshot came; "
+			 "published without it",
+			 a->snap_wait[0].it->id);
+		release(a, &a->snap_wait[0], NULL);
+	}
+}

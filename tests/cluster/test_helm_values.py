@@ -1,0 +1,430 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Every non-default value installs: the chart installed on the real node
+with the values the main install (values-node.yaml) leaves at their
+defaults, and the agent becomes Ready, not only rendered. Runs after the
+main release is uninstalled (conftest.py orders it: the agent uses the
+node's host port), in few installs, values that do not interact
+combined:
+
+- A: the ServiceMonitor, the PrometheusRule and the dashboard (the
+  prometheus-operator CRDs applied from tests/fixtures/prometheus-operator/,
+  the objects read back unpruned, a wrong type refused by the API server),
+  the injector off, nameOverride, fullnameOverride, imagePullSecrets,
+  nodeSelector and a required nodeAffinity on this node, updateStrategy,
+  no priority class, the snap-<pod> upload fallback for every service
+  account of the namespace (sidecar.namespaces alone).
+- B: the injector with one replica (no PodDisruptionBudget), image
+  digests when the node reports one for the local images. certManager is
+  only shown refused without cert-manager's CRDs (no cert-manager on the
+  node, nor in Debian or npm: test_cert_manager_needs_its_crds).
+- C: privileged=false (the degraded mode: no /dev/kmsg), and the upload
+  fallback for one service account (sidecar.namespaces +
+  sidecar.serviceAccount).
+
+The main install (values-node.yaml) has no sidecar.namespaces, the
+default: test_helm_install.py shows its sidecars get no right."""
+import base64
+import json
+import os
+import socket
+import ssl
+import subprocess
+import time
+
+import pytest
+import yaml
+
+from conftest import (AGENT_NS, KUBECTL, RELEASE, TOP, VALUES, agent_pods, helm,
+                      recreate_namespace)
+from kube import ApiError
+
+CHART = os.path.join(TOP, "helm", "oomlens")
+VERSION = open(os.path.join(TOP, "VERSION")).read().strip()
+NS = "oomlens-values"
+FIX = os.path.join(TOP, "tests", "fixtures", "prometheus-operator")
+MON = f"/apis/monitoring.coreos.com/v1/namespaces/{NS}"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def kubectl(kube, *args):
+    return subprocess.run([KUBECTL, "--kubeconfig", kube.kubeconfig, *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def can_i(kube, verb, what, who, ns=NS):
+    p = kubectl(kube, "auth", "can-i", verb, what, "-n", ns, "--as", who)
+    answer = p.stdout.strip()
+    assert answer in ("yes", "no"), (p.stdout, p.stderr)
+    return answer == "yes"
+
+
+def check_upload_fallback(kube, release_name, allowed, refused):
+    """The fallback's Role as the API server applies it: `allowed` (a
+    service account of NS) may write OOMBundles in NS, nothing else;
+    `refused` (None or another one) may not; neither elsewhere."""
+    role = kube.get(f"/apis/rbac.authorization.k8s.io/v1/namespaces/{NS}/"
+                    f"roles/{release_name}-sidecar")
+    assert role["rules"] == [{"apiGroups": ["oomlens.io"],
+                              "resources": ["oombundles"],
+                              "verbs": ["create", "get", "update", "patch"]}]
+    who = f"system:serviceaccount:{NS}:{allowed}"
+    for verb in ("create", "patch", "update", "get"):
+        assert can_i(kube, verb, "oombundles.oomlens.io", who), verb
+    assert not can_i(kube, "delete", "oombundles.oomlens.io", who)
+    assert not can_i(kube, "create", "oomreports.oomlens.io", who)
+    assert not can_i(kube, "get", "secrets", who)
+    assert not can_i(kube, "create", "oombundles.oomlens.io", who,
+                     ns="default")
+    if refused:
+        assert not can_i(kube, "create", "oombundles.oomlens.io",
+                         f"system:serviceaccount:{NS}:{refused}")
+
+
+def agents(kube, name="oomlens"):
+    return kube.get(f"/api/v1/namespaces/{NS}/pods?labelSelector="
+                    f"app.kubernetes.io%2Fname%3D{name},"
+                    "app.kubernetes.io%2Fcomponent%3Dagent")["items"]
+
+
+def ready_agent(kube, name):
+    """A Running, Ready agent pod whose log says it watches the cgroups."""
+    for p in agents(kube, name):
+        if p["status"].get("phase") != "Running" or \
+                p["metadata"].get("deletionTimestamp"):
+            continue
+        if not any(c["type"] == "Ready" and c["status"] == "True"
+                   for c in p["status"].get("conditions", [])):
+            continue
+        log = kube.log(NS, p["metadata"]["name"], "agent")
+        if "watching" in log and "memory cgroups" in log:
+            return p
+    return None
+
+
+def no_agents_left(kube):
+    """Nothing of an earlier release in NS (its DaemonSet holds the host
+    port)."""
+    return not kube.get(f"/api/v1/namespaces/{NS}/pods")["items"]
+
+
+@pytest.fixture(scope="module")
+def values_ns(node):
+    """The main release is gone by now (test_helm_uninstall.py ran; run
+    alone, one an earlier run kept is removed): a namespace of our own,
+    the pull secret the values name."""
+    kube = node
+    start = time.monotonic()
+    helm(kube, "uninstall", RELEASE, "-n", AGENT_NS, "--wait", check=False)
+    kube.wait(lambda: not agent_pods(kube), 120, "the main release's agent")
+    recreate_namespace(kube, NS)
+    cfg = json.dumps({"auths": {"registry.example": {"auth": "dTpw"}}})
+    kube.create(f"/api/v1/namespaces/{NS}/secrets", {
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "regcred", "namespace": NS},
+        "type": "kubernetes.io/dockerconfigjson",
+        "data": {".dockerconfigjson": base64.b64encode(
+            cfg.encode()).decode()}})
+    yield kube
+    kube.delete(f"/api/v1/namespaces/{NS}")
+    print(f"\ntest_helm_values: {time.monotonic() - start:.0f} s")
+
+
+def for_1_20(text):
+    """The published CRD as the node's 1.20 API server takes it: it reads
+    `default: ""` (v0.93.0 puts it on the name of every Secret and
+    ConfigMap reference, 19 times in servicemonitors) as null and refuses
+    the whole CRD ("must be of type string"). Only those lines go, and
+    only under a `name:` property; nothing else of the schema changes."""
+    lines, out, dropped = text.split("\n"), [], 0
+    for i, line in enumerate(lines):
+        if line.strip() == 'default: ""' and lines[i - 1].strip() == "name:":
+            dropped += 1
+            continue
+        out.append(line)
+    assert dropped == text.count('default: ""'), "a default elsewhere"
+    return "\n".join(out)
+
+
+@pytest.fixture(scope="module")
+def monitoring_crds(values_ns, tmp_path_factory):
+    kube = values_ns
+    tmp = tmp_path_factory.mktemp("crds")
+    for name in sorted(os.listdir(FIX)):
+        if name.endswith(".yaml"):
+            (tmp / name).write_text(for_1_20(open(os.path.join(FIX, name)).read()))
+    p = kubectl(kube, "apply", "--server-side", "--force-conflicts", "-f",
+                str(tmp))
+    assert p.returncode == 0, p.stderr
+    for crd in ("servicemonitors", "prometheusrules"):
+        # status.conditions is null until the apiserver has looked at it
+        kube.wait(lambda: any(
+            c["type"] == "Established" and c["status"] == "True"
+            for c in (kube.get(f"{CRDS}/{crd}.monitoring.coreos.com")
+                      .get("status") or {}).get("conditions") or []),
+            60, crd + " established")
+    yield kube
+    for crd in ("servicemonitors", "prometheusrules"):
+        kube.delete(f"{CRDS}/{crd}.monitoring.coreos.com")
+
+
+def node_name(kube):
+    """The node's name and its kubernetes.io/hostname label (the host's
+    name: the kubelet's --hostname-override names the node only)."""
+    (node,) = kube.get("/api/v1/nodes")["items"]
+    return (node["metadata"]["name"],
+            node["metadata"]["labels"]["kubernetes.io/hostname"])
+
+
+def wait_ready(kube, name, what):
+    """ready_agent() waited for; on a timeout the pods' state and the
+    agent's log say why."""
+    try:
+        return kube.wait(lambda: ready_agent(kube, name), 150, what)
+    except AssertionError:
+        for p in kube.get(f"/api/v1/namespaces/{NS}/pods")["items"]:
+            print(p["metadata"]["name"], json.dumps(p["status"])[:3000])
+            try:
+                print(kube.log(NS, p["metadata"]["name"],
+                               p["spec"]["containers"][0]["name"])[-3000:])
+            except ApiError as e:
+                print(e)
+        raise
+
+
+def install(kube, release, *sets):
+    for old in ("vals", "valsb", "valsc"):  # what a failed test left
+        helm(kube, "uninstall", old, "-n", NS, "--wait", check=False)
+    kube.wait(lambda: no_agents_left(kube), 120, "an earlier release's pods")
+    t = time.monotonic()
+    helm(kube, "install", release, CHART, "-n", NS, "-f", VALUES,
+         *sets, "--timeout", "3m")
+    return t
+
+
+def uninstall(kube, release):
+    helm(kube, "uninstall", release, "-n", NS, "--wait", "--timeout", "3m")
+    kube.wait(lambda: no_agents_left(kube), 120, "the release's pods to go")
+
+
+def check_metrics_tls(kube, pod, ep, sets):
+    """metrics.tls installed: the agent Ready through HTTPS probes, the
+    ServiceMonitor scraping https with the Secret's CA and the Service's
+    name, /metrics answering over TLS only (with that CA and name; a
+    plain request gets no answer), and renders of the installed release
+    equal, keeping the installed certificate (lookup), as the webhook's."""
+    secret = f"/api/v1/namespaces/{NS}/secrets/lens-a-agent-metrics-tls"
+    live = kube.get(secret)["data"]
+    assert ep["scheme"] == "https"
+    assert ep["tlsConfig"] == {
+        "serverName": f"lens-a-agent.{NS}.svc",
+        "ca": {"secret": {"name": "lens-a-agent-metrics-tls",
+                          "key": "ca.crt"}}}
+    c = pod["spec"]["containers"][0]
+    assert c["readinessProbe"]["httpGet"]["scheme"] == "HTTPS"
+    port = c["ports"][0]["containerPort"]
+    ctx = ssl.create_default_context(
+        cadata=base64.b64decode(live["ca.crt"]).decode())
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with ctx.wrap_socket(raw,
+                             server_hostname=f"lens-a-agent.{NS}.svc") as t:
+            t.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n"
+                      b"Connection: close\r\n\r\n")
+            answer = b""
+            while chunk := t.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 401"), answer[:300]
+    assert b"bearer token" in answer, answer[:300]
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        raw.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+        raw.settimeout(10)
+        try:
+            plain = raw.recv(4096)
+        except OSError:
+            plain = b""
+    assert not plain.startswith(b"HTTP/1.1 200"), plain
+    renders = [helm(kube, "template", "vals", CHART, "-n", NS, "-f", VALUES,
+                    *sets, "--skip-tests", "--dry-run=server").stdout
+               for _ in range(2)]
+    assert renders[0] == renders[1]
+    (mine,) = [d for d in yaml.safe_load_all(renders[0]) if d and
+               d["kind"] == "Secret" and
+               d["metadata"]["name"] == "lens-a-agent-metrics-tls"]
+    assert mine["data"] == live
+    p = helm(kube, "test", "vals", "-n", NS, "--logs", "--timeout", "2m",
+             check=False)
+    if p.returncode != 0:
+        print(kube.log(NS, pod["metadata"]["name"], c["name"])[-4000:])
+    # helm leaves a test pod; the next install waits for an empty namespace
+    kube.delete(f"/api/v1/namespaces/{NS}/pods/lens-a-test-readyz")
+    assert p.returncode == 0 and "ok" in p.stdout, p.stdout + p.stderr
+
+
+def test_a_monitored_renamed_pinned_no_injector(monitoring_crds):
+    kube = monitoring_crds
+    node, hostname = node_name(kube)
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{
+            "key": "kubernetes.io/hostname", "operator": "In",
+            "values": [hostname]}]}]}}}
+    sets = ["--set", "metrics.serviceMonitor.enabled=true",
+            "--set", "metrics.prometheusRule.enabled=true",
+            "--set", "dashboard.enabled=true",
+            "--set", "injector.enabled=false",
+            "--set", "nameOverride=lens",
+            "--set", "fullnameOverride=lens-a",
+            "--set", "imagePullSecrets[0].name=regcred",
+            "--set", "nodeSelector.kubernetes\\.io/os=linux",
+            "--set-json", "affinity=" + json.dumps(affinity),
+            "--set", "updateStrategy.rollingUpdate.maxUnavailable=2",
+            "--set", "priorityClassName=",
+            "--set", f"sidecar.namespaces={{{NS}}}",
+            "--set", "metrics.tls.enabled=true"]
+    t = install(kube, "vals", *sets)
+    try:
+        pod = wait_ready(kube, "lens", "the agent Ready")
+    except AssertionError:
+        uninstall(kube, "vals")
+        raise
+    print(f"\ninstall A to agent Ready: {time.monotonic() - t:.0f} s")
+    spec = pod["spec"]
+    assert spec["imagePullSecrets"] == [{"name": "regcred"}]
+    assert spec["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    # the DaemonSet controller pins each pod to its node (matchFields
+    # metadata.name in place of the required terms): the template has ours
+    assert spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"][0]["matchFields"][0]["values"] == [node]
+    assert "priorityClassName" not in spec and spec["nodeName"] == node
+    assert pod["metadata"]["name"].startswith("lens-a-agent-")
+    ds = kube.get(f"/apis/apps/v1/namespaces/{NS}/daemonsets/lens-a-agent")
+    assert ds["spec"]["template"]["spec"]["affinity"] == affinity
+    assert ds["spec"]["updateStrategy"]["rollingUpdate"][
+        "maxUnavailable"] == 2
+    # the monitoring objects as the API server stored them: nothing pruned
+    sm = kube.get(f"{MON}/servicemonitors/lens-a-agent")
+    (ep,) = sm["spec"]["endpoints"]
+    assert ep["honorLabels"] is True
+    assert ep["relabelings"] == [{
+        "sourceLabels": ["__meta_kubernetes_pod_node_name"],
+        "targetLabel": "node", "action": "replace"}]
+    svc = kube.get(f"/api/v1/namespaces/{NS}/services/lens-a-agent")
+    assert sm["spec"]["selector"]["matchLabels"].items() <= \
+        svc["metadata"]["labels"].items()
+    rule = kube.get(f"{MON}/prometheusrules/lens-a-agent")
+    alerts = [r["alert"] for r in rule["spec"]["groups"][0]["rules"]]
+    assert len(alerts) == 5 and "OOMLensAgentDown" in alerts
+    down = rule["spec"]["groups"][0]["rules"][4]
+    assert 'job="lens-a-agent"' in down["expr"] and down["for"] == "5m"
+    cm = kube.get(f"/api/v1/namespaces/{NS}/configmaps/lens-a-dashboard")
+    assert json.loads(cm["data"]["oomlens.json"])["uid"] == "oomlens"
+    # the API server validates against the schema (a wrong type refused)
+    bad = json.loads(json.dumps(sm))
+    bad["metadata"] = {"name": "bad", "namespace": NS}
+    bad["spec"]["endpoints"][0]["honorLabels"] = "yes"
+    with pytest.raises(ApiError) as e:
+        kube.create(f"{MON}/servicemonitors", bad)
+    assert e.value.code == 422 and "honorLabels" in e.value.body
+    assert not kube.exists("/apis/admissionregistration.k8s.io/v1/"
+                           "mutatingwebhookconfigurations/lens-a-injector")
+    assert not kube.get(f"/apis/apps/v1/namespaces/{NS}/deployments")[
+        "items"]
+    # every service account of the namespace (group
+    # system:serviceaccounts:<ns>)
+    check_upload_fallback(kube, "lens-a", "default", None)
+    check_metrics_tls(kube, pod, ep, sets)
+    uninstall(kube, "vals")
+
+
+def test_c_unprivileged(values_ns):
+    """privileged=false: the degraded mode (no /dev/kmsg; kills seen
+    through the cgroups' OOM events), its agent Ready and saying so; the
+    upload fallback bound to one service account."""
+    kube = values_ns
+    t = install(kube, "valsc", "--set", "privileged=false",
+                "--set", "injector.enabled=false",
+                "--set", f"sidecar.namespaces={{{NS}}}",
+                "--set", "sidecar.serviceAccount=app")
+    try:
+        pod = wait_ready(kube, "oomlens", "the unprivileged agent Ready")
+    except AssertionError:
+        uninstall(kube, "valsc")
+        raise
+    print(f"\ninstall C to agent Ready: {time.monotonic() - t:.0f} s")
+    c = pod["spec"]["containers"][0]
+    assert c["securityContext"]["privileged"] is False
+    assert c["securityContext"]["capabilities"] == {
+        "drop": ["ALL"], "add": ["DAC_READ_SEARCH", "SYS_PTRACE"]}
+    assert "kmsg" not in [m["name"] for m in c["volumeMounts"]]
+    log = kube.log(NS, pod["metadata"]["name"], c["name"])
+    assert "running without the kernel log" in log, log[-2000:]
+    # the one service account named, not the namespace's others
+    check_upload_fallback(kube, "valsc-oomlens", "app", "default")
+    uninstall(kube, "valsc")
+
+
+def image_digest(kube, repo):
+    """repo's digest as the node reports its images, or None."""
+    (node,) = kube.get("/api/v1/nodes")["items"]
+    for img in node["status"].get("images", []):
+        for n in img.get("names") or []:
+            if n.startswith(repo + "@sha256:"):
+                return n.split("@", 1)[1]
+    return None
+
+
+def test_cert_manager_needs_its_crds(values_ns):
+    """certManager=true renders cert-manager's Issuer and Certificate:
+    without cert-manager's CRDs the API server refuses the install, which
+    is what a user without cert-manager meets (and why this suite cannot
+    install it: no cert-manager on the node)."""
+    kube = values_ns
+    p = helm(kube, "install", "cm", CHART, "-n", NS, "-f", VALUES,
+             "--set", "injector.certManager.enabled=true", "--dry-run=server",
+             check=False)
+    assert p.returncode != 0
+    assert "cert-manager.io/v1" in p.stderr and "Certificate" in p.stderr, \
+        p.stderr
+
+
+def test_b_single_replica_injector_with_digests(values_ns):
+    """One webhook replica: no PodDisruptionBudget (it would block every
+    drain); the digests, when the node knows them, in the agent's, the
+    webhook's and the injected sidecar's image."""
+    kube = values_ns
+    agent_d = image_digest(kube, "localhost/oomlens-agent")
+    side_d = image_digest(kube, "localhost/oomlens-sidecar")
+    sets = ["--set", "injector.replicas=1",
+            "--set", "fullnameOverride=lens-b",
+            "--set-json", 'injector.namespaceSelector={"matchLabels": '
+            '{"oomlens.io/values-test": "enabled"}}']
+    if agent_d:
+        sets += ["--set", "image.digest=" + agent_d]
+    if side_d:
+        sets += ["--set", "injector.sidecar.image.digest=" + side_d]
+    t = install(kube, "valsb", *sets, "--wait")
+    try:
+        pod = wait_ready(kube, "oomlens", "the agent Ready")
+    except AssertionError:
+        uninstall(kube, "valsb")
+        raise
+    print(f"\ninstall B to agent Ready: {time.monotonic() - t:.0f} s "
+          f"(digests: agent {agent_d}, sidecar {side_d})")
+    for v in ("v1", "v1beta1"):
+        try:
+            kube.get(f"/apis/policy/{v}/namespaces/{NS}/"
+                     "poddisruptionbudgets/lens-b-injector")
+            pytest.fail("a PodDisruptionBudget over one replica")
+        except ApiError as e:
+            assert e.code == 404
+    dep = kube.get(f"/apis/apps/v1/namespaces/{NS}/deployments/"
+                   "lens-b-injector")
+    assert dep["status"].get("readyReplicas") == 1
+    web = dep["spec"]["template"]["spec"]["containers"][0]
+    side = next(a for a in web["args"] if a.startswith("--sidecar-image="))
+    if agent_d:
+        assert pod["spec"]["containers"][0]["image"].endswith("@" + agent_d)
+        assert web["image"].endswith("@" + agent_d)
+    if side_d:
+        assert side.endswith("@" + side_d)
+    else:
+        assert side == "--sidecar-image=localhost/oomlens-sidecar:" + VERSION, side
+    uninstall(kube, "valsb")

@@ -37,6 +37,8 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 #   nodejs: the Node.js victim (itest_runtime_live.c and
 #   test_scenarios.py run tests/victims/node/sessions.js; npm pulls it
 #   in too);
+#   gojq, node-js-yaml, yq: programs nobody here wrote, a Go, a Node.js
+#   and a Python one, outgrowing their limit in test_scenarios.py;
 #   cluster (tests/cluster, a real Kubernetes node): containerd, runc, CNI
 #   plugins, buildah + mmdebstrap + catatonit (images), Go 1.19 and reflect2
 #   (the node's programs are built from source; golang-go's go also builds
@@ -50,7 +52,7 @@ python3-jsonpatch openssl procps chromium musl-tools libjemalloc2 gdb strace
 podman time mount util-linux qemu-system-x86 busybox-static cpio kmod xz-utils git clang-format
 cppcheck npm nodejs ca-certificates containerd runc containernetworking-plugins
 buildah mmdebstrap catatonit golang-go golang-1.19-go golang-github-modern-go-reflect2-dev
-iproute2 curl dpkg-dev cmake perl"
+iproute2 curl dpkg-dev cmake perl gojq node-js-yaml yq"
 
 case $what in
 demo) PKGS=$DEMO ;;

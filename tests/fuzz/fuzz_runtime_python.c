@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target for the CPython parser (forensics/runtimes/python.c): the
- * bytes as an exe name, maps/smaps (detect, classify), a cmdline and an
- * environ (facts), then the verdict. Invariants: answers in range, parts
+ * bytes as an exe name, maps/smaps (detect, classify, by sizes and with
+ * the bytes again as the process's memory), a cmdline and an environ
+ * (facts), then the verdict. Invariants: answers in range, parts
  * within the total, PYTHONMALLOC's copy only [a-z_?], a verdict's lines
  * NUL-terminated. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +32,36 @@ static void check_facts(const char *buf, size_t size, struct python_facts *f)
 		abort();
 }
 
+struct mem {
+	const uint8_t *data;
+	size_t size;
+};
+
+/* The input as the process's memory, over and over; fails where the
+ * address says so (a vanished mapping). */
+static int peek(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	const struct mem *m = ctx;
+
+	if (m->size < n || addr % 4096 == 4096 - 16)
+		return -EIO;
+	for (size_t i = 0; i < n; i++)
+		((uint8_t *)buf)[i] = m->data[(addr + i) % m->size];
+	return 0;
+}
+
+static void check_rss(const struct python_rss *r)
+{
+	if (r->pymalloc_kb + r->glibc_heap_kb + r->mmap_kb + r->other_kb +
+		    r->file_kb >
+	    r->total_kb)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct mem m = {data, size};
+	struct python_peek mem = {.fn = peek, .ctx = &m};
 	const char *buf = (const char *)data;
 	char name[64];
 	struct python_detect d;
@@ -53,11 +83,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_facts(buf, size, &f);
 	smaps_init(&s);
 	if (smaps_parse(buf, size, &s) == 0) {
-		if (python_classify(&s, minor, &f, &rss) < 0)
+		struct python_rss by_size;
+
+		if (python_classify(&s, minor, &f, NULL, &by_size) < 0 ||
+		    python_classify(&s, minor, &f, &mem, &rss) < 0)
 			abort();
-		if (rss.pymalloc_kb + rss.glibc_heap_kb + rss.mmap_kb +
-			    rss.other_kb + rss.file_kb >
-		    rss.total_kb)
+		check_rss(&by_size);
+		check_rss(&rss);
+		/* the split moves RSS between the two, never adds any */
+		if (rss.pymalloc_kb + rss.mmap_kb !=
+			    by_size.pymalloc_kb + by_size.mmap_kb ||
+		    rss.total_kb != by_size.total_kb ||
+		    rss.arenas < by_size.arenas)
 			abort();
 		smaps_release(&s);
 	}

@@ -8,10 +8,13 @@
  * /usr/bin/python3 and nm (skips with the reason otherwise); no cgroup, no
  * kill. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/fileio.h"
 #include "itest_spawn.h"
@@ -159,6 +162,12 @@ Test(runtime_live, node_victim)
 	finish(&l);
 }
 
+/* struct python_peek over an open /proc/PID/mem */
+static int mem_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	return pread(*(int *)ctx, buf, n, (off_t)addr) == (ssize_t)n ? 0 : -EIO;
+}
+
 static void python_live(const char *envkv, bool pymalloc)
 {
 	char *argv[] = {PYTHON, "tests/victims/python/rows.py", "64", "0", "64",
@@ -186,8 +195,34 @@ static void python_live(const char *envkv, bool pymalloc)
 	cr_assert_eq(f.pymalloc, pymalloc);
 	smaps_init(&s);
 	cr_assert_eq(smaps_parse(l.smaps.buf, l.smaps.len, &s), 0);
-	cr_assert_eq(python_classify(&s, d.minor, &f, &r), 0);
+	cr_assert_eq(python_classify(&s, d.minor, &f, NULL, &r), 0);
 	if (pymalloc) {
+		/* the kernel merges the 8 MiB read buffer (glibc's mmap'd
+		 * chunk, allocated first) with the arenas mapped below it:
+		 * by sizes, that run is a buffer; split at glibc's header,
+		 * the buffers are the read buffer and the rows list's array
+		 * (~2 MiB), a few MiB at most besides */
+		struct python_rss by_size = r;
+		char path[64];
+		int mem;
+		struct python_peek peek = {.fn = mem_read, .ctx = &mem};
+
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)l.pid);
+		mem = open(path, O_RDONLY | O_CLOEXEC);
+		cr_assert_geq(mem, 0, "%s: %s", path, strerror(errno));
+		cr_assert_eq(python_classify(&s, d.minor, &f, &peek, &r), 0);
+		close(mem);
+		cr_assert(r.peeked);
+		cr_assert_geq(r.mmap_kb, 8 << 10, "%lu",
+			      (unsigned long)r.mmap_kb);
+		cr_assert_leq(r.mmap_kb, 16 << 10, "%lu kB of buffers",
+			      (unsigned long)r.mmap_kb);
+		cr_assert_geq(r.arenas, by_size.arenas);
+		cr_assert_eq(r.pymalloc_kb + r.mmap_kb,
+			     by_size.pymalloc_kb + by_size.mmap_kb,
+			     "the split moves RSS, never adds it");
+		cr_assert_eq(r.split > 0, r.arenas > by_size.arenas,
+			     "%u mappings split", r.split);
 		/* ~4,000 small rows a MiB: pymalloc's arenas hold them */
 		cr_assert_gt(r.arenas, 20, "%lu", (unsigned long)r.arenas);
 		cr_assert_gt(r.pymalloc_kb, 20 << 10);

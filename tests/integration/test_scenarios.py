@@ -8,6 +8,8 @@ import os
 import re
 import shutil
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -80,19 +82,43 @@ def check_bundle(line, files):
     return diag
 
 
+def feed_stdin(victim, chunks, mib_per_s):
+    """Writes the text chunks to the victim's stdin at mib_per_s, from this
+    process (outside the victim's cgroup), until the victim goes away."""
+    def run():
+        t0, sent = time.monotonic(), 0
+        try:
+            for c in chunks:
+                victim.stdin.write(c)
+                victim.stdin.flush()
+                sent += len(c)
+                ahead = sent / (mib_per_s * MiB) - (time.monotonic() - t0)
+                if ahead > 0:
+                    time.sleep(ahead)
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # killed: the pipe is gone
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
 def run_scenario(env, name, limit_mb, argv, sidecar_extra=(), timeout=90,
-                 victim_env=None):
+                 victim_env=None, feed=None):
     """Runs argv in <cgroup>/name under a sidecar until the agent reports
-    its kill (victim_env: the victim's environment, else ours).
+    its kill (victim_env: the victim's environment, else ours; feed:
+    (text chunks, MiB/s) written to its stdin, else it has none).
     Returns (report line, diagnosis, bundle files, stdout lines of the
     victim as parsed JSON or raw text)."""
     cg, agent, tmp = env
     cg.mkdir("/" + name, limit_mb=limit_mb)
     sc = Sidecar(cg.path("/" + name), str(tmp / "spool" / name), sidecar_extra)
     wait_oom_ratelimit()  # the kernel's full report, with its memcg stats
+    kw = {"env": victim_env} if victim_env else {}
+    kw["stdin"] = subprocess.PIPE if feed else subprocess.DEVNULL
     try:
-        victim = run_in_cgroup(cg, "/" + name, argv,
-                               **({"env": victim_env} if victim_env else {}))
+        victim = run_in_cgroup(cg, "/" + name, argv, **kw)
+        if feed:
+            feed_stdin(victim, *feed)
         line = agent.next(timeout=timeout)
         try:
             out, _ = victim.communicate(timeout=10)
@@ -599,3 +625,139 @@ def test_python_rows_list_is_python_heap(env):
     assert "memray" in html
     assert "python heap (pymalloc arenas)" in html
     assert "tracemalloc" in show
+
+
+# Programs nobody here wrote, from Debian, outgrowing a 200 MiB limit on
+# their own: the verdict must name their runtime's heap from what the
+# process is, not from a victim of ours. Each has a secret in its
+# environment that must not reach the bundle.
+
+def orders_yaml(path, mib):
+    """A YAML list of orders, about mib MiB, each a small mapping with
+    unique strings and two order lines: parsed, every order is a few
+    objects of the runtime's heap."""
+    with open(path, "w") as f:
+        i = 0
+        while f.tell() < mib * MiB:
+            f.write("".join(
+                "- id: %d\n  customer: c%08d\n  note: n%x\n  lines:\n"
+                "  - {sku: s%06d, qty: %d}\n  - {sku: t%06d, qty: %d}\n"
+                % (n, n, n * 2654435761, n * 7 % 999999, n % 9,
+                   n * 13 % 999999, n % 7) for n in range(i, i + 1000)))
+            i += 1000
+    return path
+
+
+def order_lines():
+    """JSON orders, one a line, each unique, forever."""
+    n = 0
+    while True:
+        yield "".join(json.dumps(
+            {"id": i, "customer": "c%08d" % i,
+             "lines": [{"sku": "s%06d" % (i * 7 % 999999), "qty": i % 9,
+                        "note": "x%x" % (i * 2654435761)}] * 4}) + "\n"
+            for i in range(n, n + 200))
+        n += 200
+
+
+GOJQ = shutil.which("gojq")
+
+
+@pytest.mark.skipif(GOJQ is None, reason="no gojq: Debian's gojq is the Go "
+                    "program nobody here wrote (scripts/deps.sh test)")
+def test_debian_gojq_collecting_its_input_is_go_heap(env):
+    # Debian's gojq (a stripped Go binary) collecting a stream of JSON
+    # orders into one array, `gojq -n '[inputs] | length'`, fed 2 MiB/s
+    # (~9x that in its heap), without GOMEMLIMIT.
+    warm_page_cache(os.path.realpath(GOJQ))
+    line, diag, files, out = run_scenario(
+        env, "gojq-inputs", 200, [GOJQ, "-n", "[inputs] | length"],
+        victim_env={"PATH": "/usr/bin:/bin",
+                    "JQ_DB_PASSWORD": "hunter2-gojq"},
+        feed=(order_lines(), 2), timeout=120)
+    print("gojq: " + diag["summary"])
+    assert diag["verdict"] == "go-heap", diag["verdicts"]
+    assert line["verdict"] == "go-heap"
+    v = diag["verdicts"][0]
+    assert v["detail"] == "GOMEMLIMIT unset", v
+    pid = line["victims"][0]["pid"]
+    assert line["victims"][0]["comm"] == "gojq", line["victims"]
+    facts = json.loads(files["processes/%d/go/facts.json" % pid])
+    # found from its .go.buildinfo, which stripping keeps
+    assert facts["version"].startswith("go1."), facts
+    assert facts["gomemlimit_set"] is False and facts["gogc"] == 100, facts
+    heap = ledger_part(diag, "go heap")
+    assert heap >= 0.5 * diag["usage_bytes"], (heap, diag["usage_bytes"])
+    assert v["recommendations"][0].startswith("GOMEMLIMIT="), v
+    assert "go tool pprof" in v["recommendations"][1], v
+    assert "native-growth" not in verdicts(diag)
+    for name, data in files.items():
+        assert b"hunter2-gojq" not in data, name
+
+
+JS_YAML = "/usr/bin/js-yaml"
+
+
+@pytest.mark.skipif(NODE is None or not os.path.exists(JS_YAML),
+                    reason="no node or js-yaml: Debian's node-js-yaml is the "
+                    "Node.js program nobody here wrote (scripts/deps.sh test)")
+def test_debian_js_yaml_parsing_a_large_file_is_node_heap(env, tmp_path):
+    # Debian's js-yaml converting a 24 MiB YAML file to JSON, with
+    # NODE_OPTIONS=--max-old-space-size=4096 as a user sets it: the parsed
+    # document outgrows the 200 MiB limit in V8's heap.
+    src = orders_yaml(str(tmp_path / "orders.yaml"), 24)
+    warm_page_cache(os.path.realpath(NODE))
+    warm_page_cache(src)
+    line, diag, files, out = run_scenario(
+        env, "js-yaml", 200, [NODE, os.path.realpath(JS_YAML), src],
+        victim_env={"PATH": "/usr/bin:/bin",
+                    "NODE_PATH": "/usr/share/nodejs",
+                    "NODE_OPTIONS": "--max-old-space-size=4096",
+                    "YAML_DB_PASSWORD": "hunter2-js-yaml"}, timeout=120)
+    print("js-yaml: " + diag["summary"])
+    assert diag["verdict"] == "node-heap", diag["verdicts"]
+    assert line["verdict"] == "node-heap"
+    v = diag["verdicts"][0]
+    assert v["detail"] == "--max-old-space-size above the limit", v
+    pid, facts, tl, man, show = check_runtime_bundle(
+        line, diag, files, "node", b"hunter2-js-yaml")
+    assert facts["max_old_space_size"] == 4096, facts
+    assert facts["max_old_from"] == "NODE_OPTIONS", facts
+    heap = ledger_part(diag, "node heap")
+    assert heap >= 0.5 * diag["usage_bytes"], (heap, diag["usage_bytes"])
+    assert v["recommendations"][0].startswith("--max-old-space-size="), v
+    assert "--heapsnapshot-near-heap-limit=1" in v["recommendations"][1]
+    assert "native-growth" not in verdicts(diag)
+
+
+YQ = "/usr/bin/yq"
+
+
+@pytest.mark.skipif(not os.path.exists(YQ),
+                    reason="no yq: Debian's yq is the Python program nobody "
+                    "here wrote (scripts/deps.sh test)")
+def test_debian_yq_loading_a_large_file_is_python_heap(env, tmp_path):
+    # Debian's yq (PyYAML's loader, then jq) converting a 24 MiB YAML
+    # file: the loaded document, small dicts and strs, outgrows the
+    # 200 MiB limit in pymalloc's arenas.
+    src = orders_yaml(str(tmp_path / "orders.yaml"), 24)
+    warm_page_cache(src)
+    line, diag, files, out = run_scenario(
+        env, "yq", 200, [PYTHON, YQ, ".", src],
+        victim_env={"PATH": "/usr/bin:/bin",
+                    "YQ_DB_PASSWORD": "hunter2-yq"}, timeout=120)
+    print("yq: " + diag["summary"])
+    assert diag["verdict"] == "python-heap", diag["verdicts"]
+    assert line["verdict"] == "python-heap"
+    v = diag["verdicts"][0]
+    assert v["detail"] == "pymalloc arenas", v
+    pid, facts, tl, man, show = check_runtime_bundle(
+        line, diag, files, "python", b"hunter2-yq")
+    assert facts["version"] == "3.11" and facts["pymalloc"] is True, facts
+    # the kernel merges arenas with glibc's mmap'd chunks (PyYAML's
+    # buffers, the lists' arrays): split at their headers, the arenas
+    # are still most of the usage
+    assert facts["split"] == "headers", facts
+    assert facts["pymalloc_rss"] >= 0.5 * diag["usage_bytes"], facts
+    assert v["recommendations"][0].startswith("tracemalloc:"), v
+    assert "native-growth" not in verdicts(diag)

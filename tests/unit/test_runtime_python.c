@@ -7,7 +7,9 @@
  * and named in report.html. No live /proc. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "forensics/bundle.h"
 #include "forensics/diagnosis.h"
@@ -184,7 +186,7 @@ static void classify_fixture(struct python_rss *r, int minor,
 	fixture_load(FIX "smaps", &sb);
 	smaps_init(&s);
 	cr_assert_eq(smaps_parse(sb.buf, sb.len, &s), 0);
-	cr_assert_eq(python_classify(&s, minor, f, r), 0);
+	cr_assert_eq(python_classify(&s, minor, f, NULL, r), 0);
 	smaps_release(&s);
 	strbuf_release(&sb);
 }
@@ -212,6 +214,110 @@ Test(runtime_python, classify_captured_victim)
 	/* 256 KiB arenas (before 3.10): every 1 MiB run is 4 of them */
 	classify_fixture(&r, 9, NULL);
 	cr_assert_eq(r.arenas, 49 * 4);
+}
+
+/* One anonymous mapping the kernel merged from three: two 1 MiB arenas,
+ * a glibc mmap'd chunk of 8 MiB + 8 KiB, one more arena; fully resident. */
+#define MERGED_AT 0x7f0000000000ull
+#define MERGED_CHUNK (8 * MIB + 8192)
+#define MERGED_SIZE (3 * MIB + MERGED_CHUNK)
+
+struct fake_mem {
+	uint64_t chunk_at; /* where the chunk's header is */
+	uint64_t header;   /* its size field */
+	uint64_t fail_at;  /* a read there fails (0: none) */
+	unsigned reads;
+};
+
+static int fake_peek(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct fake_mem *m = ctx;
+	/* an arena starts with a pool header: its count, a free pointer */
+	uint64_t h[2] = {3, 0x7f0000001230};
+
+	m->reads++;
+	cr_assert_eq(n, sizeof(h));
+	if (addr == m->fail_at)
+		return -EIO;
+	if (addr == m->chunk_at) {
+		h[0] = 0;
+		h[1] = m->header;
+	}
+	memcpy(buf, h, sizeof(h));
+	return 0;
+}
+
+static void classify_merged(struct fake_mem *m, struct python_rss *r)
+{
+	char text[512];
+	struct smaps s;
+	struct python_peek peek = {.fn = fake_peek, .ctx = m};
+	unsigned long long kb = MERGED_SIZE / 1024;
+
+	snprintf(text, sizeof(text),
+		 "%llx-%llx rw-p 00000000 00:00 0 \nSize: %llu kB\n"
+		 "Rss: %llu kB\n",
+		 MERGED_AT, MERGED_AT + MERGED_SIZE, kb, kb);
+	smaps_init(&s);
+	cr_assert_eq(smaps_parse(text, strlen(text), &s), 0);
+	cr_assert_eq(python_classify(&s, 11, NULL, &peek, r), 0);
+	smaps_release(&s);
+}
+
+/* Split at the chunk's header: the arenas around it are arenas again. */
+Test(runtime_python, classify_splits_a_merged_mapping_at_glibc_header)
+{
+	struct fake_mem m = {.chunk_at = MERGED_AT + 2 * MIB,
+			     .header = MERGED_CHUNK | 2};
+	struct python_rss r;
+
+	classify_merged(&m, &r);
+	cr_assert(r.peeked);
+	cr_assert_eq(r.split, 1);
+	cr_assert_eq(r.arenas, 3);
+	cr_assert_eq(r.mmap_kb, MERGED_CHUNK / 1024, "%lu",
+		     (unsigned long)r.mmap_kb);
+	cr_assert_eq(r.pymalloc_kb, 3 * 1024);
+	cr_assert_eq(m.reads, 4, "one read a piece");
+	/* the range goes with the larger part */
+	cr_assert_eq(r.buffers.n, 1);
+	cr_assert_eq(r.arena_runs.n, 0);
+}
+
+/* What is not an mmap'd chunk's header (other flags, a size past the
+ * mapping's end, not whole pages) leaves arenas while one fits, the rest
+ * a buffer; a failed read leaves the mapping to the size rule. */
+Test(runtime_python, classify_merged_mapping_without_a_header)
+{
+	static const uint64_t headers[] = {
+		MERGED_CHUNK | 3,	      /* PREV_INUSE: a heap chunk */
+		MERGED_CHUNK | 6,	      /* NON_MAIN_ARENA */
+		(MERGED_CHUNK + 2 * MIB) | 2, /* past the end */
+		(MERGED_CHUNK - 16) | 2,      /* not whole pages */
+	};
+	struct python_rss r;
+
+	for (size_t i = 0; i < sizeof(headers) / sizeof(*headers); i++) {
+		struct fake_mem m = {.chunk_at = MERGED_AT + 2 * MIB,
+				     .header = headers[i]};
+
+		classify_merged(&m, &r);
+		cr_assert(r.peeked);
+		cr_assert_eq(r.split, 1, "header %zu", i);
+		cr_assert_eq(r.arenas, 11, "header %zu: %lu", i,
+			     (unsigned long)r.arenas);
+		cr_assert_eq(r.mmap_kb, 8, "the last 8 KiB");
+	}
+	{
+		struct fake_mem m = {.chunk_at = MERGED_AT + 2 * MIB,
+				     .header = MERGED_CHUNK | 2,
+				     .fail_at = MERGED_AT + 2 * MIB};
+
+		classify_merged(&m, &r);
+		cr_assert_eq(r.split, 0);
+		cr_assert_eq(r.arenas, 0);
+		cr_assert_eq(r.mmap_kb, MERGED_SIZE / 1024, "by size");
+	}
 }
 
 Test(runtime_python, verdict_on_the_victim)
@@ -319,6 +425,9 @@ Test(runtime_python, sidecar_hooks_on_the_captured_victim)
 	cr_expect_eq(U("glibc_heap_rss"), 39240ull * 1024);
 	cr_expect_eq(U("mmap_rss"), 15224ull * 1024);
 	cr_expect_eq(U("rss"), 110320ull * 1024);
+	/* a /proc made of files has no mem: sizes alone split it */
+	cr_expect_str_eq(S("split"), "sizes");
+	cr_expect_eq(U("split_mappings"), 0);
 #undef U
 #undef S
 	json_object_put(o);

@@ -9,12 +9,14 @@
  * ledger rows, before glibc's, and the python-heap verdict
  * (docs/diagnosis.md, "Python"). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/bundle_paths.h"
 #include "base/jget.h"
@@ -26,6 +28,7 @@
 #include "forensics/runtimes/python.h"
 #include "forensics/runtimes/registry.h"
 #include "forensics/runtimes/rtio.h"
+#include "kernel/procfs_access.h"
 #include "kernel/smaps.h"
 
 #define KIB 1024ull
@@ -155,30 +158,106 @@ int python_parse_facts(const char *cmdline, size_t cmdline_len, const char *env,
 	return 0;
 }
 
-static void add_anon(const struct smaps *s, size_t i, uint64_t arena,
-		     bool pymalloc, struct python_rss *p)
-{
-	const struct smaps_mapping *m = &s->m[i];
-	uint64_t size = m->end - m->start, rss = smaps_get(s, i, SMAPS_F_RSS);
-
-	if (pymalloc && m->perms[0] == 'r' && m->perms[1] == 'w' &&
-	    size % arena == 0) {
-		p->pymalloc_kb += rss;
-		p->arenas += size / arena;
-		rtproc_ranges_add(&p->arena_runs, m->start, m->end, rss);
-	} else if (size >= MMAP_THRESHOLD_KB * KIB && m->perms[1] == 'w') {
-		p->mmap_kb += rss;
-		rtproc_ranges_add(&p->buffers, m->start, m->end, rss);
-	} else {
-		p->other_kb += rss;
-	}
-}
-
 struct py_walk {
 	uint64_t arena;
 	bool pymalloc;
+	const struct python_peek *peek;
+	unsigned peeks; /* reads made, up to PYTHON_PEEK_MAX */
 	struct python_rss p;
 };
+
+/* Whether the 16 bytes at a mapping's offset are the header of a glibc
+ * chunk of its own mapping (mmap'd), of at most room bytes; its size in
+ * *ret. */
+static bool mmapped_chunk(const uint64_t h[2], uint64_t room, uint64_t *ret)
+{
+	uint64_t size = h[1] & ~(uint64_t)7;
+
+	if (h[0] != 0 || (h[1] & 7) != 2 || size < 4096 || size % 4096 ||
+	    size > room)
+		return false;
+	*ret = size;
+	return true;
+}
+
+/* Walks the mapping [start, end) piece by piece (struct python_peek):
+ * how many of its bytes are buffers in *ret_buf, the rest arenas.
+ * Returns false when a read failed or the reads ran out: sizes decide. */
+static bool split_at_headers(struct py_walk *w, uint64_t start, uint64_t end,
+			     uint64_t *ret_buf)
+{
+	uint64_t at = start, buf = 0;
+
+	while (at < end) {
+		uint64_t h[2], chunk;
+
+		if (w->peeks >= PYTHON_PEEK_MAX)
+			return false;
+		w->peeks++;
+		if (w->peek->fn(w->peek->ctx, at, h, sizeof(h)) < 0)
+			return false;
+		w->p.peeked = true;
+		if (mmapped_chunk(h, end - at, &chunk)) {
+			buf += chunk;
+			at += chunk;
+		} else if (end - at >= w->arena) {
+			at += w->arena;
+		} else {
+			buf += end - at;
+			at = end;
+		}
+	}
+	*ret_buf = buf;
+	return true;
+}
+
+static void add_buffer(struct python_rss *p, const struct smaps_mapping *m,
+		       uint64_t rss)
+{
+	p->mmap_kb += rss;
+	rtproc_ranges_add(&p->buffers, m->start, m->end, rss);
+}
+
+static void add_arenas(struct python_rss *p, const struct smaps_mapping *m,
+		       uint64_t rss, uint64_t n)
+{
+	p->pymalloc_kb += rss;
+	p->arenas += n;
+	rtproc_ranges_add(&p->arena_runs, m->start, m->end, rss);
+}
+
+static void add_anon(const struct smaps *s, size_t i, struct py_walk *w)
+{
+	const struct smaps_mapping *m = &s->m[i];
+	uint64_t size = m->end - m->start, rss = smaps_get(s, i, SMAPS_F_RSS);
+	bool rw = m->perms[0] == 'r' && m->perms[1] == 'w';
+	uint64_t buf;
+
+	if (w->pymalloc && rw && size % w->arena == 0) {
+		add_arenas(&w->p, m, rss, size / w->arena);
+	} else if (w->pymalloc && rw && size > w->arena && w->peek &&
+		   split_at_headers(w, m->start, m->end, &buf)) {
+		/* RSS in proportion: which pages are resident is not read */
+		uint64_t buf_kb =
+			(uint64_t)((unsigned __int128)rss * buf / size);
+
+		if (buf && buf < size)
+			w->p.split++;
+		w->p.mmap_kb += buf_kb;
+		w->p.pymalloc_kb += rss - buf_kb;
+		w->p.arenas += (size - buf) / w->arena;
+		if (buf * 2 > size)
+			rtproc_ranges_add(&w->p.buffers, m->start, m->end,
+					  buf_kb);
+		else
+			rtproc_ranges_add(&w->p.arena_runs, m->start, m->end,
+					  rss - buf_kb);
+	} else if (size >= MMAP_THRESHOLD_KB * KIB && m->perms[1] == 'w') {
+		add_buffer(&w->p, m, rss);
+	} else {
+		w->p.other_kb += rss;
+	}
+}
 
 static void py_mapping(const struct smaps *s, size_t i, int c, uint64_t rss,
 		       void *ctx)
@@ -189,7 +268,7 @@ static void py_mapping(const struct smaps *s, size_t i, int c, uint64_t rss,
 	if (c == SMAPS_C_HEAP || c == SMAPS_C_ARENA)
 		w->p.glibc_heap_kb += rss;
 	else if (c == SMAPS_C_ANON && rtproc_is_anon(s, i))
-		add_anon(s, i, w->arena, w->pymalloc, &w->p);
+		add_anon(s, i, w);
 	else if (rtproc_is_file_class(c))
 		w->p.file_kb += rss;
 	else if (c != SMAPS_C_KERNEL)
@@ -197,11 +276,13 @@ static void py_mapping(const struct smaps *s, size_t i, int c, uint64_t rss,
 }
 
 int python_classify(const struct smaps *s, int minor,
-		    const struct python_facts *facts, struct python_rss *ret)
+		    const struct python_facts *facts,
+		    const struct python_peek *peek, struct python_rss *ret)
 {
 	struct py_walk w = {
 		.arena = (minor >= 10 ? 1024 : 256) * KIB,
 		.pymalloc = !facts || facts->pymalloc,
+		.peek = peek && peek->fn ? peek : NULL,
 	};
 	int r = rtproc_classify_each(s, py_mapping, &w);
 
@@ -268,8 +349,11 @@ bool python_verdict(const struct python_figures *fig,
 		 rtproc_mib(p->mmap_kb * KIB));
 	rtproc_evidence(&v,
 			"%" PRIu64 " pymalloc arenas (%.1f MiB RSS), estimated "
-			"from whole-arena anonymous mappings",
-			p->arenas, rtproc_mib(p->pymalloc_kb * KIB));
+			"from whole-arena anonymous mappings%s",
+			p->arenas, rtproc_mib(p->pymalloc_kb * KIB),
+			p->peeked ? " and from mappings split at the headers "
+				    "of glibc's mmap'd chunks"
+				  : "");
 	if (fig->facts && !fig->facts->pymalloc)
 		rtproc_evidence(&v,
 				"PYTHONMALLOC=%s: objects come from that "
@@ -433,8 +517,21 @@ static struct json_object *facts_json(const struct rt_sight *s,
 	ADD("limit", json_object_new_uint64(s->limit));
 	ADD("arena_ranges", rtio_ranges_json(&p->arena_runs));
 	ADD("buffer_ranges", rtio_ranges_json(&p->buffers));
+	ADD("split", json_object_new_string(p->peeked ? "headers" : "sizes"));
+	ADD("split_mappings", json_object_new_uint64(p->split));
 #undef ADD
 	return o;
+}
+
+/* python_peek over /proc/PID/mem: 16 bytes a read, never past a
+ * mapping (a read of a page never touched maps the zero page, no RSS). */
+static int mem_peek(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	ssize_t got = pread(*(const int *)ctx, buf, n, (off_t)addr);
+
+	if (got < 0)
+		return -errno;
+	return (size_t)got == n ? 0 : -EIO;
 }
 
 static int python_snapshot(const struct rt_sight *s, int pid_dirfd)
@@ -443,15 +540,22 @@ static int python_snapshot(const struct rt_sight *s, int pid_dirfd)
 	struct python_rss p = {0};
 	struct smaps sm;
 	struct json_object *o;
-	int r = read_live(s, &l);
+	int r = read_live(s, &l), mem;
+	struct python_peek peek = {.fn = mem_peek, .ctx = &mem};
 
 	if (r < 0)
 		return r;
+	/* ptrace-attach access (CAP_SYS_PTRACE, or the same ids and no
+	 * Yama restriction); without, sizes decide */
+	mem = procfs_open_at(s->proc_fd, "mem", O_RDONLY | O_CLOEXEC);
 	smaps_init(&sm);
 	r = smaps_read_at(s->proc_fd, "smaps", &sm);
 	if (r >= 0)
-		r = python_classify(&sm, l.det.minor, &l.facts, &p);
+		r = python_classify(&sm, l.det.minor, &l.facts,
+				    mem >= 0 ? &peek : NULL, &p);
 	smaps_release(&sm);
+	if (mem >= 0)
+		close(mem);
 	if (r < 0)
 		return r;
 	o = facts_json(s, &l, &p);
@@ -495,6 +599,8 @@ static void load_facts(struct jget_notes *n, struct json_object *o, void *item)
 	p->glibc_heap_rss = jget_u64_or0(n, o, "glibc_heap_rss");
 	p->mmap_rss = jget_u64_or0(n, o, "mmap_rss");
 	p->rss = jget_u64_or0(n, o, "rss");
+	p->split_by_headers =
+		(v = jget_str(n, o, "split")) && streq(v, "headers");
 }
 
 static const struct rtio_procs python_table = {
@@ -593,6 +699,7 @@ static void python_one(const struct diag_input *in,
 		.glibc_heap_kb = glibc_part(d, pp->pid) / 1024,
 		.mmap_kb = rtio_part_of(d, pp->pid, "python buffers") / 1024,
 		.total_kb = pp->rss / 1024,
+		.peeked = pp->split_by_headers,
 	};
 	struct python_figures fig = {
 		.limit = d->limit_bytes != UINT64_MAX ? d->limit_bytes : 0,

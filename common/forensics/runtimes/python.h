@@ -14,8 +14,11 @@
  * Larger objects go to glibc's malloc: its heap ([heap], arenas) under
  * the mmap threshold (128 KiB by default, dynamic up to 32 MiB), their
  * own mappings above it. Adjacent anonymous mappings merge in the
- * kernel, so an arena run next to a buffer is counted as a buffer: the
- * split is an estimate and says so. */
+ * kernel into one of a size that is no multiple of an arena: given the
+ * process's memory to read (struct python_peek), python_classify splits
+ * such a mapping at glibc's headers of its mmap'd chunks; without, by
+ * size alone, an arena run next to a buffer is counted as a buffer. The
+ * split is an estimate either way and says so. */
 #pragma once
 
 #include <stdbool.h>
@@ -74,15 +77,35 @@ struct python_rss {
 	uint64_t other_kb;	/* smaller anonymous memory, stacks */
 	uint64_t file_kb;	/* files' code and data, shmem */
 	uint64_t total_kb;
+	unsigned split; /* mappings split at glibc's chunk headers */
+	bool peeked;	/* the process's memory was read (python_peek) */
 	/* the mappings with the most RSS of each kind */
 	struct rtproc_ranges arena_runs, buffers;
 };
 
+/* Reads n bytes of the process's memory at addr into buf: 0, or a
+ * negative errno (then the size rule decides). */
+struct python_peek {
+	int (*fn)(void *ctx, uint64_t addr, void *buf, size_t n);
+	void *ctx;
+};
+
+/* Reads of python_peek a classification makes at most: a header each
+ * arena or chunk of a mapping to split; past that, sizes decide. */
+#define PYTHON_PEEK_MAX 16384
+
 /* Splits smaps (parsed) of a CPython 3.<minor> process (-1: unknown, then
  * 256 KiB arenas) whose objects come from pymalloc or not (facts may be
- * NULL: pymalloc). Returns 0, -ENOMEM. */
+ * NULL: pymalloc). peek (may be NULL) reads the process's memory: an
+ * anonymous writable mapping of at least an arena that is not whole
+ * arenas is walked from its start, a glibc mmap'd chunk's header (prev
+ * size 0, IS_MMAPPED alone of the flags, a page-multiple size that fits)
+ * making that many bytes a buffer, anything else an arena while one
+ * fits; its RSS is split in proportion, its range kept with the larger
+ * part. Returns 0, -ENOMEM. */
 int python_classify(const struct smaps *s, int minor,
-		    const struct python_facts *facts, struct python_rss *ret);
+		    const struct python_facts *facts,
+		    const struct python_peek *peek, struct python_rss *ret);
 
 struct python_figures {
 	uint64_t limit; /* the container's, bytes; 0 unknown */
@@ -108,8 +131,9 @@ struct python_proc {
 	int minor; /* 3.<minor>, -1 unknown */
 	struct python_facts facts;
 	uint64_t pymalloc_rss, arenas, glibc_heap_rss, mmap_rss,
-		rss;  /* bytes */
-	double age_s; /* the snapshot's age at the kill, < 0 unknown */
+		rss;	       /* bytes */
+	bool split_by_headers; /* "split": "headers" (python_peek read) */
+	double age_s;	       /* the snapshot's age at the kill, < 0 unknown */
 };
 
 #define PYTHON_MAX_PROCS 8

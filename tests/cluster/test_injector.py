@@ -5,8 +5,9 @@ certificate with genCA/genSignedCert and sets caBundle): the webhook's two
 pods behind a Service the API server reaches without kube-proxy
 (--enable-aggregator-routing, tests/cluster/up.sh). An annotated
 Deployment's pod comes up with the sidecar, its volumes and env, and its
-OOM kill yields an OOMReport with the sidecar's pre-kill snapshot; an
-unannotated pod is untouched; with the webhook scaled to 0 pods are still
+OOM kill yields an OOMReport with the sidecar's pre-kill snapshot (with
+the class histogram when opted in); a Go pod's kill is go-heap in the
+OOMReport and its Event; an unannotated pod is untouched; with the webhook scaled to 0 pods are still
 created (failurePolicy Ignore)."""
 import base64
 import copy
@@ -230,22 +231,26 @@ def compile_victim(name):
                        timeout=120)
 
 
-def jvm_pod(name):
+def jvm_pod(name, java=("-XX:+UseSerialGC",), grow=("16", "8000"),
+            annotations=None):
     """A JVM allowed a 1 GiB heap in a 256 MiB container, growing its live
     heap at 16 MiB/s after 8 s of rest (the sidecar takes its JVM facts
     while it is healthy): the most common JVM OOM on Kubernetes. Its
-    classes come from the build tree (a test-only hostPath)."""
+    classes come from the build tree (a test-only hostPath). java: its
+    options besides -Xmx1g; grow: HeapGrower's MiB/s and idle ms;
+    annotations: besides oomlens.io/capture."""
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": APPS,
-                         "annotations": {"oomlens.io/capture": "true"}},
+                         "annotations": {"oomlens.io/capture": "true",
+                                         **(annotations or {})}},
             "spec": {"restartPolicy": "Never",
                      "terminationGracePeriodSeconds": 0,
                      "containers": [{
                          "name": "app", "image": JRE,
                          "imagePullPolicy": "Never",
-                         "command": ["java", "-Xmx1g", "-XX:+UseSerialGC",
-                                     "-cp", "/victims", "HeapGrower", "16",
-                                     "8000"],
+                         "command": ["java", "-Xmx1g", *java,
+                                     "-cp", "/victims", "HeapGrower",
+                                     *grow],
                          "resources": {"requests": {"memory": "64Mi"},
                                        "limits": {"memory": "256Mi"}},
                          "volumeMounts": [{"name": "victims",
@@ -279,7 +284,7 @@ def wait_ready_report(kube, reports, name, story):
                 return r
         return None
     try:
-        return kube.wait(ready_report, 240, "the JVM's Ready OOMReport")
+        return kube.wait(ready_report, 240, f"{name}'s Ready OOMReport")
     except AssertionError as e:
         raise AssertionError(f"{e}\n{story()}")
 
@@ -316,6 +321,113 @@ def test_oom_kill_of_injected_pod_has_snapshot(injector):
     diag = json.loads(files["diagnosis.json"])
     assert diag["verdict"] == "java-heap", diag
     assert "Xmx" in json.dumps(diag), diag
+
+
+def test_jvm_histogram_opted_in_names_the_top_class(injector):
+    """oomlens.io/jvm-histogram: "true" on the pod: the injected sidecar
+    reads it (the Downward API) and takes the JVM's class histogram at the
+    first threshold; the bundle the agent publishes names byte[] as the
+    top class, in its file and in the java-heap verdict's evidence. The
+    victim as in tests/integration/test_jvm_histogram.py: 10 MiB/s after
+    1 s, -Xmn8m so that no young collection jumps past the thresholds."""
+    kube = injector
+    name = "jvm-histo"
+    kube.wait(lambda: ready_endpoints(kube) == 2, 120, "the webhook")
+    compile_victim("HeapGrower")
+    made = kube.create(f"/api/v1/namespaces/{APPS}/pods", jvm_pod(
+        name, java=("-Xmn8m", "-XX:+UseSerialGC"), grow=("10", "1000"),
+        annotations={"oomlens.io/jvm-histogram": "true"}))
+    assert "oomlens-sidecar" in [c["name"] for c in made["spec"]
+                                 ["containers"]], made["spec"]
+    r = wait_ready_report(kube, REPORTS, name,
+                          lambda: pod_story(kube, name))
+    files = bundle_files(kube, r["metadata"]["name"])
+    diag = json.loads(files["diagnosis.json"])
+    found = [f for f in files if f.endswith("/jvm/class_histogram.json")]
+    assert r["spec"]["verdict"] == "java-heap", (
+        r["spec"], diag["verdicts"], diag["ledger"], sorted(files),
+        [files[f][:600] for f in found], pod_story(kube, name))
+    assert len(found) == 1, sorted(files)
+    h = json.loads(files[found[0]])
+    assert h["taken"] is True, (h, pod_story(kube, name))
+    top = h["top"][0]
+    assert top["class"] == "[B", h
+    assert top["bytes"] >= 0.9 * h["total_bytes"], h
+    assert len(h["top"]) == 20 and h["pause_us"] > 0, h
+    ev = [e for v in diag["verdicts"] if v["verdict"] == "java-heap"
+          for e in v["evidence"] if "the top class is byte[] ([B)" in e]
+    assert ev, diag["verdicts"]
+
+
+GO_ORDERS = os.path.join(BUILD, "victims", "go-orders")
+
+
+@pytest.mark.skipif(not os.path.exists(GO_ORDERS),
+                    reason="no Go victim: Debian's golang-go builds it "
+                    "(scripts/deps.sh test, then make; the busybox image "
+                    "carries build/victims)")
+def test_go_pod_kill_is_go_heap_in_report_and_event(injector):
+    """A Go service in an opted-in pod (tests/victims/go/orders.go, 256 KiB
+    orders kept in a map at 60 a second after 8 s, no GOMEMLIMIT) is
+    killed at its 200 MiB limit: the OOMReport's verdict and summary and
+    the kill's Event name the Go heap and GOMEMLIMIT, the bundle has the
+    sidecar's go/facts.json, and the secret in its environment is in no
+    file of the bundle."""
+    kube = injector
+    name = "go-orders"
+    kube.wait(lambda: ready_endpoints(kube) == 2, 120, "the webhook")
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": APPS,
+                        "annotations": {"oomlens.io/capture": "true"}},
+           "spec": {"restartPolicy": "Never",
+                    "terminationGracePeriodSeconds": 0,
+                    "containers": [{
+                        "name": "app", "image": BUSYBOX,
+                        "imagePullPolicy": "Never",
+                        "command": ["/usr/local/bin/go-orders", "--rate",
+                                    "60", "--idle", "8s"],
+                        "env": [{"name": "ORDERS_DB_PASSWORD",
+                                 "value": "hunter2-go-pod"}],
+                        "resources": {"requests": {"memory": "64Mi"},
+                                      "limits": {"memory": "200Mi"}}}]}}
+    made = kube.create(f"/api/v1/namespaces/{APPS}/pods", pod)
+    assert "oomlens-sidecar" in [c["name"] for c in made["spec"]
+                                 ["containers"]], made["spec"]
+    uid = made["metadata"]["uid"]
+    r = wait_ready_report(kube, REPORTS, name,
+                          lambda: pod_story(kube, name))
+    spec = r["spec"]
+    assert spec["process"]["comm"] == "go-orders", spec
+    assert spec["verdict"] == "go-heap", (spec, pod_story(kube, name))
+    assert spec["summary"].startswith("go-heap:GOMEMLIMIT unset"), spec
+    assert "GOMEMLIMIT=" in spec["summary"], spec
+    files = bundle_files(kube, r["metadata"]["name"])
+    found = [f for f in files if f.startswith("processes/") and
+             f.endswith("/go/facts.json")]
+    assert len(found) == 1, sorted(files)
+    facts = json.loads(files[found[0]])
+    assert facts["gomemlimit_set"] is False and facts["gogc"] == 100, facts
+    assert facts["version"].startswith("go1."), facts
+    diag = json.loads(files["diagnosis.json"])
+    assert diag["verdict"] == "go-heap", diag["verdicts"]
+    assert any("go tool pprof" in x
+               for x in diag["verdicts"][0]["recommendations"]), diag
+    for f, data in files.items():
+        assert b"hunter2-go-pod" not in data, f
+
+    def kill_event():
+        items = kube.get(f"/api/v1/namespaces/{APPS}/events?fieldSelector="
+                         f"involvedObject.name%3D{name}")["items"]
+        return [e for e in items if e["reason"] == "OOMKilled" and
+                e["involvedObject"].get("uid") == uid and
+                e["source"].get("component") == "oomlens-agent"]
+    (e,) = kube.wait(kill_event, 60, "the kill's Event")
+    assert e["message"].startswith(
+        "container app OOM-killed (pid "), e["message"]
+    assert " go-orders): go-heap: go-heap:GOMEMLIMIT unset" in \
+        e["message"], e["message"]
+    assert e["message"].endswith(
+        f"kubectl oomlens show -n {APPS} {r['metadata']['name']}"), e
 
 
 def pod_story(kube, name):

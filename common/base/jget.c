@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Typed json-c accessors: a wrong type is absent, and noted. */
+#include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdarg.h>
+#include <string.h>
 
 #include "base/jget.h"
 #include "base/util.h"
@@ -229,4 +231,194 @@ const char *jget_idx_str(struct jget_notes *n, struct json_object *a, size_t i)
 		return json_object_get_string(v);
 	jget_note(n, "an element is %s, not a string: ignored", type_name(v));
 	return NULL;
+}
+
+uint64_t jget_tree_cost(const char *buf, size_t len)
+{
+	uint64_t cost = 0;
+	bool in_str = false, in_scalar = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = buf[i];
+
+		if (in_str) {
+			cost++;
+			if (c == '\\')
+				i++, cost++;
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		switch (c) {
+		case '"':
+			cost += JGET_COST_VALUE;
+			in_str = true;
+			in_scalar = false;
+			break;
+		case '{':
+			cost += JGET_COST_OBJECT;
+			in_scalar = false;
+			break;
+		case '[':
+			cost += JGET_COST_ARRAY;
+			in_scalar = false;
+			break;
+		case '}':
+		case ']':
+		case ',':
+		case ':':
+		case ' ':
+		case '\t':
+		case '\n':
+		case '\r':
+			in_scalar = false;
+			break;
+		default:
+			if (!in_scalar)
+				cost += JGET_COST_VALUE;
+			in_scalar = true;
+		}
+	}
+	return cost;
+}
+
+/* jget_scan_str's reader: where it is in the text, how deep. */
+struct jscan {
+	const char *s;
+	size_t n, i;
+	unsigned depth;
+};
+
+#define JSCAN_MAX_DEPTH 64
+
+static void jscan_ws(struct jscan *j)
+{
+	while (j->i < j->n && (j->s[j->i] == ' ' || j->s[j->i] == '\t' ||
+			       j->s[j->i] == '\n' || j->s[j->i] == '\r'))
+		j->i++;
+}
+
+/* A string at j->i (its opening quote): its bytes between the quotes, and
+ * whether any was escaped. */
+static int jscan_string(struct jscan *j, const char **ret, size_t *ret_len,
+			bool *ret_escaped)
+{
+	size_t start;
+
+	if (j->i >= j->n || j->s[j->i] != '"')
+		return -EBADMSG;
+	start = ++j->i;
+	*ret_escaped = false;
+	for (; j->i < j->n; j->i++) {
+		if (j->s[j->i] == '\\') {
+			*ret_escaped = true;
+			j->i++;
+		} else if (j->s[j->i] == '"') {
+			*ret = j->s + start;
+			*ret_len = j->i++ - start;
+			return 0;
+		}
+	}
+	return -EBADMSG;
+}
+
+static int jscan_skip(struct jscan *j);
+
+/* Through an object or array at j->i; with want (objects only), stops at
+ * the value of the member named want[0] and, when want has more names,
+ * goes on into it. 1: found, j->i at the value; 0: not there. */
+static int jscan_container(struct jscan *j, const char *const *want)
+{
+	char close = j->s[j->i] == '{' ? '}' : ']';
+	bool first = true;
+	int r;
+
+	if (++j->depth > JSCAN_MAX_DEPTH)
+		return -ELOOP;
+	for (j->i++;; first = false) {
+		const char *key = NULL;
+		size_t klen = 0;
+		bool esc;
+
+		jscan_ws(j);
+		if (j->i < j->n && j->s[j->i] == close && first)
+			break;
+		if (close == '}') {
+			if ((r = jscan_string(j, &key, &klen, &esc)) < 0)
+				return r;
+			jscan_ws(j);
+			if (j->i >= j->n || j->s[j->i++] != ':')
+				return -EBADMSG;
+			jscan_ws(j);
+			if (want && *want && !esc && strlen(*want) == klen &&
+			    memcmp(*want, key, klen) == 0) {
+				if (!want[1])
+					return 1;
+				if (j->i >= j->n || j->s[j->i] != '{')
+					return 0;
+				return jscan_container(j, want + 1);
+			}
+		}
+		if ((r = jscan_skip(j)) < 0)
+			return r;
+		jscan_ws(j);
+		if (j->i < j->n && j->s[j->i] == ',') {
+			j->i++;
+			continue;
+		}
+		if (j->i < j->n && j->s[j->i] == close)
+			break;
+		return -EBADMSG;
+	}
+	j->i++;
+	j->depth--;
+	return 0;
+}
+
+static int jscan_skip(struct jscan *j)
+{
+	const char *s;
+	size_t len;
+	bool esc;
+	int r;
+
+	if (j->i >= j->n)
+		return -EBADMSG;
+	switch (j->s[j->i]) {
+	case '"':
+		return jscan_string(j, &s, &len, &esc);
+	case '{':
+	case '[':
+		r = jscan_container(j, NULL);
+		return r < 0 ? r : 0;
+	default:
+		len = j->i;
+		while (j->i < j->n && strchr(",]} \t\r\n", j->s[j->i]) == NULL)
+			j->i++;
+		return j->i > len ? 0 : -EBADMSG;
+	}
+}
+
+int jget_scan_str(const char *buf, size_t len, const char *const *path,
+		  char *ret, size_t size)
+{
+	struct jscan j = {.s = buf, .n = len};
+	const char *s;
+	size_t n;
+	bool esc;
+	int r;
+
+	jscan_ws(&j);
+	if (!path[0] || j.i >= j.n || buf[j.i] != '{')
+		return -ENOENT;
+	r = jscan_container(&j, path);
+	if (r < 0)
+		return r;
+	if (r == 0 || jscan_string(&j, &s, &n, &esc) < 0 || esc)
+		return -ENOENT;
+	if (n >= size || memchr(s, '\0', n))
+		return -E2BIG;
+	memcpy(ret, s, n);
+	ret[n] = '\0';
+	return 0;
 }

@@ -3,6 +3,7 @@
  * patch's operations out. That the patch applies and yields a valid pod
  * is tests/integration/test_inject_patch.py's job (Python's jsonpatch). */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,25 +377,34 @@ Test(inject, not_a_pod_create_is_ignored)
 	strbuf_release(&out);
 }
 
+/* A pod of env_per x 300 containers' environment variables, annotated
+ * for capture with the JVM's NMT. */
+static void huge_pod_text(struct strbuf *pod, int env_per)
+{
+	strbuf_adds(pod, "{\"metadata\":{\"annotations\":{\"oomlens.io/"
+			 "capture\":\"true\",\"oomlens.io/jvm-nmt\":\"true\"}},"
+			 "\"spec\":{\"containers\":[");
+	for (int i = 0; i < 300; i++) {
+		strbuf_addf(pod, "%s{\"name\":\"c%d\",\"env\":[", i ? "," : "",
+			    i);
+		for (int j = 0; j < env_per; j++)
+			strbuf_addf(pod,
+				    "%s{\"name\":\"V%d\",\"value\":\"%d\"}",
+				    j ? "," : "", j, j);
+		strbuf_adds(pod, "]}");
+	}
+	strbuf_adds(pod, "]}}");
+}
+
+/* 300 containers of 40 variables each (340 KB, a 13 MiB tree): read and
+ * patched whole. */
 Test(inject, huge_pod)
 {
 	struct strbuf pod = STRBUF_INIT;
 	struct json_object *o, *p;
 
-	strbuf_adds(&pod,
-		    "{\"metadata\":{\"annotations\":{\"oomlens.io/"
-		    "capture\":\"true\",\"oomlens.io/jvm-nmt\":\"true\"}},"
-		    "\"spec\":{\"containers\":[");
-	for (int i = 0; i < 300; i++) {
-		strbuf_addf(&pod, "%s{\"name\":\"c%d\",\"env\":[", i ? "," : "",
-			    i);
-		for (int j = 0; j < 200; j++)
-			strbuf_addf(&pod,
-				    "%s{\"name\":\"V%d\",\"value\":\"%d\"}",
-				    j ? "," : "", j, j);
-		strbuf_adds(&pod, "]}");
-	}
-	strbuf_adds(&pod, "]}}");
+	huge_pod_text(&pod, 40);
+	cr_assert_leq(jget_tree_cost(pod.buf, pod.len), INJECT_MAX_TREE);
 	o = review(pod.buf);
 	p = patch_of(o);
 	/* per container: OOMLENS_CONTAINER + JAVA_TOOL_OPTIONS appended */
@@ -407,6 +417,49 @@ Test(inject, huge_pod)
 		4 + 300 + 1);
 	json_object_put(p);
 	json_object_put(o);
+	strbuf_release(&pod);
+}
+
+/* Over INJECT_MAX_TREE the review is not parsed: answered from its uid,
+ * the pod admitted as is and told why; without a uid, -EFBIG. 3 MB of
+ * "{}," (a 780 MiB tree) is refused as fast. */
+Test(inject, a_review_too_costly_to_parse_is_answered_unread)
+{
+	struct strbuf pod = STRBUF_INIT, in = STRBUF_INIT, out = STRBUF_INIT;
+	struct inject_config c = cfg(false);
+	struct json_object *o, *r;
+
+	huge_pod_text(&pod, 80);
+	strbuf_addf(
+		&in,
+		"{\"apiVersion\":\"admission.k8s.io/v1beta1\","
+		"\"request\":{\"kind\":{\"kind\":\"Pod\"},"
+		"\"operation\":\"CREATE\",\"object\":%s,\"uid\":\"u-big\"}}",
+		pod.buf);
+	cr_assert_gt(jget_tree_cost(in.buf, in.len), INJECT_MAX_TREE);
+	cr_assert_eq(inject_review(in.buf, in.len, &c, &out), INJECT_TOO_LARGE);
+	o = json_tokener_parse(out.buf);
+	cr_assert_not_null(o, "%s", out.buf);
+	cr_assert_str_eq(jget_str(NULL, o, "apiVersion"),
+			 "admission.k8s.io/v1beta1");
+	r = resp(o);
+	cr_assert_str_eq(jget_str(NULL, r, "uid"), "u-big");
+	cr_assert_null(patch_of(o));
+	cr_assert(strstr(warning0(o), "too large to read"), "%s", warning0(o));
+	cr_assert(strstr(warning0(o), "not injected"));
+	json_object_put(o);
+
+	/* no uid to answer: nothing written */
+	strbuf_reset(&in);
+	strbuf_reset(&out);
+	strbuf_adds(&in, "{\"request\":{\"x\":[");
+	for (int i = 0; i < 1000000; i++)
+		strbuf_adds(&in, "{},");
+	strbuf_adds(&in, "{}],\"uid\":\"a\\\"b\"}}");
+	cr_assert_eq(inject_review(in.buf, in.len, &c, &out), -EFBIG);
+	cr_assert_eq(out.len, 0);
+	strbuf_release(&in);
+	strbuf_release(&out);
 	strbuf_release(&pod);
 }
 

@@ -2,7 +2,11 @@
 /* Typed json-c accessors: a wrong type is absent and noted, never an
  * abort, never a silent conversion. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <json-c/json.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "base/jget.h"
 
@@ -113,4 +117,124 @@ Test(jget, notes_are_bounded_and_printable)
 	jget_note(&n, "same");
 	jget_note(&n, "same");
 	cr_assert_eq(n.n, 1, "a field read twice is one note");
+}
+
+/* n copies of unit as a JSON array's elements, NUL-terminated. */
+static char *repeat(const char *unit, size_t n, size_t *ret_len)
+{
+	size_t ul = strlen(unit), k = 0;
+	char *b = malloc(n * (ul + 1) + 3);
+
+	cr_assert(b);
+	b[k++] = '[';
+	for (size_t i = 0; i < n; i++) {
+		memcpy(b + k, unit, ul);
+		k += ul;
+		b[k++] = ',';
+	}
+	b[k - 1] = ']';
+	b[k] = '\0';
+	*ret_len = k;
+	return b;
+}
+
+/* The estimate against what json-c's parse really allocates (glibc's
+ * count of bytes in use), shape by shape: never below, at most twice. */
+Test(jget, tree_cost_bounds_what_the_parse_allocates)
+{
+	static const char *const units[] = {
+		"{}",
+		"[]",
+		"0",
+		"\"\"",
+		"{\"a\":0}",
+		"[1,2,3,4,5,6,7,8]",
+		"\"with \\\"quotes\\\" and \\\\ \\u00e9\"",
+		"{\"name\":\"V1\",\"value\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		"xxxxxxxxxxxxxxxxxxxxxxxxxx\"}",
+		"{\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":"
+		"6,"
+		"\"k7\":7,\"k8\":8,\"k9\":9,\"ka\":10,\"kb\":11,\"kc\":12,"
+		"\"kd\":13,\"ke\":14,\"kf\":15,\"kg\":16,\"kh\":17,\"ki\":18}",
+	};
+#if defined(__SANITIZE_ADDRESS__)
+	cr_skip_test("the sanitizer's allocator keeps no mallinfo2 count");
+#endif
+	for (size_t u = 0; u < sizeof(units) / sizeof(*units); u++) {
+		size_t len;
+		char *text = repeat(units[u], 20000, &len);
+		struct mallinfo2 before = mallinfo2(), after;
+		struct json_object *o = json_tokener_parse(text);
+		uint64_t used, est = jget_tree_cost(text, len);
+
+		after = mallinfo2();
+		cr_assert(o, "%s", units[u]);
+		used = after.uordblks - before.uordblks;
+		cr_expect_geq(est, used, "%s: %lu estimated, %lu used",
+			      units[u], (unsigned long)est,
+			      (unsigned long)used);
+		cr_expect_leq(est, 2 * used, "%s: %lu estimated, %lu used",
+			      units[u], (unsigned long)est,
+			      (unsigned long)used);
+		json_object_put(o);
+		free(text);
+	}
+	cr_assert_eq(jget_tree_cost("", 0), 0);
+	cr_assert_eq(jget_tree_cost("{}", 2), JGET_COST_OBJECT);
+	/* a quote escaped in a string does not end it */
+	cr_assert_eq(jget_tree_cost("\"\\\"{\"", 5), JGET_COST_VALUE + 4);
+}
+
+static int scan(const char *text, const char *const *path, char *out, size_t n)
+{
+	return jget_scan_str(text, strlen(text), path, out, n);
+}
+
+/* A string read from the text without its tree: by member names level by
+ * level, never fooled by a name inside a string or at another level. */
+Test(jget, scan_str_finds_a_member_by_path_in_the_text)
+{
+	static const char *const uid[] = {"request", "uid", NULL};
+	static const char *const top[] = {"uid", NULL};
+	char out[16];
+
+	cr_assert_eq(
+		scan(" {\"apiVersion\":\"v1\",\"request\" : {\"kind\":"
+		     "{\"kind\":\"Pod\",\"uid\":\"no\"},\"list\":[{\"uid\":"
+		     "\"no\"},[1,2,{}],true,null,-1.5e3],\"uid\":\"u-1\"}}",
+		     uid, out, sizeof(out)),
+		0);
+	cr_assert_str_eq(out, "u-1");
+	cr_assert_eq(scan("{\"a\":\"\\\"uid\\\":\\\"x\\\"\",\"x\":{\"uid\":"
+			  "\"no\"},\"uid\":\"yes\",\"uid\":\"second\"}",
+			  top, out, sizeof(out)),
+		     0);
+	cr_assert_str_eq(out, "yes");
+	/* what stops it: no such member, a number, an escape, too long */
+	cr_assert_eq(scan("{\"request\":{}}", uid, out, sizeof(out)), -ENOENT);
+	cr_assert_eq(scan("{\"request\":\"uid\"}", uid, out, sizeof(out)),
+		     -ENOENT);
+	cr_assert_eq(scan("{\"uid\":5}", top, out, sizeof(out)), -ENOENT);
+	cr_assert_eq(scan("{\"uid\":\"a\\\"b\"}", top, out, sizeof(out)),
+		     -ENOENT);
+	cr_assert_eq(scan("[\"uid\"]", top, out, sizeof(out)), -ENOENT);
+	cr_assert_eq(
+		scan("{\"uid\":\"0123456789abcdef\"}", top, out, sizeof(out)),
+		-E2BIG);
+	/* a broken text before it, or nesting past 64 */
+	cr_assert_eq(scan("{\"a\":[1,2}", top, out, sizeof(out)), -EBADMSG);
+	cr_assert_eq(scan("{\"a\" 1,\"uid\":\"x\"}", top, out, sizeof(out)),
+		     -EBADMSG);
+	cr_assert_eq(scan("{\"a\":\"unterminated", top, out, sizeof(out)),
+		     -EBADMSG);
+	size_t len = 100000;
+	char *text = malloc(len + 5);
+	memcpy(text, "{\"a\":", 5);
+	memset(text + 5, '[', len);
+	cr_assert_eq(jget_scan_str(text, len + 5, top, out, sizeof(out)),
+		     -ELOOP);
+	free(text);
+	/* only as far as the string: what follows it is not read */
+	cr_assert_eq(scan("{\"uid\":\"x\", garbage", top, out, sizeof(out)), 0);
+	cr_assert_str_eq(out, "x");
 }

@@ -4,6 +4,7 @@
  * patch only ever adds (or, for JAVA_TOOL_OPTIONS, replaces one value it
  * extends): it never removes what the user wrote. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <json-c/json.h>
@@ -751,15 +752,66 @@ static void not_injected(struct patch *p, const char *why)
 	warn_add(p, msg);
 }
 
+/* What Pod Security reads of a pod, for the patch to be applied to and
+ * checked (level_kept): objects and arrays copied, scalars shared (the
+ * patch only adds to objects and arrays), and the arrays no check reads
+ * (a container's env, envFrom, command, args: most of a large pod) left
+ * empty, so that the copy costs little more than the pod's shape. NULL
+ * when out of memory. */
+static struct json_object *pss_copy(struct json_object *o)
+{
+	static const char *const unread[] = {"env", "envFrom", "command",
+					     "args"};
+	struct json_object *c;
+
+	if (json_object_is_type(o, json_type_array)) {
+		size_t n = jget_len(o);
+
+		if (!(c = json_object_new_array_ext((int)n)))
+			return NULL;
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *e = jget_idx(o, i);
+			struct json_object *ec = e ? pss_copy(e) : NULL;
+
+			if ((e && !ec) || json_object_array_add(c, ec) < 0) {
+				json_object_put(ec);
+				json_object_put(c);
+				return NULL;
+			}
+		}
+		return c;
+	}
+	if (!json_object_is_type(o, json_type_object))
+		return json_object_get(o);
+	if (!(c = json_object_new_object()))
+		return NULL;
+	json_object_object_foreach (o, k, v) {
+		struct json_object *vc = NULL;
+		bool skip = false;
+
+		for (size_t i = 0; i < ARRAY_SIZE(unread); i++)
+			skip |= streq(k, unread[i]);
+		if (skip && json_object_is_type(v, json_type_array))
+			vc = json_object_new_array();
+		else if (v)
+			vc = pss_copy(v);
+		if ((v && !vc) || json_object_object_add(c, k, vc) < 0) {
+			json_object_put(vc);
+			json_object_put(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
 static void inject_pod(struct patch *p, struct json_object *pod)
 {
 	char why[600] = "";
 
 	if (!pod_refused(pod, why, sizeof(why)) &&
 	    shape_choose(p, pod, why, sizeof(why))) {
-		if (p->cfg->level != KUBE_PSS_PRIVILEGED &&
-		    json_object_deep_copy(pod, &p->mutated, NULL) < 0)
-			p->mutated = NULL;
+		if (p->cfg->level != KUBE_PSS_PRIVILEGED)
+			p->mutated = pss_copy(pod);
 		patch_pod(p, pod);
 		if (level_kept(p, pod, why, sizeof(why)))
 			return;
@@ -821,12 +873,11 @@ static int response_patch(struct json_object *r, struct json_object *ops)
 	return 0;
 }
 
-static int response_build(struct json_object *review, struct patch *p,
+/* The AdmissionReview answering request uid (api: the review's own
+ * apiVersion, or NULL), allowing the pod with p's patch and warnings. */
+static int response_build(const char *uid, const char *api, struct patch *p,
 			  struct strbuf *out)
 {
-	struct json_object *req = jget_obj(NULL, review, "request");
-	const char *uid = jget_str(NULL, req, "uid");
-	const char *api = jget_str(NULL, review, "apiVersion");
 	struct json_object *top = json_object_new_object();
 	struct json_object *r = json_object_new_object();
 	const char *s;
@@ -854,6 +905,34 @@ static int response_build(struct json_object *review, struct patch *p,
 	return e;
 }
 
+/* A review whose tree would cost over INJECT_MAX_TREE: not parsed; its
+ * request.uid read from the text, and the pod admitted as is with a
+ * warning saying why: INJECT_TOO_LARGE; -EFBIG when it has no uid to
+ * answer. */
+static int review_too_large(const char *buf, size_t len, uint64_t cost,
+			    struct patch *p, struct strbuf *out)
+{
+	static const char *const uid_at[] = {"request", "uid", NULL};
+	static const char *const api_at[] = {"apiVersion", NULL};
+	char uid[128], api[64], msg[300];
+	int r;
+
+	if (jget_scan_str(buf, len, uid_at, uid, sizeof(uid)) < 0)
+		return -EFBIG;
+	if (jget_scan_str(buf, len, api_at, api, sizeof(api)) < 0)
+		api[0] = '\0';
+	snprintf(msg, sizeof(msg),
+		 "oomlens: the AdmissionReview is too large to read (%zu "
+		 "bytes, a %" PRIu64 " MiB tree, over the injector's %u MiB): "
+		 "pod admitted as is, not injected",
+		 len, cost >> 20, INJECT_MAX_TREE >> 20);
+	warn_add(p, msg);
+	if (p->err)
+		return p->err;
+	r = response_build(uid, api, p, out);
+	return r < 0 ? r : INJECT_TOO_LARGE;
+}
+
 /* The request's pod when it is a pod being created; NULL otherwise. */
 static struct json_object *review_pod(struct json_object *req)
 {
@@ -869,14 +948,24 @@ static struct json_object *review_pod(struct json_object *req)
 int inject_review(const char *review_json, size_t len,
 		  const struct inject_config *cfg, struct strbuf *ret_response)
 {
-	struct json_object *review = review_parse(review_json, len);
-	struct json_object *req = jget_obj(NULL, review, "request");
-	struct json_object *pod = review_pod(req);
-	struct patch p = {.ops = json_object_new_array(),
-			  .warnings = json_object_new_array(),
-			  .cfg = cfg};
+	uint64_t cost = jget_tree_cost(review_json, len);
+	struct json_object *review = NULL, *req, *pod;
+	struct patch p = {.cfg = cfg,
+			  .ops = json_object_new_array(),
+			  .warnings = json_object_new_array()};
 	int r;
 
+	if (!p.ops || !p.warnings) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (cost > INJECT_MAX_TREE) {
+		r = review_too_large(review_json, len, cost, &p, ret_response);
+		goto out;
+	}
+	review = review_parse(review_json, len);
+	req = jget_obj(NULL, review, "request");
+	pod = review_pod(req);
 	if (!review || !req || !jget_str(NULL, req, "uid"))
 		warn_add(&p,
 			 "oomlens: the AdmissionReview could not be read "
@@ -885,7 +974,10 @@ int inject_review(const char *review_json, size_t len,
 		inject_pod(&p, pod);
 	r = p.err;
 	if (r == 0)
-		r = response_build(review, &p, ret_response);
+		r = response_build(jget_str(NULL, req, "uid"),
+				   jget_str(NULL, review, "apiVersion"), &p,
+				   ret_response);
+out:
 	json_object_put(p.ops);
 	json_object_put(p.warnings);
 	json_object_put(p.mutated);

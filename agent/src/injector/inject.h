@@ -37,6 +37,16 @@ struct inject_config {
 	enum kube_pss_level level;
 };
 
+/* The most a review's json-c tree may take (jget_tree_cost): with the
+ * copy a baseline or restricted injection checks, twice that over the
+ * webhook's ~16 MiB at rest stays under the chart's 64 MiB limit. json-c
+ * takes ~37 bytes for each byte of a pod's environment variables: a
+ * review of 420 KB of them takes 15 MiB, 1.3 MB (near etcd's 1.5 MiB
+ * object limit) 44 MiB; 3 MB of "{}," would take 780 MiB. Pods over it
+ * are admitted as they are, with a warning. (The checked copy shares the
+ * scalars and leaves out env, envFrom, command and args.) */
+#define INJECT_MAX_TREE (16u << 20)
+
 /* The defaults the webhook starts from (no image: the caller sets it;
  * level privileged). */
 void inject_config_init(struct inject_config *cfg);
@@ -58,8 +68,12 @@ void inject_config_init(struct inject_config *cfg);
  * only the oomlens.io/not-injected annotation saying why, and the same as
  * a warning. Everything else (not a pod, not CREATE, not annotated,
  * already injected, a malformed review) is allowed as is, with a warning
- * when the review could not be read. Returns 0, -ENOMEM or -E2BIG
- * (ret_response's max). */
+ * when the review could not be read or its tree would take more than
+ * INJECT_MAX_TREE (jget_tree_cost: such a review is not parsed, its uid
+ * read by jget_scan_str). Returns 0, INJECT_TOO_LARGE (answered so,
+ * unread), -ENOMEM, -E2BIG (ret_response's max) or -EFBIG: too large,
+ * and no request.uid to answer. */
+#define INJECT_TOO_LARGE 1
 int inject_review(const char *review_json, size_t len,
 		  const struct inject_config *cfg, struct strbuf *ret_response);
 

@@ -6,6 +6,7 @@
  * the pod as it was. */
 #include <errno.h>
 #include <libwebsockets.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,9 @@ static int set_answer(struct pss *p, unsigned status, const char *ctype,
 	return agent_http_answer_set(&p->ans, status, ctype, s, n);
 }
 
+/* The review size after which the webhook trims its heap. */
+#define WEBHOOK_TRIM_OVER (64u << 10)
+
 static void review(struct pss *p)
 {
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
@@ -57,6 +61,21 @@ static void review(struct pss *p)
 	cfg.level = p->level;
 	r = inject_review(p->body.buf, p->body.len, &cfg, &out);
 	W.reviews++;
+	/* a large review's tree is freed in small pieces: give them back */
+	if (p->body.len > WEBHOOK_TRIM_OVER)
+		malloc_trim(0);
+	if (r == -EFBIG || r == INJECT_TOO_LARGE)
+		log_warn("review of %zu bytes %s: its parse would take over "
+			 "%u MiB",
+			 p->body.len,
+			 r == -EFBIG
+				 ? "refused (no request.uid to answer)"
+				 : "answered unread, the pod admitted as is",
+			 INJECT_MAX_TREE >> 20);
+	if (r == -EFBIG) {
+		set_answer(p, 413, "text/plain", "too large\n", 10);
+		return;
+	}
 	if (r < 0) {
 		log_error("review: %s", strerror(-r));
 		set_answer(p, 503, "text/plain", "cannot answer\n", 14);
@@ -174,6 +193,7 @@ static int create_context(const struct webhook_options *o)
 	info.gid = -1;
 	info.uid = -1;
 	info.vhost_name = "webhook";
+	agent_http_limits(&info);
 	info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
 	info.ssl_cert_filepath = o->cert;
 	info.ssl_private_key_filepath = o->key;

@@ -487,6 +487,14 @@ static const struct lws_protocols protocols[] = {
 	{NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
+void agent_http_limits(struct lws_context_creation_info *info)
+{
+	/* the listening socket and lws's own event pipe besides */
+	info->fd_limit_per_thread = AGENT_HTTP_MAX_CONNS + 2;
+	info->timeout_secs = AGENT_HTTP_TIMEOUT_S;
+	info->keepalive_timeout = AGENT_HTTP_TIMEOUT_S;
+}
+
 void agent_lws_log(const char *who, int level, const char *line)
 {
 	size_t n = strlen(line);
@@ -525,6 +533,7 @@ static int create_context(const char *host, int port)
 	info.gid = -1;
 	info.uid = -1;
 	info.vhost_name = "default";
+	agent_http_limits(&info);
 	if (opts.cert) {
 		info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
 		info.ssl_cert_filepath = opts.cert;

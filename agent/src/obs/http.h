@@ -57,6 +57,19 @@ int agent_http_answer_set(struct agent_http_answer *a, unsigned status,
 int agent_http_answer_write(struct lws *wsi, struct agent_http_answer *a);
 void agent_http_answer_free(struct agent_http_answer *a);
 
+/* The limits of our libwebsockets servers (the metrics server, the
+ * webhook): at most AGENT_HTTP_MAX_CONNS connections at once (lws stops
+ * accepting at its fd limit: more wait in the kernel's backlog until one
+ * closes; a TLS one costs ~46 KiB, so 1,000 idle ones flooding the
+ * webhook cost ~4 MiB where 256 cost 12), and AGENT_HTTP_TIMEOUT_S for a
+ * request's headers and body and between the requests of a kept-alive
+ * connection (idle ones are closed). Who connects to them is a handful:
+ * the API servers, Prometheus, the kubelet's probes. */
+#define AGENT_HTTP_MAX_CONNS 64
+#define AGENT_HTTP_TIMEOUT_S 10
+struct lws_context_creation_info;
+void agent_http_limits(struct lws_context_creation_info *info);
+
 /* A libwebsockets log line into our log, prefixed by who ("http", "tls"):
  * errors as warnings, the rest at debug, its trailing newline dropped. */
 void agent_lws_log(const char *who, int level, const char *line);

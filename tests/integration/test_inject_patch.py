@@ -216,6 +216,8 @@ def test_existing_java_tool_options_extended_never_replaced():
 @pytest.mark.parametrize("spec,why", [
     ({"hostPID": True}, "hostPID"),
     ({"shareProcessNamespace": False}, "shareProcessNamespace: false"),
+    ({"volumes": [{"name": "oomlens-spool", "hostPath": {"path": "/"}}]},
+     "own volume oomlens-spool (hostPath)"),
 ])
 def test_refused_pods_admitted_unchanged_with_warning(spec, why):
     before = pod({"containers": [app("web")], **spec},

@@ -281,6 +281,36 @@ Test(inject, host_pid_and_explicit_no_sharing_warn)
 	json_object_put(o);
 }
 
+/* A volume of the pod's own under the names the sidecar uses: a hostPath
+ * oomlens-spool would have the sidecar write its snapshots to the node's
+ * disk, a configMap oomlens-podinfo feed it annotations. Refused; one of
+ * the kind the injector adds is the pod's and kept. */
+Test(inject, pod_volumes_under_the_sidecars_names)
+{
+	struct json_object *o = review(ANNOTATED(
+		"", "\"volumes\":[{\"name\":\"oomlens-spool\",\"hostPath\":"
+		    "{\"path\":\"/etc\"}}],\"containers\":[" APP "]"));
+
+	assert_not_injected(o, "own volume oomlens-spool (hostPath)");
+	json_object_put(o);
+	o = review(ANNOTATED("", "\"volumes\":[{\"name\":\"oomlens-podinfo\","
+				 "\"configMap\":{\"name\":\"x\"}}],"
+				 "\"containers\":[" APP "]"));
+	assert_not_injected(o, "own volume oomlens-podinfo (configMap)");
+	json_object_put(o);
+	o = review(ANNOTATED("", "\"volumes\":[{\"name\":\"oomlens-spool\"}],"
+				 "\"containers\":[" APP "]"));
+	assert_not_injected(o, "(no source)");
+	json_object_put(o);
+	o = review(ANNOTATED("", "\"volumes\":[{\"name\":\"oomlens-spool\","
+				 "\"emptyDir\":{}}],\"containers\":[" APP "]"));
+	struct json_object *p = patch_of(o);
+	cr_assert_not_null(op_at(p, "/spec/containers/-"));
+	cr_assert_null(jget(resp(o), "warnings"));
+	json_object_put(p);
+	json_object_put(o);
+}
+
 Test(inject, java_tool_options_created_extended_or_left)
 {
 	struct json_object *o = review(ANNOTATED(

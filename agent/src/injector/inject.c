@@ -534,12 +534,47 @@ static bool pod_asks(struct json_object *pod)
 
 /* Why a pod that asks cannot have the sidecar at all, into why; false
  * when it can. */
+/* The source of the pod's own volume named name when it is not of the
+ * kind the injector would add ("emptyDir", "downwardAPI"): the sidecar
+ * would write its snapshots to, or read its annotations from, wherever
+ * the pod chose (a hostPath: the node's disk). "" when it is of that
+ * kind or absent. */
+static const char *volume_foreign(struct json_object *spec, const char *name,
+				  const char *kind)
+{
+	struct json_object *vols = jget_array(NULL, spec, "volumes");
+	ssize_t i = find_named(vols, name);
+	const char *other = "";
+
+	if (i < 0)
+		return "";
+	json_object_object_foreach (jget_idx(vols, (size_t)i), k, v) {
+		(void)v;
+		if (streq(k, kind))
+			return "";
+		if (!streq(k, "name") && !*other)
+			other = k;
+	}
+	return *other ? other : "no source";
+}
+
 static bool pod_refused(struct json_object *pod, char *why, size_t n)
 {
 	struct json_object *spec = jget_obj(NULL, pod, "spec");
+	const char *spool =
+		volume_foreign(spec, INJECT_SPOOL_VOLUME, "emptyDir");
+	const char *info =
+		volume_foreign(spec, INJECT_PODINFO_VOLUME, "downwardAPI");
 	bool b = false;
 
-	if (jget_len(jget_array(NULL, spec, "containers")) == 0)
+	if (*spool || *info)
+		snprintf(why, n,
+			 "the pod has its own volume %s (%.40s), not the %s "
+			 "the sidecar needs: not injected; rename that volume",
+			 *spool ? INJECT_SPOOL_VOLUME : INJECT_PODINFO_VOLUME,
+			 *spool ? spool : info,
+			 *spool ? "emptyDir" : "downwardAPI");
+	else if (jget_len(jget_array(NULL, spec, "containers")) == 0)
 		snprintf(why, n, "the pod has no containers: not injected");
 	else if (jget_bool(NULL, spec, "hostPID", &b) && b)
 		snprintf(why, n,

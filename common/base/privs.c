@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <linux/netlink.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 
 #include "base/privs.h"
 #include "base/util.h"
@@ -36,12 +39,13 @@ const char *const privs_base_syscalls[] = {
 	"sysinfo", "getrandom", "getrlimit", "prlimit64", "sched_getaffinity",
 	"getuid", "geteuid", "getgid", "getegid", "getresuid", "getresgid",
 	"getgroups", "getppid", "capget",
-	/* sockets: the agent's HTTP thread (libwebsockets: listen, accept)
-	 * and its API calls (libcurl, glibc's resolver: sendmmsg) */
-	"socket", "socketpair", "bind", "listen", "accept", "accept4",
-	"connect", "getsockname", "getpeername", "setsockopt", "getsockopt",
-	"sendto", "recvfrom", "sendmsg", "recvmsg", "sendmmsg", "shutdown",
-	/* threads and exit */
+	/* sockets already open: the HTTP thread's listening one (bound
+	 * before the drop) and what it accepts. Making sockets (socket,
+	 * socketpair, connect, bind) is a mode's own entry */
+	"accept", "accept4", "getsockname", "getpeername", "setsockopt",
+	"getsockopt", "sendto", "recvfrom", "sendmsg", "recvmsg", "shutdown",
+	/* threads (clone only with CLONE_THREAD, clone3 ENOSYS: add_rule)
+	 * and exit */
 	"clone", "clone3", "set_robust_list", "rseq", "set_tid_address", "exit",
 	"exit_group",
 	/* residency and priority: mlockall at start-up keeps the lock on new
@@ -99,6 +103,44 @@ static int drop_caps(uint64_t keep)
 	return r;
 }
 
+/* The socket families a mode that makes sockets may ask for: unix (the
+ * JVM's attach socket, libcurl's wakeup pair), IPv4 and IPv6 (the API
+ * server, its resolver), and route netlink (glibc's getaddrinfo asks it
+ * which address families the host has). No AF_PACKET, AF_ALG, AF_VSOCK,
+ * other netlink. */
+static const int socket_families[] = {AF_UNIX, AF_INET, AF_INET6};
+
+/* One name's rule: most allowed outright; clone only to make a thread
+ * (no fork, no new namespaces: the flags are clone's first argument on
+ * x86_64 and aarch64), clone3 refused with ENOSYS (its flags are in
+ * memory a filter cannot read; glibc's pthread_create then falls back to
+ * clone), socket and socketpair only in socket_families. */
+static int add_rule(scmp_filter_ctx ctx, const char *name, int nr)
+{
+	int r = 0;
+
+	if (streq(name, "clone"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A0(SCMP_CMP_MASKED_EQ,
+						CLONE_THREAD, CLONE_THREAD));
+	if (streq(name, "clone3"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+	if (streq(name, "socketpair"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+	if (!streq(name, "socket"))
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(socket_families); i++)
+		r = seccomp_rule_add(
+			ctx, SCMP_ACT_ALLOW, nr, 1,
+			SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)socket_families[i]));
+	if (r >= 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2,
+				     SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+				     SCMP_A2(SCMP_CMP_EQ, NETLINK_ROUTE));
+	return r;
+}
+
 static int add_rules(scmp_filter_ctx ctx, const char *const *names)
 {
 	for (; names && *names; names++) {
@@ -107,7 +149,7 @@ static int add_rules(scmp_filter_ctx ctx, const char *const *names)
 
 		if (nr == __NR_SCMP_ERROR)
 			continue; /* not on this architecture */
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+		r = add_rule(ctx, *names, nr);
 		if (r < 0 && r != -EEXIST)
 			return r;
 	}

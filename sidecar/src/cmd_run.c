@@ -23,32 +23,17 @@
 /* What run keeps after its start-up (docs/privileges.md): the JVM's
  * capabilities and the calls of its probes, uploads and attaches, and
  * setfsuid/setfsgid for the /proc retry (kernel/procfs_access.h). */
-static const char *const run_syscalls[] = {"ptrace",
-					   "process_vm_readv",
-					   "process_vm_writev",
-					   "wait4",
-					   "waitid",
-					   "kill",
-					   "socket",
-					   "connect",
-					   "sendto",
-					   "recvfrom",
-					   "sendmsg",
-					   "recvmsg",
-					   "shutdown",
-					   "getsockopt",
-					   "setsockopt",
-					   "setresuid",
-					   "setresgid",
-					   "setuid",
-					   "setgid",
-					   "setgroups",
-					   "setfsuid",
-					   "setfsgid",
-					   "prctl",
-					   "pidfd_open",
-					   "pidfd_send_signal",
-					   NULL};
+static const char *const run_syscalls[] = {
+	"ptrace",     "process_vm_readv", "process_vm_writev",
+	"wait4",      "waitid",		  "kill",
+	"socket",     "socketpair",	  "connect",
+	"sendmmsg",   "sendto",		  "recvfrom",
+	"sendmsg",    "recvmsg",	  "shutdown",
+	"getsockopt", "setsockopt",	  "setresuid",
+	"setresgid",  "setuid",		  "setgid",
+	"setgroups",  "setfsuid",	  "setfsgid",
+	"prctl",      "pidfd_open",	  "pidfd_send_signal",
+	NULL};
 static const struct privs_spec run_privs = {
 	.caps = JVM_CAPS,
 	.seccomp = true,

@@ -181,6 +181,20 @@ void oom_report_release(struct oom_report *r);
  * else oom_memcg, else the pre-5.0 "Task in X" path, else "". */
 const char *oom_report_victim_memcg(const struct oom_report *r);
 
+/* A report's task dump cut to the tasks keep(pid, arg) keeps (a global
+ * OOM's dump lists every process of the node, others' included). */
+struct oom_tasks_cut {
+	size_t kept, left_out;
+	uint64_t left_out_rss; /* pages, as printed */
+};
+/* r->raw without the task lines ("[  pid]  uid tgid ...", in any of
+ * raw's formats) of the tasks keep() refuses, into ret_raw (initialised;
+ * appended to); every other line as it was, so that kmsg_parse_buffer()
+ * reads the same report with fewer tasks. -ENOMEM, -E2BIG. */
+int oom_report_cut_tasks(const struct oom_report *r,
+			 bool (*keep)(int pid, void *arg), void *arg,
+			 struct strbuf *ret_raw, struct oom_tasks_cut *ret);
+
 /* One victim as parse-kmsg prints it: pid, comm, uid, *_kb figures,
  * oom_score_adj, seq, usec. New reference, NULL on allocation failure. */
 struct json_object *kmsg_victim_to_json(const struct kmsg_victim *v);

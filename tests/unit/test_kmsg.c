@@ -1642,3 +1642,80 @@ Test(kmsg, pasted_journal_multiline_records)
 		collected_release(&k);
 	}
 }
+
+static bool keep_pid(int pid, void *arg)
+{
+	return pid == *(int *)arg;
+}
+
+/* A global OOM's task dump cut to the victim's: the other task's line
+ * leaves the raw text, whose parse is the same report with one task;
+ * in kmsg records and in dmesg text with and without stamps alike. */
+Test(kmsg, global_task_dump_cut_to_the_kept_tasks)
+{
+	static const char *const files[] = {FIX "v2-6.1-global/kmsg.txt", FIX
+					    "synthetic-global-6.18/kmsg.txt"};
+	static const int victims[] = {109, 7777};
+	static const uint64_t other_rss[] = {1, 900};
+
+	for (size_t f = 0; f < 2; f++) {
+		struct collected c, again;
+		struct oom_tasks_cut cut;
+		struct strbuf raw;
+		int victim = victims[f];
+
+		parse_file(files[f], &c);
+		cr_assert(c.r[0].global);
+		cr_assert_eq(c.r[0].n_tasks, 2);
+		strbuf_init(&raw, 1u << 24);
+		cr_assert_eq(oom_report_cut_tasks(&c.r[0], keep_pid, &victim,
+						  &raw, &cut),
+			     0);
+		cr_assert_eq(cut.kept, 1);
+		cr_assert_eq(cut.left_out, 1);
+		cr_assert_eq(cut.left_out_rss, other_rss[f]);
+		cr_assert_lt(raw.len, c.r[0].raw.len);
+		cr_assert_eq(parse_str(raw.buf, raw.len, &again), 1);
+		cr_assert_eq(again.r[0].n_tasks, 1);
+		cr_assert_eq(again.r[0].tasks[0].pid, victim);
+		cr_assert(again.r[0].global);
+		cr_assert_eq(again.r[0].n_victims, 1);
+		cr_assert_eq(again.r[0].victims[0].pid, victim);
+		collected_release(&again);
+		strbuf_release(&raw);
+		collected_release(&c);
+	}
+
+	/* dmesg text: "[sec.usec] [  pid]" and bare "[  pid]" lines */
+	static const char dmesg[] =
+		"[ 25.594147] hog invoked oom-killer: gfp_mask=0x140dca(GFP_"
+		"HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO), order=0, "
+		"oom_score_adj=0\n"
+		"[ 25.623291] Tasks state (memory values in pages):\n"
+		"[ 25.623310] [  pid  ]   uid  tgid total_vm      rss "
+		"pgtables_bytes swapents oom_score_adj name\n"
+		"[ 25.623606] [    108]     0   108      565        1    "
+		"28672        0             0 sh\n"
+		"[    109]     0   109   108444   108256   905216        0    "
+		"         0 hog\n";
+	struct oom_report r;
+	struct oom_tasks_cut cut;
+	struct strbuf raw = STRBUF_INIT;
+	int victim = 109;
+
+	oom_report_init(&r);
+	strbuf_adds(&r.raw, dmesg);
+	cr_assert_eq(oom_report_cut_tasks(&r, keep_pid, &victim, &raw, &cut),
+		     0);
+	cr_assert_eq(cut.kept, 1);
+	cr_assert_eq(cut.left_out, 1);
+	cr_assert_null(strstr(raw.buf, " sh\n"));
+	cr_assert_not_null(strstr(raw.buf, " hog\n"));
+	cr_assert_not_null(strstr(raw.buf, "[  pid  ]"), "the header stays");
+	cr_assert_eq(raw.len,
+		     sizeof(dmesg) - 1 -
+			     strlen(strstr(dmesg, "[ 25.623606] [    108]")) +
+			     strlen(strstr(dmesg, "[    109]")));
+	strbuf_release(&raw);
+	oom_report_release(&r);
+}

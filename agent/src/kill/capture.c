@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* One kill → one bundle: the kernel report, the cgroup's counters and files,
  * written atomically, then one JSON line on stdout. */
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "agent.h"
@@ -18,8 +20,10 @@
 #include "base/log.h"
 #include "forensics/report.h"
 #include "forensics/spool.h"
-#include "base/log.h"
 #include "base/strbuf.h"
+#include "base/util.h"
+#include "kernel/procfs.h"
+#include "kube/kube_node.h"
 
 static const char *value_state(const struct cgroup_value *v)
 {
@@ -185,17 +189,18 @@ static int take_first(struct oom_report *r, void *userdata)
 	return 0;
 }
 
-/* kernel/oom.json is kernel/oom.txt parsed: only what the kernel printed,
- * with its cgroup paths as it printed them (the agent's report has them
- * as mounted, and may hold what the agent inferred). */
-static struct json_object *kernel_json(const struct oom_report *r)
+/* kernel/oom.json is kernel/oom.txt (raw) parsed: only what the kernel
+ * printed, with its cgroup paths as it printed them (the agent's report
+ * has them as mounted, and may hold what the agent inferred). */
+static struct json_object *kernel_json(const struct oom_report *r,
+				       const struct strbuf *raw)
 {
 	struct oom_report first;
 	struct json_object *j;
 
 	oom_report_init(&first);
-	if (!r->raw.len || kmsg_parse_buffer(r->raw.buf, r->raw.len, take_first,
-					     &first) <= 0) {
+	if (!raw->len ||
+	    kmsg_parse_buffer(raw->buf, raw->len, take_first, &first) <= 0) {
 		oom_report_release(&first);
 		return oom_report_to_json(r);
 	}
@@ -203,6 +208,79 @@ static struct json_object *kernel_json(const struct oom_report *r)
 	j = oom_report_to_json(&first);
 	oom_report_release(&first);
 	return j;
+}
+
+/* Whether a task of a global OOM's dump is the victim or of its pod: by
+ * /proc/<pid>/cgroup read now (a task gone since is left out). */
+struct pod_tasks {
+	const struct host *host;
+	const char *pod_uid; /* "" when the victim is no pod's */
+	int victim;
+};
+
+static bool pod_task(int pid, void *arg)
+{
+	const struct pod_tasks *t = arg;
+	_cleanup_close_ int fd = -1;
+	char cg[KMSG_PATH_MAX];
+	struct kube_cgpath cp;
+
+	if (pid == t->victim)
+		return true;
+	if (!t->pod_uid[0] || (fd = host_open_pid(t->host, pid)) < 0)
+		return false;
+	return procfs_read_cgroup(fd, cg, sizeof(cg)) == 0 &&
+	       kube_cgpath_parse(cg, &cp) == 0 && streq(cp.pod_uid, t->pod_uid);
+}
+
+/* Cluster mode publishes the bundle in the victim's namespace: a global
+ * OOM's task dump, which lists every process of the node, is cut to the
+ * victim and its pod's tasks into *cut, with how many were left out in
+ * the manifest; the whole report stays on the node, 0600 beside the
+ * bundle (STATE/reports/<id>.node-oom.txt). false: nothing to cut, or it
+ * failed (then the dump is left out whole). */
+static bool cut_node_tasks(struct agent *a, const struct corr_kill *k,
+			   const struct agent_kill_pod *kp, const char *id,
+			   struct json_object *man, struct strbuf *cut)
+{
+	const struct oom_report *r = &k->report;
+	struct pod_tasks t = {.host = &a->host,
+			      .pod_uid = kp->have ? kp->m.path.pod_uid : "",
+			      .victim = r->n_victims ? r->victims[0].pid : -1};
+	struct oom_tasks_cut c = {0};
+	struct json_object *o;
+	char name[128];
+	int q;
+
+	if (!a->cluster || !r->global || !r->n_tasks)
+		return false;
+	snprintf(name, sizeof(name), "%s.node-oom.txt", id);
+	q = write_file_atomic_at(a->reports_fd, name, r->raw.buf, r->raw.len,
+				 0600);
+	if (q < 0)
+		log_warn("%s: the node's whole OOM report not kept: %s", name,
+			 strerror(-q));
+	q = oom_report_cut_tasks(r, pod_task, &t, cut, &c);
+	if (q < 0) {
+		/* no task line of anyone's rather than everyone's */
+		strbuf_reset(cut);
+		log_warn("%s: the task dump could not be cut (%s): left out",
+			 id, strerror(-q));
+	}
+	o = json_object_new_object();
+	json_object_object_add(
+		o, "tasks",
+		json_object_new_uint64(q < 0 ? r->n_tasks : c.left_out));
+	json_object_object_add(o, "rss_pages",
+			       json_object_new_uint64(c.left_out_rss));
+	json_object_object_add(
+		o, "why",
+		json_object_new_string(
+			"a node-wide OOM: the kernel listed every process of "
+			"the node; those of other pods are left out of a "
+			"bundle published in this namespace"));
+	json_object_object_add(man, "node_tasks_left_out", o);
+	return true;
 }
 
 static void fill_manifest(struct agent *a, const struct corr_kill *k,
@@ -425,10 +503,12 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	struct json_object *man, *kj;
 	struct agent_verdict verdict = {0};
 	struct agent_kill_pod kp = {0};
+	_cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
 	uint64_t kill_ms;
 	long size;
 	int q;
 
+	strbuf_init(&raw, KMSG_RAW_MAX + 1);
 	if (a->cluster && !agent_cluster_want(a, k, &kp))
 		return 0;
 
@@ -445,9 +525,10 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	fill_manifest(a, k, man, wall);
 	if (a->cluster)
 		agent_cluster_manifest(&kp, man);
-	bundle_add(b, "kernel/oom.txt", r->raw.buf, r->raw.len,
-		   BUNDLE_ESSENTIAL);
-	kj = kernel_json(r);
+	if (!cut_node_tasks(a, k, &kp, id, man, &raw))
+		strbuf_add(&raw, r->raw.buf, r->raw.len);
+	bundle_add(b, "kernel/oom.txt", raw.buf, raw.len, BUNDLE_ESSENTIAL);
+	kj = kernel_json(r, &raw);
 	if (kj)
 		bundle_add_json(b, "kernel/oom.json", kj, BUNDLE_ESSENTIAL);
 	json_object_put(kj);

@@ -58,7 +58,9 @@ struct agent {
 	uint64_t probe_mono;  /* when it was written */
 	unsigned probes;      /* written so far */
 	uint64_t reports_written, reports_ignored;
-	volatile int stop; /* set from the signal path */
+	uint64_t kills_counted_only; /* no kernel report, no bundle
+					(CORR_COUNTED) */
+	volatile int stop;	     /* set from the signal path */
 	/* cluster mode: NULL in standalone */
 	struct cluster *cluster;
 	struct cluster_pods *pods;	     /* the detector's pod map */

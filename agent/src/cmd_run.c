@@ -470,6 +470,25 @@ static void save_progress(struct agent *a, uint64_t seq)
 	save_seq(a, seq);
 }
 
+/* Kills with no kernel report that get no bundle of their own
+ * (correlate.h, CORR_COUNTED): counted and said, one line a decision. */
+static void counted_only(struct agent *a, const struct corr_kill *k)
+{
+	char since[64] = "at once";
+
+	a->kills_counted_only += k->kills;
+	agent_metrics_unreported_kills(false, k->kills);
+	if (k->since_bundle_us != UINT64_MAX)
+		snprintf(since, sizeof(since), "%.1f s",
+			 (double)k->since_bundle_us / 1e6);
+	log_warn("%llu kill(s) in \"%s\" counted by the cgroup but no "
+		 "kernel report was read, %s after its last such bundle: "
+		 "counted, not bundled (one bundle without a kernel report "
+		 "a cgroup every %llu s)",
+		 (unsigned long long)k->kills, k->cgroup, since,
+		 (unsigned long long)(CORR_UNREPORTED_GAP_US / 1000000));
+}
+
 static void act_on(struct agent *a, struct corr_kill *k)
 {
 	const struct oom_report *r = &k->report;
@@ -487,14 +506,18 @@ static void act_on(struct agent *a, struct corr_kill *k)
 			 r->n_victims ? r->victims[0].pid : 0,
 			 r->n_victims ? r->victims[0].comm : "", k->reason);
 		return;
+	case CORR_COUNTED:
+		counted_only(a, k);
+		return;
 	case CORR_CAPTURE:
 		break;
 	}
-	if (k->how_found == CORR_NOTIFICATION)
+	if (k->how_found == CORR_NOTIFICATION) {
+		agent_metrics_unreported_kills(true, 1);
 		log_warn("kill in \"%s\" counted by the cgroup but no kernel "
 			 "report was read; writing the cgroup state alone",
 			 k->cgroup);
-	else if (k->how_found != CORR_KERNEL_REPORT)
+	} else if (k->how_found != CORR_KERNEL_REPORT)
 		log_debug("kill of pid %d: cgroup \"%s\" by %s (%s)",
 			  r->n_victims ? r->victims[0].pid : 0, k->cgroup,
 			  corr_how_name(k->how_found),
@@ -1022,13 +1045,19 @@ static void finish(struct agent *a)
 	drain_kmsg(a);
 	if (kmsg_assembler_flush(a->asm_, false) > 0)
 		pop_reports(a);
+	/* The kills still waiting for a report: decided now, since the
+	 * state saved next counts them as seen. */
+	correlate_flush(a->corr, now_monotonic_us());
+	take_decisions(a);
 	agent_state_save(a);
 	correlate_free(a->corr);
 	a->corr = NULL;
 	log_info("stopped: %llu bundles written, %llu kills outside the "
-		 "watched cgroups",
+		 "watched cgroups, %llu without a kernel report counted, not "
+		 "bundled",
 		 (unsigned long long)a->reports_written,
-		 (unsigned long long)a->reports_ignored);
+		 (unsigned long long)a->reports_ignored,
+		 (unsigned long long)a->kills_counted_only);
 }
 
 /* The obs hooks, before seccomp (the threads inherit it): the forecast

@@ -6,14 +6,18 @@ as /app. Real OOM kills on this machine, in a private mount namespace
 in: the agent learns the subtree from its mountinfo."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
+import time
+import urllib.request
 
 import pytest
 
 import oomtest
-from oomtest import Agent, Cgroup, hog, require_oom_env, wait_oom_ratelimit
+from oomtest import (Agent, Cgroup, free_port, hog, require_oom_env,
+                     wait_oom_ratelimit)
 
 
 def bundle_members(path):
@@ -44,7 +48,7 @@ def bound_agent(cgs, tmp_path, monkeypatch):
     memory hierarchy is the subtree of cgroup `inside` only."""
     agents = []
 
-    def start(inside, watch, dev=True):
+    def start(inside, watch, dev=True, extra=()):
         root, mode = inside.root, inside.mode
         host = tmp_path / "host"
         mem = host / ("sys/fs/cgroup/memory" if mode == 1 else "sys/fs/cgroup")
@@ -63,7 +67,7 @@ def bound_agent(cgs, tmp_path, monkeypatch):
         ns.write_text(f"#!/bin/sh\nexec unshare -m --propagation private '{wrapper}' \"$@\"\n")
         ns.chmod(0o755)
         monkeypatch.setattr(oomtest, "AGENT", str(ns))
-        a = Agent(watch, str(tmp_path / "state"))
+        a = Agent(watch, str(tmp_path / "state"), extra)
         agents.append(a)
         return a
     yield start
@@ -153,3 +157,52 @@ def test_without_the_kernel_log_kills_are_still_reported(cgs, bound_agent):
     assert man["kernel_report_complete"] is False
     assert man["cgroup_state"]["events"]["oom_kill"] >= 1, man["cgroup_state"]
     assert agent.stop() == 0
+
+
+def unreported(port):
+    """oomlens_unreported_kills_total by its bundled label."""
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
+                                timeout=5) as r:
+        text = r.read().decode()
+    return {m.group(1): float(m.group(2)) for m in re.finditer(
+        r'^oomlens_unreported_kills_total\{bundled="(\w+)"\} (\S+)$',
+        text, re.M)}
+
+
+def test_without_the_kernel_log_a_second_kill_is_counted_and_said(
+        cgs, bound_agent):
+    """Two kills of one cgroup a moment apart, no /dev/kmsg: the first is
+    bundled, the second, whose bundle would repeat it (no victim, the same
+    cgroup), is counted in oomlens_unreported_kills_total and logged with
+    why. Before, the second was taken for the first and dropped without a
+    word."""
+    inside = cgs("oomlens-test-nokmsg-twice")
+    inside.mkdir("/app", limit_mb=32)
+    port = free_port()
+    agent = bound_agent(inside, ["/app"], dev=False,
+                        extra=["--metrics-addr", "127.0.0.1:%d" % port,
+                               "--metrics-insecure"])
+    t0 = time.monotonic()
+    for _ in range(2):
+        _, _, rc = hog(inside, "/app", "--step-mb", "4")
+        assert rc == -9
+    assert time.monotonic() - t0 < 8, "both kills within the 10 s gap"
+    line = agent.next(timeout=20)
+    assert line["cgroup"] == "/app", agent.log()
+    man = json.loads(bundle_members(line["path"])["manifest.json"])
+    assert man["how_found"] == "notification", man
+    deadline = time.monotonic() + 10
+    said = []
+    while not said and time.monotonic() < deadline:
+        said = [l for l in agent.stderr if "counted, not bundled" in l]
+        time.sleep(0.2)
+    assert len(said) == 1, agent.log()
+    assert "1 kill(s)" in said[0] and '\\"/app\\"' in said[0], said[0]
+    assert agent.drain(1.0) == [], "one bundle: " + agent.log()
+    assert unreported(port) == {"true": 1.0, "false": 1.0}
+    assert agent.stop() == 0
+    end = "1 without a kernel report counted, not bundled"
+    deadline = time.monotonic() + 3
+    while end not in "".join(agent.stderr) and time.monotonic() < deadline:
+        time.sleep(0.1)  # its last line, read by another thread
+    assert end in "".join(agent.stderr), agent.log()

@@ -41,6 +41,7 @@ struct step {
 	bool proc_exiting; /* BARE: status shows no memory */
 	const char *proc_comm; /* BARE: status Name (NULL: "hog") */
 	const char *oom_memcg; /* FULL (NULL: task_memcg) */
+	bool group;	       /* FULL: memory.oom.group, a victim per pid */
 };
 
 struct want {
@@ -50,10 +51,14 @@ struct want {
 	enum corr_how how;
 	enum corr_confidence conf;
 	unsigned state_mb; /* limit read at notification, 0: none */
+	unsigned kills;	   /* the kills it stands for (0: 1) */
+	unsigned since_ms; /* CORR_COUNTED: after the cgroup's bundle */
 };
 
 #define MAX_STEPS 16
 #define MAX_WANT 8
+/* CORR_COUNTED's since_ms when no bundle is remembered */
+#define NONE_MS 0xffffffffu
 
 struct scenario {
 	const char *name;
@@ -96,7 +101,69 @@ static const struct scenario scenarios[] = {
 { "a notification with no report is a kill of its own after 2 s",
   { {NOTE, 100, "/w/app", 50, 1, {0}, 16},
     {TICK, 2099}, {TICK, 2100}, {TICK, 5000} },
-  { {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, CORR_HIGH, 0} } },
+  { {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, CORR_HIGH, 16} } },
+
+{ "no report: a second kill 1 s later is decided too, counted not bundled",
+  { {NOTE, 100, "/w/app", 50, 1, {0}, 16},
+    {NOTE, 1100, "/w/app", 100, 1, {0}, 24},
+    {TICK, 2100}, {TICK, 3100}, {TICK, 9000} },
+  { {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, CORR_HIGH, 16},
+    {0, "/w/app", CORR_COUNTED, CORR_NOTIFICATION, CORR_HIGH, 24,
+     .since_ms = 1000} } },
+
+{ "no report: a kill just after a bundle is not taken as paid for",
+  { {NOTE, 100, "/w/app", 50, 1, {0}, 16},
+    {TICK, 2100},
+    {NOTE, 2600, "/w/app", 2500, 1, {0}, 16},
+    {TICK, 4600} },
+  { {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, CORR_HIGH, 16},
+    {0, "/w/app", CORR_COUNTED, CORR_NOTIFICATION, CORR_HIGH, 16,
+     .since_ms = 2500} } },
+
+{ "no report: a count of three is one bundle and two kills counted",
+  { {NOTE, 100, "/w/app", 50, 3, {0}, 16},
+    {TICK, 2100}, {TICK, 5000} },
+  { {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, CORR_HIGH, 16},
+    {0, "/w/app", CORR_COUNTED, CORR_NOTIFICATION, CORR_HIGH, 0,
+     .kills = 2} } },
+
+{ "no report: 10 s after the last such bundle, the next is bundled",
+  { {NOTE, 100, "/w/app", 50, 1, {0}, 16},
+    {TICK, 2100},
+    {NOTE, 12100, "/w/app", 12000, 1, {0}, 16},
+    {TICK, 14100} },
+  { {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, CORR_HIGH, 16},
+    {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, CORR_HIGH, 16} } },
+
+{ "no report: each cgroup has its own bundle",
+  { {NOTE, 100, "/w/a", 50, 1, {0}, 16},
+    {NOTE, 200, "/w/b", 50, 1, {0}, 32},
+    {TICK, 2100}, {TICK, 2200} },
+  { {0, "/w/a", CORR_CAPTURE, CORR_NOTIFICATION, CORR_HIGH, 16},
+    {0, "/w/b", CORR_CAPTURE, CORR_NOTIFICATION, CORR_HIGH, 32} } },
+
+{ "no report, a pod limit: the pod's count of the kill is claimed",
+  { {NOTE, 102, "/w/pod/ctr", 50, 1, {0}, 0},
+    {NOTE, 105, "/w/pod", 50, 1, {0}, 32},
+    {TICK, 2103}, {TICK, 2200}, {TICK, 5000} },
+  { {0, "/w/pod/ctr", CORR_CAPTURE, CORR_NOTIFICATION, CORR_HIGH, 0} } },
+
+{ "a report after a no-report kill claims its own notification",
+  { {NOTE, 100, "/w/app", 50, 1, {0}, 16},
+    {NOTE, 1500, "/w/app", 100, 1, {0}, 32},
+    {TICK, 2100},
+    {FULL, 2101, "/w/app", .pids = {500}, .kill = 1499},
+    {TICK, 5000} },
+  { {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, CORR_HIGH, 16},
+    {500, "/w/app", CORR_CAPTURE, CORR_KERNEL_REPORT, CORR_HIGH, 32} } },
+
+{ "a memory.oom.group report claims one kill per victim",
+  { {NOTE, 100, "/w/app", 50, 3, {0}, 16},
+    {FULL, 101, "/w/app", .pids = {500, 501, 502}, .kill = 99,
+     .group = true},
+    {TICK, 3000}, {TICK, 6000} },
+  { {500, "/w/app", CORR_CAPTURE, CORR_KERNEL_REPORT, CORR_HIGH, 16,
+     .kills = 3} } },
 
 { "a full report outside the watched trees is left out",
   { {FULL, 100, "/other", .pids = {500}, .kill = 99}, {TICK, 3000} },
@@ -107,7 +174,7 @@ static const struct scenario scenarios[] = {
     {FULL, 101, "/other", .pids = {600}, .kill = 99},
     {TICK, 2100} },
   { {600, "/other", CORR_UNWATCHED},
-    {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, .state_mb = 0} } },
+    {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, .state_mb = 16} } },
 
 { "bare line: the victim's pid listed at the notification",
   { {NOTE, 100, "/w/app", 50, 1, {500, 501}, 16},
@@ -153,7 +220,7 @@ static const struct scenario scenarios[] = {
     {BARE, 101, .pids = {600}, .kill = 99, .proc = "/other"},
     {TICK, 2100} },
   { {600, "/other", CORR_UNWATCHED},
-    {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION} } },
+    {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, .state_mb = 16} } },
 
 { "counter window: the count lags its line by up to 250 ms",
   { {BARE, 110, .pids = {500}, .kill = 100},
@@ -167,7 +234,7 @@ static const struct scenario scenarios[] = {
     {NOTE, 400, "/w/app", 350, 1, {0}, 16},
     {TICK, 401}, {TICK, 1310}, {TICK, 2400} },
   { {500, "", CORR_UNMATCHED},
-    {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION} } },
+    {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, .state_mb = 16} } },
 
 { "counter window: a kill after the counting read is a later one's",
   { {NOTE, 100, "/w/app", 50, 1, {0}, 16},
@@ -257,7 +324,7 @@ static const struct scenario scenarios[] = {
     {BARE, 263, .pids = {502}, .kill = 260},
     {TICK, 264}, {TICK, 3000} },
   { {502, "/w/db", CORR_CAPTURE, CORR_COUNTER_WINDOW, CORR_MEDIUM, 32},
-    {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION} } },
+    {0, "/w/app", CORR_CAPTURE, CORR_NOTIFICATION, .state_mb = 16} } },
 
 { "a starved agent counts three kills at once and names all of them",
   { {BARE, 305, .pids = {501}, .kill = 100},
@@ -302,19 +369,26 @@ ParameterizedTestParameters(correlate, replay)
 static void make_report(const struct step *s, unsigned seq,
 			struct oom_report *r)
 {
-	struct kmsg_victim *v = calloc(1, sizeof(*v));
+	size_t n = 1;
+	struct kmsg_victim *v;
 
+	while (s->group && n < ARRAY_SIZE(s->pids) && s->pids[n])
+		n++;
+	v = calloc(n, sizeof(*v));
 	cr_assert_not_null(v);
 	oom_report_init(r);
 	r->seq_first = r->seq_last = seq;
 	r->victims = v;
-	r->n_victims = 1;
-	v->pid = s->pids[0];
-	strlcpy_safe(v->comm, "hog", sizeof(v->comm));
-	v->anon_rss_kb = s->anon_mb * 1024ull;
-	v->shmem_rss_kb = s->shmem_mb * 1024ull;
-	v->file_rss_kb = s->file_mb * 1024ull;
-	v->usec = s->kill ? T(s->kill) : UINT64_MAX;
+	r->n_victims = n;
+	r->group_kill = s->group;
+	for (size_t i = 0; i < n; i++) {
+		v[i].pid = s->pids[i];
+		strlcpy_safe(v[i].comm, "hog", sizeof(v[i].comm));
+		v[i].anon_rss_kb = s->anon_mb * 1024ull;
+		v[i].shmem_rss_kb = s->shmem_mb * 1024ull;
+		v[i].file_rss_kb = s->file_mb * 1024ull;
+		v[i].usec = s->kill ? T(s->kill) : UINT64_MAX;
+	}
 	if (s->op == FULL) {
 		strlcpy_safe(r->task_memcg, s->path, sizeof(r->task_memcg));
 		strlcpy_safe(r->oom_memcg,
@@ -384,7 +458,20 @@ static void check(const struct scenario *sc, size_t i,
 	/* kernel/oom.json keeps only what the kernel printed */
 	if (k->how_found != CORR_KERNEL_REPORT)
 		cr_expect_str_eq(k->report.task_memcg, "", "%s", sc->name);
-	if (w->outcome != CORR_CAPTURE)
+	cr_expect_eq(k->kills, w->kills ? w->kills : 1,
+		     "%s: decision %zu: %llu kills", sc->name, i,
+		     (unsigned long long)k->kills);
+	if (w->outcome == CORR_COUNTED) {
+		uint64_t want = w->since_ms == NONE_MS
+					? UINT64_MAX
+					: (uint64_t)w->since_ms * 1000;
+
+		cr_expect_not_null(k->reason, "%s", sc->name);
+		cr_expect_eq(k->since_bundle_us, want,
+			     "%s: decision %zu: since %llu us", sc->name, i,
+			     (unsigned long long)k->since_bundle_us);
+	}
+	if (w->outcome != CORR_CAPTURE && w->outcome != CORR_COUNTED)
 		return;
 	cr_expect_eq(k->how_found, w->how, "%s: decision %zu: %s", sc->name, i,
 		     corr_how_name(k->how_found));
@@ -466,6 +553,78 @@ Test(correlate, a_waiting_line_holds_the_saved_position)
 	cr_expect_not_null(k.reason);
 	corr_kill_release(&k);
 	cr_expect_eq(correlate_hold_seq(c), UINT64_MAX);
+	correlate_free(c);
+}
+
+Test(correlate, flush_decides_what_waits_at_shutdown)
+{
+	static const char *const watch[] = {"/w"};
+	struct correlator *c = NULL;
+	struct step note = {NOTE, 100, "/w/app", 50, 2, {0}, 16};
+	struct step bare = {BARE, 110, .pids = {600}, .anon_mb = 40,
+			    .kill = 99};
+	struct corr_kill k;
+
+	cr_assert_eq(correlate_new(watch, 1, &c), 0);
+	feed_notification(c, &note);
+	feed_report(c, &bare, 3); /* over the limit: not ours, waits */
+	cr_expect_eq(correlate_pop(c, &k), 0);
+	correlate_flush(c, T(120));
+	cr_assert_eq(correlate_pop(c, &k), 1);
+	cr_expect_eq(k.outcome, CORR_UNMATCHED);
+	corr_kill_release(&k);
+	cr_assert_eq(correlate_pop(c, &k), 1);
+	cr_expect_eq(k.outcome, CORR_CAPTURE);
+	cr_expect_eq(k.how_found, CORR_NOTIFICATION);
+	cr_expect(k.have_state);
+	corr_kill_release(&k);
+	cr_assert_eq(correlate_pop(c, &k), 1);
+	cr_expect_eq(k.outcome, CORR_COUNTED);
+	cr_expect_eq(k.kills, 1);
+	corr_kill_release(&k);
+	cr_expect_eq(correlate_pop(c, &k), 0);
+	cr_expect_eq(correlate_next_tick(c, T(120)), UINT64_MAX);
+	correlate_free(c);
+}
+
+Test(correlate, more_cgroups_than_remembered_bundle_more_never_less)
+{
+	static const char *const watch[] = {"/w"};
+	struct correlator *c = NULL;
+	struct corr_kill k;
+	char path[40][16];
+	size_t bundled = 0;
+
+	cr_assert_eq(correlate_new(watch, 1, &c), 0);
+	for (unsigned i = 0; i < 40; i++) {
+		struct step note = {NOTE, 100 + i, path[i], 50, 1, {0}, 16};
+
+		snprintf(path[i], sizeof(path[i]), "/w/c%u", i);
+		feed_notification(c, &note);
+	}
+	correlate_tick(c, T(2200));
+	while (correlate_pop(c, &k) == 1) {
+		bundled += k.outcome == CORR_CAPTURE;
+		corr_kill_release(&k);
+	}
+	cr_expect_eq(bundled, 40);
+	/* /w/c0's slot went to a later cgroup: bundled again, 2 s after;
+	 * /w/c39, remembered, is counted */
+	for (unsigned i = 0; i < 2; i++) {
+		struct step note = {NOTE, 2300, i ? "/w/c0" : "/w/c39", 2200, 1,
+				    {0},  16};
+
+		feed_notification(c, &note);
+	}
+	correlate_tick(c, T(4400));
+	cr_assert_eq(correlate_pop(c, &k), 1);
+	cr_expect_str_eq(k.cgroup, "/w/c39");
+	cr_expect_eq(k.outcome, CORR_COUNTED, "remembered: counted");
+	corr_kill_release(&k);
+	cr_assert_eq(correlate_pop(c, &k), 1);
+	cr_expect_str_eq(k.cgroup, "/w/c0");
+	cr_expect_eq(k.outcome, CORR_CAPTURE, "forgotten: bundled");
+	corr_kill_release(&k);
 	correlate_free(c);
 }
 

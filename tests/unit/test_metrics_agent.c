@@ -75,3 +75,21 @@ Test(metrics_agent, standalone_by_cgroup, .init = setup, .fini = teardown)
 		  "%s", t);
 	free(t);
 }
+
+Test(metrics_agent, unreported_kills_by_bundled, .init = setup,
+     .fini = teardown)
+{
+	char *t;
+
+	agent_metrics_unreported_kills(true, 1);
+	agent_metrics_unreported_kills(false, 1);
+	agent_metrics_unreported_kills(false, 3);
+	t = render();
+	cr_assert(strstr(t, "oomlens_unreported_kills_total{bundled=\"true\"} "
+			    "1\n"),
+		  "%s", t);
+	cr_assert(strstr(t, "oomlens_unreported_kills_total{bundled=\"false\"} "
+			    "4\n"),
+		  "%s", t);
+	free(t);
+}

@@ -5,7 +5,9 @@
  * A report claims, per cgroup path related to it, the oldest notification:
  * later kills of the same cgroup keep theirs. A report read before its
  * notification (the v1 count can lag by tens of ms) answers the next one
- * of its cgroup. */
+ * of its cgroup. A notification no report claimed is a kill of its own
+ * and claims only its ancestors' counts of it: its cgroup's other
+ * notifications are other kills, and it is owed nothing. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,10 @@
 
 #define MAX_SEEN 8
 #define MAX_OWED 16
+/* Cgroups whose last bundle without a kernel report is remembered; past
+ * that, the oldest is forgotten (its next such kill is bundled: more
+ * bundles, never a kill lost). */
+#define MAX_UNREPORTED 32
 
 /* A notification waiting for its kernel report. */
 struct waiting_oom {
@@ -69,6 +75,12 @@ struct owed_kill {
 	uint64_t mono_us;
 };
 
+/* A cgroup's last bundle of a kill without a kernel report. */
+struct unreported_bundle {
+	char path[KMSG_PATH_MAX]; /* "" unused */
+	uint64_t mono_us;
+};
+
 /* A bare line waiting, in kernel order, until its cgroup is known. */
 struct deferred {
 	struct oom_report r;
@@ -88,6 +100,7 @@ struct correlator {
 	size_t n_seen;
 	struct owed_kill owed[MAX_OWED];
 	size_t n_owed;
+	struct unreported_bundle unreported[MAX_UNREPORTED];
 	struct deferred *deferred;
 	size_t n_deferred;
 	struct corr_kill *out;
@@ -212,45 +225,106 @@ static bool related(const char *p, const char *victim, const char *oom_memcg)
 	       (oom_memcg[0] && cgroup_path_within(p, oom_memcg));
 }
 
-/* Claims, per path related to the kill, the oldest notification not
- * claimed yet; moves the victim cgroup's state read at notification into
- * *ret_state and returns true when there was one. A kill of victim that
- * claimed no notification of its own is owed one. */
-static bool claim(struct correlator *c, const char *victim,
-		  const char *oom_memcg, struct cgroup_state *ret_state,
-		  uint64_t now)
+/* Takes up to n kills from path's notifications, oldest first, dropping
+ * those left with none; the first state found goes to *ret_state (when
+ * asked and not *have yet). Returns how many were taken. */
+static uint64_t take_kills(struct correlator *c, const char *path, uint64_t n,
+			   struct cgroup_state *ret_state, bool *have)
 {
-	bool have = false, owed = true;
+	uint64_t got = 0;
 
-	for (size_t i = 0; i < c->n_pending; i++) {
+	for (size_t i = 0; i < c->n_pending && got < n;) {
 		struct waiting_oom *p = &c->pending[i];
-		bool older_same = false;
+		uint64_t t;
 
-		if (!related(p->path, victim, oom_memcg))
+		if (!streq(p->path, path)) {
+			i++;
 			continue;
-		for (size_t j = 0; j < i; j++)
-			older_same |= streq(c->pending[j].path, p->path) &&
-				      c->pending[j].claimed;
-		if (older_same || p->claimed)
-			continue;
-		p->claimed = true;
-		if (streq(p->path, victim) && p->have_state && !have) {
+		}
+		if (ret_state && !*have && p->have_state) {
 			*ret_state = p->state;
 			p->have_state = false; /* moved */
-			have = true;
+			*have = true;
 		}
-	}
-	for (size_t i = 0; i < c->n_pending;) {
-		if (c->pending[i].claimed && streq(c->pending[i].path, victim))
-			owed = false;
-		if (c->pending[i].claimed && --c->pending[i].kills == 0)
+		t = p->kills < n - got ? p->kills : n - got;
+		p->kills -= t;
+		got += t;
+		if (!p->kills)
 			drop_pending(c, i);
 		else
-			c->pending[i++].claimed = false;
+			i++;
 	}
-	if (owed)
+	return got;
+}
+
+/* The first notification related to the kill whose path is not done
+ * yet, or NULL; own: the kill is victim's own notification, whose other
+ * notifications are other kills. */
+static const struct waiting_oom *next_related(const struct correlator *c,
+					      const char *victim,
+					      const char *oom_memcg, bool own)
+{
+	for (size_t i = 0; i < c->n_pending; i++) {
+		const struct waiting_oom *p = &c->pending[i];
+
+		if (!p->claimed && related(p->path, victim, oom_memcg) &&
+		    !(own && streq(p->path, victim)))
+			return p;
+	}
+	return NULL;
+}
+
+/* Claims kills (one per victim: a memory.oom.group kill counts each) from
+ * every path related to the kill, oldest notifications first; moves the
+ * victim cgroup's state read at notification into *ret_state and returns
+ * true when there was one. A reported kill of victim that found no
+ * notification of its own is owed one; a notification's own kill (own)
+ * claims only the others' counts of it and is owed nothing. */
+static bool claim(struct correlator *c, const char *victim,
+		  const char *oom_memcg, uint64_t kills, bool own,
+		  struct cgroup_state *ret_state, uint64_t now)
+{
+	const struct waiting_oom *p;
+	uint64_t mine = 0;
+	bool have = false;
+
+	for (size_t i = 0; i < c->n_pending; i++)
+		c->pending[i].claimed = false; /* scratch: path done */
+	while ((p = next_related(c, victim, oom_memcg, own))) {
+		char path[KMSG_PATH_MAX];
+		bool is_victim = streq(p->path, victim);
+
+		strlcpy_safe(path, p->path, sizeof(path));
+		for (size_t i = 0; i < c->n_pending; i++)
+			if (streq(c->pending[i].path, path))
+				c->pending[i].claimed = true;
+		if (is_victim)
+			mine = take_kills(c, path, kills, ret_state, &have);
+		else
+			take_kills(c, path, kills, NULL, NULL);
+	}
+	for (; !own && mine < kills; mine++)
 		owe(c, victim, now);
 	return have;
+}
+
+/* A kill's place in the decisions, or NULL (out of memory). */
+static struct corr_kill *push(struct correlator *c)
+{
+	struct corr_kill *grown;
+
+	grown = realloc(c->out, (c->n_out + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	c->out = grown;
+	return memset(&c->out[c->n_out++], 0, sizeof(*grown));
+}
+
+/* The kills a report stands for: each victim of a memory.oom.group kill
+ * is counted. */
+static uint64_t report_kills(const struct oom_report *r)
+{
+	return r->group_kill && r->n_victims > 1 ? r->n_victims : 1;
 }
 
 /* Queues a decision; takes r over. A kill to capture claims its
@@ -258,31 +332,107 @@ static bool claim(struct correlator *c, const char *victim,
 static void emit(struct correlator *c, struct oom_report *r, const char *cgroup,
 		 enum corr_how how, enum corr_confidence conf, uint64_t now)
 {
-	struct corr_kill *grown, *k;
+	struct corr_kill *k = push(c);
 
-	grown = realloc(c->out, (c->n_out + 1) * sizeof(*grown));
-	if (!grown) {
+	if (!k) {
 		oom_report_release(r);
 		return;
 	}
-	c->out = grown;
-	k = &c->out[c->n_out++];
-	*k = (struct corr_kill){
-		.report = *r, .how_found = how, .confidence = conf};
+	*k = (struct corr_kill){.report = *r,
+				.how_found = how,
+				.confidence = conf,
+				.kills = report_kills(r)};
 	oom_report_init(r); /* moved */
 	strlcpy_safe(k->cgroup, cgroup, sizeof(k->cgroup));
 	if (!cgroup[0]) {
 		k->outcome = CORR_UNMATCHED;
 		k->reason = "the kernel printed no cgroup and no watched "
 			    "cgroup counted it";
-	} else if (how != CORR_NOTIFICATION && !watched(c, cgroup)) {
+	} else if (!watched(c, cgroup)) {
 		k->outcome = CORR_UNWATCHED;
 		k->reason = "oom kill in an unwatched cgroup";
 	} else {
 		k->outcome = CORR_CAPTURE;
 		k->have_state = claim(c, cgroup, k->report.oom_memcg,
+				      report_kills(&k->report), false,
 				      &k->state_at_notification, now);
 	}
+}
+
+/* How long before now path's last bundle of a kill without a kernel
+ * report was, UINT64_MAX when none is remembered. */
+static uint64_t unreported_age(const struct correlator *c, const char *path,
+			       uint64_t now)
+{
+	for (size_t i = 0; i < MAX_UNREPORTED; i++)
+		if (c->unreported[i].path[0] &&
+		    streq(c->unreported[i].path, path))
+			return now - c->unreported[i].mono_us;
+	return UINT64_MAX;
+}
+
+/* Remembers path's bundle at now: in its slot, else an unused or the
+ * oldest one. */
+static void unreported_note(struct correlator *c, const char *path,
+			    uint64_t now)
+{
+	struct unreported_bundle *slot = NULL;
+
+	for (size_t i = 0; i < MAX_UNREPORTED && !slot; i++)
+		if (streq(c->unreported[i].path, path))
+			slot = &c->unreported[i];
+	for (size_t i = 0; i < MAX_UNREPORTED && !slot; i++)
+		if (!c->unreported[i].path[0])
+			slot = &c->unreported[i];
+	if (!slot) {
+		slot = &c->unreported[0];
+		for (size_t i = 1; i < MAX_UNREPORTED; i++)
+			if (c->unreported[i].mono_us < slot->mono_us)
+				slot = &c->unreported[i];
+	}
+	strlcpy_safe(slot->path, path, sizeof(slot->path));
+	slot->mono_us = now;
+}
+
+/* n kills of path that no report claimed, counted by its cgroup; the
+ * state read at their notification moved from *state when have. One kill
+ * is bundled unless the cgroup had such a bundle less than
+ * CORR_UNREPORTED_GAP_US before; more (the rest of one count) never are:
+ * they are the moment of the first. */
+static void emit_unreported(struct correlator *c, const char *path,
+			    struct cgroup_state *state, bool have, uint64_t n,
+			    uint64_t now)
+{
+	struct corr_kill *k = push(c);
+	uint64_t age;
+
+	if (!k) {
+		if (have)
+			cgroup_state_release(state);
+		return;
+	}
+	oom_report_init(&k->report);
+	k->report.usec = now;
+	strlcpy_safe(k->cgroup, path, sizeof(k->cgroup));
+	k->how_found = CORR_NOTIFICATION;
+	k->confidence = CORR_HIGH;
+	k->kills = n;
+	if (have) {
+		k->state_at_notification = *state; /* moved */
+		k->have_state = true;
+	}
+	age = unreported_age(c, path, now);
+	if (n == 1 && age >= CORR_UNREPORTED_GAP_US) {
+		k->outcome = CORR_CAPTURE;
+		unreported_note(c, path, now);
+	} else {
+		k->since_bundle_us = age;
+		k->outcome = CORR_COUNTED;
+		k->reason = "no kernel report, and its cgroup had a bundle "
+			    "without one less than 10 s before: counted, not "
+			    "bundled";
+	}
+	claim(c, path, "", n, true, NULL, now);
 }
 
 /* Remembers the tasks listed at a notification that counted nothing yet:
@@ -605,15 +755,19 @@ int correlate_report(struct correlator *c, struct oom_report *r,
 	return 0;
 }
 
-/* Notifications no report claimed in time: the kill was counted by the
- * cgroup but its report was not read (ring buffer overrun, kmsg not
- * readable). Each is decided as a kill of its cgroup with no report, and
- * claims like a report of that cgroup would. */
+/* Notifications no report claimed in time: the kills were counted by the
+ * cgroup but their reports were not read (ring buffer overrun, kmsg not
+ * readable). The first kill of each is decided as one of its cgroup with
+ * no report, with the state read at the notification; more kills of the
+ * same count are one CORR_COUNTED decision. Each claims its ancestors'
+ * counts of it, as a report of that cgroup would. */
 static void expire(struct correlator *c, uint64_t now)
 {
 	for (size_t i = 0; i < c->n_pending;) {
 		struct waiting_oom *p = &c->pending[i];
-		struct oom_report r;
+		struct cgroup_state state = {0};
+		bool have = p->have_state;
+		uint64_t kills = p->kills;
 		char *path;
 
 		if (now - p->mono_us < PENDING_TIMEOUT_US) {
@@ -622,12 +776,16 @@ static void expire(struct correlator *c, uint64_t now)
 		}
 		path = p->path;
 		p->path = NULL;
+		if (have)
+			state = p->state;
+		p->have_state = false; /* moved */
 		drop_pending(c, i);
-		oom_report_init(&r);
-		r.usec = now;
-		emit(c, &r, path, CORR_NOTIFICATION, CORR_HIGH, now);
+		emit_unreported(c, path, &state, have, 1, now);
+		/* the rest of one count: the same cgroup, the same moment */
+		if (kills > 1)
+			emit_unreported(c, path, NULL, false, kills - 1, now);
 		free(path);
-		i = 0; /* the claim may have dropped others */
+		i = 0; /* the claims may have dropped others */
 	}
 }
 
@@ -635,6 +793,12 @@ void correlate_tick(struct correlator *c, uint64_t now)
 {
 	retry(c, now);
 	expire(c, now);
+}
+
+void correlate_flush(struct correlator *c, uint64_t now)
+{
+	retry(c, now + DEFERRED_TIMEOUT_US);
+	expire(c, now + PENDING_TIMEOUT_US);
 }
 
 uint64_t correlate_next_tick(const struct correlator *c, uint64_t now)

@@ -21,7 +21,15 @@
  * not count it and the one that did, less the count's lag behind the
  * printed line; a notification names the latest such lines, up to its
  * kill count, whose victim fits its limit. Kills counted while the agent
- * was away are taken in order. Not thread-safe: one thread owns it. */
+ * was away are taken in order.
+ *
+ * A kill with no kernel report (no /dev/kmsg, a lost record) is its
+ * notification's own, never merged into a neighbour's: every kill counted
+ * is decided. The first of a cgroup is bundled; those that follow within
+ * CORR_UNREPORTED_GAP_US of that bundle, and the rest of a count of
+ * several, are CORR_COUNTED (their bundle would repeat it: no victim, the
+ * same cgroup's counters), for the caller to count and log. Not thread-safe:
+ * one thread owns it. */
 #pragma once
 
 #include <stdbool.h>
@@ -32,6 +40,9 @@
 #include "kernel/kmsg.h"
 
 #define CORR_MAX_PIDS 64
+/* At most one bundle of kills with no kernel report per cgroup in this
+ * long (CLOCK_MONOTONIC µs); the kills in between are CORR_COUNTED. */
+#define CORR_UNREPORTED_GAP_US 10000000ull
 
 /* How a kill's cgroup was found (manifest.json how_found). */
 enum corr_how {
@@ -52,6 +63,9 @@ enum corr_outcome {
 	CORR_CAPTURE,	/* write a bundle */
 	CORR_UNWATCHED, /* the kill's cgroup is outside the watched trees */
 	CORR_UNMATCHED, /* a bare line no watched cgroup counted in time */
+	CORR_COUNTED,	/* no kernel report, and its cgroup had a bundle
+			 * without one less than CORR_UNREPORTED_GAP_US
+			 * before: counted and logged, not bundled */
 };
 
 /* One decision. The caller owns it after correlate_pop(). */
@@ -67,6 +81,13 @@ struct corr_kill {
 	struct cgroup_state state_at_notification;
 	bool have_state;
 	const char *reason; /* static text when not CORR_CAPTURE */
+	/* The kills it stands for: 1; a memory.oom.group report's victims;
+	 * CORR_COUNTED: the kills of one count after its first. */
+	uint64_t kills;
+	/* CORR_COUNTED: how long after its cgroup's last bundle without a
+	 * kernel report (µs; 0 for the rest of a count whose first kill was
+	 * bundled; UINT64_MAX when none is remembered) */
+	uint64_t since_bundle_us;
 };
 
 /* A cgroup's OOM notification (CGE_OOM), as the caller read it. */
@@ -120,6 +141,11 @@ int correlate_report(struct correlator *c, struct oom_report *r,
  * their deadline, and turns notifications no report claimed in time into
  * kills of their own. Call after feeding everything already read. */
 void correlate_tick(struct correlator *c, uint64_t now);
+
+/* Shutting down: decides at now everything still waiting, as if its
+ * time were up (a bare line without a cgroup is unmatched, a notification
+ * without a report a kill of its own). */
+void correlate_flush(struct correlator *c, uint64_t now);
 
 /* When the correlator next wants a tick (CLOCK_MONOTONIC µs), UINT64_MAX
  * when nothing waits. */

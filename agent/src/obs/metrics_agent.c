@@ -17,7 +17,8 @@
 
 static struct metrics *reg;
 static struct metric *m_kills, *m_detect, *m_publish, *m_pubfail, *m_depth,
-	*m_watched, *m_kmsg, *m_trims, *m_trim_bytes, *m_build, *m_tto;
+	*m_watched, *m_kmsg, *m_trims, *m_trim_bytes, *m_build, *m_tto,
+	*m_unreported;
 
 /* Detection is sub-second when things go well; publishing includes API
  * round trips and retries. */
@@ -40,6 +41,7 @@ static int add_all(void)
 					    NULL};
 	static const char *const reason_l[] = {"reason", NULL};
 	static const char *const complete_l[] = {"complete", NULL};
+	static const char *const bundled_l[] = {"bundled", NULL};
 	static const char *const version_l[] = {"version", NULL};
 	static const char *const version_v[] = {OOMLENS_VERSION, NULL};
 
@@ -67,6 +69,11 @@ static int add_all(void)
 		     "Kernel OOM reports read from /dev/kmsg, by whether every "
 		     "line of them was read.",
 		     METRIC_COUNTER, complete_l);
+	m_unreported = add("oomlens_unreported_kills_total",
+			   "OOM kills a cgroup counted whose kernel report was "
+			   "not read, by whether a bundle was written for "
+			   "them.",
+			   METRIC_COUNTER, bundled_l);
 	m_trims = add("oomlens_trims_total",
 		      "Heap trims the sidecars recorded (oomlens.io/trim).",
 		      METRIC_COUNTER, NULL);
@@ -82,7 +89,7 @@ static int add_all(void)
 		    METRIC_GAUGE, pod_l);
 	if (!m_kills || !m_detect || !m_publish || !m_pubfail || !m_depth ||
 	    !m_watched || !m_kmsg || !m_trims || !m_trim_bytes || !m_build ||
-	    !m_tto)
+	    !m_tto || !m_unreported)
 		return -ENOMEM;
 	return metric_set(m_build, version_v, 1);
 }
@@ -107,7 +114,8 @@ void agent_metrics_free(void)
 	metrics_free(reg);
 	reg = NULL;
 	m_kills = m_detect = m_publish = m_pubfail = m_depth = m_watched =
-		m_kmsg = m_trims = m_trim_bytes = m_build = m_tto = NULL;
+		m_kmsg = m_trims = m_trim_bytes = m_build = m_tto =
+			m_unreported = NULL;
 }
 
 int agent_metrics_render(struct strbuf *out)
@@ -133,6 +141,14 @@ void agent_metrics_kmsg_report(bool complete)
 
 	if (reg)
 		(void)metric_inc(m_kmsg, v, 1);
+}
+
+void agent_metrics_unreported_kills(bool bundled, uint64_t n)
+{
+	const char *const v[] = {bundled ? "true" : "false", NULL};
+
+	if (reg)
+		(void)metric_inc(m_unreported, v, (double)n);
 }
 
 void agent_metrics_publish(double latency_s)

@@ -29,6 +29,9 @@ void agent_metrics_on_capture(const char *ns, const char *pod,
 			      const char *container, const char *verdict,
 			      int64_t latency_us, const struct bundle *b);
 void agent_metrics_kmsg_report(bool complete);
+/* n kills counted by a cgroup whose kernel report was not read:
+ * oomlens_unreported_kills_total{bundled}. */
+void agent_metrics_unreported_kills(bool bundled, uint64_t n);
 void agent_metrics_publish(double latency_s);
 void agent_metrics_publish_failure(const char *reason);
 void agent_metrics_queue_depth(unsigned n);

@@ -407,21 +407,22 @@ def test_webhook_reloads_its_certificate(webhook):
     assert st == 200
 
 
-def hwm_mib(pid):
-    """The process's peak resident memory, MiB."""
+def status_mib(pid, field):
+    """A memory figure of /proc/PID/status (VmHWM: the peak resident
+    memory, VmRSS: now), MiB."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
-    raise AssertionError("no VmHWM")
+    raise AssertionError("no " + field)
+
+
+def hwm_mib(pid):
+    return status_mib(pid, "VmHWM")
 
 
 def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
+    return status_mib(pid, "VmRSS")
 
 
 # the chart's memory limit of the webhook (values.yaml injector.resources)

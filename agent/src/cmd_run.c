@@ -526,6 +526,7 @@ static void act_on(struct agent *a, struct corr_kill *k)
 	if (q < 0)
 		log_error("bundle for kill in \"%s\" failed: %s", k->cgroup,
 			  strerror(-q));
+	memlock_give_back(); /* what the pod's files took, freed */
 }
 
 /* Acts on every decision of the correlator, in its order. */
@@ -1098,7 +1099,7 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	if (agent_http_take_opts(&argc, argv) < 0 || /* obs hook */
 	    parse_opts(argc, argv, g, &a.opts) < 0)
 		return 2;
-	memlock_single_arena(); /* before setup starts the cluster threads */
+	memlock_heap_policy(); /* before setup starts the cluster threads */
 	if (setup(&a) < 0 || setup_watch(&a) < 0 || open_kmsg(&a) < 0)
 		return 1;
 	r = loop_setup(&l);

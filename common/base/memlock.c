@@ -33,9 +33,15 @@ static void raise_limit(int resource, rlim_t v)
 	}
 }
 
-void memlock_single_arena(void)
+void memlock_heap_policy(void)
 {
 	(void)mallopt(M_ARENA_MAX, 1);
+	(void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+}
+
+void memlock_give_back(void)
+{
+	(void)malloc_trim(0);
 }
 
 int memlock_all(uint64_t max_bytes, bool *ret_future)

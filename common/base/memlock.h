@@ -11,13 +11,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* One malloc arena for every thread (M_ARENA_MAX 1). Call before the
- * first thread starts. Each arena glibc adds reserves 64 MiB of address
- * space and, once locked, keeps its own high-water mark: a freed page in
- * a thread's arena cannot be given back (MADV_DONTNEED fails on a locked
- * page), while the main arena shrinks with brk. One arena keeps the
- * largest need, not the sum of every thread's. */
-void memlock_single_arena(void);
+/* The heap of a locked daemon. One malloc arena for every thread
+ * (M_ARENA_MAX 1). Call before the first thread starts. Each arena glibc
+ * adds reserves 64 MiB of address space and, once locked, keeps its own
+ * high-water mark: a freed page in a thread's arena cannot be given back
+ * (MADV_DONTNEED fails on a locked page), while the main arena shrinks
+ * with brk. One arena keeps the largest need, not the sum of every
+ * thread's. And blocks of 128 KiB and more always mmap'd
+ * (M_MMAP_THRESHOLD fixed): glibc's moving threshold rises to the
+ * largest block freed (up to 32 MiB), after which a pod's 8 MiB file
+ * would be read into the heap and its pages stay locked there. */
+void memlock_heap_policy(void);
+
+/* Gives the heap's free top back (malloc_trim(0)): after a burst of work
+ * on a pod's input (a kill's capture, a large admission review). */
+void memlock_give_back(void);
 
 /* Raises RLIMIT_MEMLOCK to max_bytes where permitted (CAP_SYS_RESOURCE),
  * then locks: MCL_CURRENT | MCL_FUTURE when RLIMIT_MEMLOCK allows

@@ -15,6 +15,8 @@
 #include "base/bundle_paths.h"
 #include "forensics/bundle.h"
 #include "base/fileio.h"
+#include "base/jget.h"
+#include "base/log.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 
@@ -27,6 +29,7 @@ struct bundle_file {
 	size_t len;
 	enum bundle_prio prio;
 	bool dropped;
+	bool too_costly; /* refused by bundle_get_json(), said once */
 	size_t cost; /* estimated compressed bytes in the archive, 0: unknown */
 };
 
@@ -226,6 +229,7 @@ int bundle_add(struct bundle *b, const char *path, const void *data, size_t len,
 	f->len = len;
 	f->prio = prio;
 	f->dropped = false;
+	f->too_costly = false;
 	f->cost = 0;
 	return 0;
 }
@@ -245,7 +249,10 @@ int bundle_add_json(struct bundle *b, const char *path, struct json_object *obj,
 	return bundle_add(b, path, s, len, prio);
 }
 
-int bundle_note_truncated(struct bundle *b, const char *path, const char *why)
+/* {path, reason} onto a bundle's truncated[] (a list the bundle points
+ * at: a const bundle's readers may note too). */
+static int note(struct json_object *truncated, const char *path,
+		const char *why)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -253,8 +260,18 @@ int bundle_note_truncated(struct bundle *b, const char *path, const char *why)
 		return -ENOMEM;
 	json_object_object_add(o, "path", json_object_new_string(path));
 	json_object_object_add(o, "reason", json_object_new_string(why));
-	json_object_array_add(b->truncated, o);
+	json_object_array_add(truncated, o);
 	return 0;
+}
+
+int bundle_note_truncated(struct bundle *b, const char *path, const char *why)
+{
+	return note(b->truncated, path, why);
+}
+
+struct json_object *bundle_truncated(const struct bundle *b)
+{
+	return b->truncated;
 }
 
 int bundle_add_file_at(struct bundle *b, const char *path, int dirfd,
@@ -353,9 +370,30 @@ const char *bundle_get(const struct bundle *b, const char *path,
 struct json_object *bundle_get_json(const struct bundle *b, const char *path)
 {
 	struct bundle_file *f = find_file(b, path);
+	uint64_t cost;
 
+	if (!f)
+		return NULL;
+	/* A pod's JSON can ask for a tree a hundred times its size: the
+	 * cost is known before a byte is allocated. */
+	cost = jget_tree_cost(f->data, f->len);
+	if (cost > BUNDLE_JSON_MAX_TREE) {
+		char why[160];
+
+		snprintf(why, sizeof(why),
+			 "kept, not parsed: its JSON tree would take %llu MiB, "
+			 "over BUNDLE_JSON_MAX_TREE (%u MiB)",
+			 (unsigned long long)(cost >> 20),
+			 BUNDLE_JSON_MAX_TREE >> 20);
+		if (!f->too_costly) {
+			log_warn("bundle \"%s\": %s: %s", b->id, path, why);
+			(void)note(b->truncated, path, why);
+		}
+		f->too_costly = true;
+		return NULL;
+	}
 	/* data is NUL-terminated by bundle_add() */
-	return f ? json_tokener_parse(f->data) : NULL;
+	return json_tokener_parse(f->data);
 }
 
 int bundle_foreach(const struct bundle *b,
@@ -784,7 +822,8 @@ static int read_one(struct reader *rd, struct archive_entry *e)
 	return rd->fn(name, data.buf, data.len, rd->userdata);
 }
 
-static int open_archive(int dirfd, const char *path, struct reader *rd)
+static int open_archive(int dirfd, const char *path, uint64_t max_total,
+			struct reader *rd)
 {
 	struct stat st;
 	int fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -803,8 +842,7 @@ static int open_archive(int dirfd, const char *path, struct reader *rd)
 	allowed = (uint64_t)st.st_size * BUNDLE_READ_MAX_RATIO;
 	if (allowed < BUNDLE_READ_RATIO_FLOOR)
 		allowed = BUNDLE_READ_RATIO_FLOOR;
-	rd->allowed = allowed < BUNDLE_READ_MAX_TOTAL ? allowed
-						      : BUNDLE_READ_MAX_TOTAL;
+	rd->allowed = allowed < max_total ? allowed : max_total;
 	rd->a = archive_read_new();
 	if (!rd->a || archive_read_support_filter_gzip(rd->a) != ARCHIVE_OK ||
 	    archive_read_support_format_tar(rd->a) != ARCHIVE_OK) {
@@ -823,11 +861,22 @@ int bundle_read(int dirfd, const char *path,
 			  void *userdata),
 		void *userdata)
 {
+	return bundle_read_max(dirfd, path, BUNDLE_READ_MAX_TOTAL, fn,
+			       userdata);
+}
+
+int bundle_read_max(int dirfd, const char *path, uint64_t max_total,
+		    int (*fn)(const char *name, const char *data, size_t len,
+			      void *userdata),
+		    void *userdata)
+{
 	struct reader rd = {.fn = fn, .userdata = userdata};
 	struct archive_entry *e;
 	int fd, r;
 
-	fd = open_archive(dirfd, path, &rd);
+	if (max_total > BUNDLE_READ_MAX_TOTAL)
+		max_total = BUNDLE_READ_MAX_TOTAL;
+	fd = open_archive(dirfd, path, max_total, &rd);
 	if (fd < 0) {
 		archive_read_free(rd.a);
 		return fd;

@@ -99,14 +99,16 @@ bool spool_cgroup_in_pod(const char *cgroup, const char *uid)
 }
 
 /* json-c on bytes that need not end in NUL; NULL unless one whole
- * object (trailing whitespace allowed). Depth-bounded: a pod wrote it. */
+ * object (trailing whitespace allowed). Depth- and cost-bounded: a pod
+ * wrote it (780 KB of "{}," is a 200 MB tree). */
 static struct json_object *parse_object(const char *buf, size_t len)
 {
 	struct json_tokener *tok = json_tokener_new_ex(32);
 	struct json_object *o = NULL;
 	size_t end = 0;
 
-	if (tok && len <= MANIFEST_MAX) {
+	if (tok && len <= MANIFEST_MAX &&
+	    jget_tree_cost(buf, len) <= BUNDLE_JSON_MAX_TREE) {
 		o = json_tokener_parse_ex(tok, buf, (int)len);
 		end = json_tokener_get_parse_end(tok);
 	}
@@ -434,32 +436,48 @@ static enum bundle_prio file_prio(const char *name)
 		       : BUNDLE_NORMAL;
 }
 
-/* What one spool_attach may take from a pod: a deadline and a file count
- * on top of each file's size cap. */
+/* What one spool_attach may take from a pod: a deadline, a file count and
+ * SPOOL_POD_BUDGET bytes on top of each file's size cap. */
 struct copier {
 	struct bundle *b;
 	uint64_t deadline;
 	size_t n_files;
+	size_t budget;	/* bytes the pod may still make us read */
+	size_t skipped; /* files past the budget, left out unread */
 };
 
+#define BUDGET_SPENT "the pod's read budget (SPOOL_POD_BUDGET, 16 MiB) is spent"
+
 /* Adds dirfd/src (a pod's file) as path; absent or refused (a symlink, a
- * FIFO) is 0 and nothing added. */
+ * FIFO) is 0 and nothing added. Past the budget a file is listed, not
+ * read; one the budget cuts is kept as far as it was read. */
 static int copy_file(struct copier *c, const char *path, int dirfd,
 		     const char *src, size_t max, enum bundle_prio prio)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	bool by_budget = max > c->budget;
 	int r;
 
 	if (c->n_files >= SPOOL_MAX_FILES)
 		return 0;
+	if (c->budget == 0) { /* the first listed, the rest counted */
+		if (c->skipped++ == 0)
+			bundle_note_truncated(c->b, path,
+					      "left out: " BUDGET_SPENT);
+		return 0;
+	}
+	if (by_budget)
+		max = c->budget;
 	strbuf_init(&sb, max + 1);
 	r = read_untrusted_at(dirfd, src, max, c->deadline, &sb);
 	if (r < 0 && r != -E2BIG && (sb.len == 0 || r == -ETIME))
 		return r == -ENOMEM ? r : 0;
+	c->budget -= sb.len < c->budget ? sb.len : c->budget;
 	if (r < 0)
 		bundle_note_truncated(c->b, path,
-				      r == -E2BIG ? "file larger than the cap"
-						  : "read ended early");
+				      r != -E2BIG ? "read ended early"
+				      : by_budget ? "cut short: " BUDGET_SPENT
+						  : "file larger than the cap");
 	r = bundle_add(c->b, path, sb.buf, sb.len, prio);
 	if (r < 0)
 		return r == -EINVAL ? 0 : r;
@@ -616,7 +634,7 @@ int spool_attach(struct bundle *b, const char *const *dirs, size_t n_dirs,
 		 struct spool_ignored *ignored, struct spool_info *ret)
 {
 	struct spool_info info;
-	struct copier c = {.b = b};
+	struct copier c = {.b = b, .budget = SPOOL_POD_BUDGET};
 	_cleanup_close_ int fd = -1;
 	int r = find_spool(dirs, n_dirs, cgroup_path, ignored, &info, &fd);
 
@@ -630,6 +648,13 @@ int spool_attach(struct bundle *b, const char *const *dirs, size_t n_dirs,
 			      SPOOL_FILE_MAX, BUNDLE_HIGH);
 	if (r >= 0)
 		r = attach_snapshot(&c, fd, not_after_ms, &info);
+	if (c.skipped > 1) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "%zu more files left out: %s",
+			 c.skipped - 1, BUDGET_SPENT);
+		bundle_note_truncated(b, "spool/", why);
+	}
 	if (r < 0)
 		return r;
 	info.n_files = c.n_files;

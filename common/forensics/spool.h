@@ -23,6 +23,12 @@
 #define SPOOL_SNAPSHOTS_DIR "snapshots"
 #define SPOOL_PROCESSES_DIR "processes"
 
+/* What one kill may make the agent read from a pod: the files of its
+ * spool together (a sparse file counts by its size: its zeros are read),
+ * or its uploaded snap-<pod> once inflated. Past it, files are left out
+ * and listed in the manifest's truncated[]; each file also has its cap. */
+#define SPOOL_POD_BUDGET (16u << 20)
+
 struct bundle;
 
 struct spool_info {

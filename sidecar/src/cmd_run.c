@@ -371,7 +371,7 @@ static void residency(const struct run_cfg *c)
 	bool future = false;
 	int r;
 
-	memlock_single_arena();
+	memlock_heap_policy();
 	(void)memlock_allow_priority();
 	if (c->no_mlock)
 		return;

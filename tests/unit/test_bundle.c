@@ -7,10 +7,13 @@
 #include <sys/sysmacros.h>
 #include <zlib.h>
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "forensics/bundle.h"
 #include "base/fileio.h"
+#include "base/jget.h"
 #include "base/strbuf.h"
 
 static char tmpdir[] = "/tmp/oomlens-test-bundle-XXXXXX";
@@ -574,4 +577,74 @@ Test(bundle, one_pass_when_it_fits)
 	cr_assert_gt(bundle_write(b, dfd, "one.tar.gz", 0), 0);
 	cr_assert_eq(bundle_write_passes(b), 1);
 	bundle_free(b);
+}
+
+/* A pod's upload is read within its own cap: 1.5 MiB of data (random: it
+ * does not compress, no ratio cap) passes 2 MiB and is refused at 1 MiB,
+ * and bundle_read_max never allows more than bundle_read() does. */
+Test(bundle, read_max_caps_what_an_archive_inflates_to)
+{
+	size_t big = 1536u * 1024u;
+	char *noise = malloc(big);
+	struct bundle *b;
+	struct seen s = {0};
+
+	cr_assert_not_null(noise);
+	fill_random(noise, big, 7);
+	cr_assert_eq(bundle_new("capped", &b), 0);
+	cr_assert_eq(bundle_add(b, "timeline.json", noise, big, BUNDLE_HIGH),
+		     0);
+	cr_assert_gt(bundle_write(b, dfd, "capped.tar.gz", 4u << 20), 0);
+	bundle_free(b);
+	free(noise);
+	cr_assert_eq(
+		bundle_read_max(dfd, "capped.tar.gz", 2u << 20, collect, &s),
+		0);
+	cr_assert_eq(s.n, 2); /* timeline.json and manifest.json */
+	memset(&s, 0, sizeof(s));
+	cr_assert_eq(
+		bundle_read_max(dfd, "capped.tar.gz", 1u << 20, collect, &s),
+		-EFBIG);
+	cr_assert_eq(
+		bundle_read_max(dfd, "capped.tar.gz", UINT64_MAX, collect, &s),
+		0);
+}
+
+/* A JSON text whose tree would pass BUNDLE_JSON_MAX_TREE is not parsed
+ * (NULL, as for a text that is not JSON); one just under it is. */
+Test(bundle, get_json_refuses_a_tree_over_its_budget)
+{
+	size_t n = 300u * 1024u, len;
+	char *text = malloc(3 * n + 2);
+	struct json_object *o;
+	struct bundle *b;
+
+	cr_assert_not_null(text);
+	/* n empty arrays: ~160 bytes of tree each (jget.h) */
+	len = 0;
+	text[len++] = '[';
+	for (size_t i = 0; i < n; i++) {
+		memcpy(text + len, i ? ",[]" : "[]", i ? 3 : 2);
+		len += i ? 3 : 2;
+	}
+	text[len++] = ']';
+	cr_assert_eq(bundle_new("trees", &b), 0);
+	cr_assert_eq(bundle_add(b, "big.json", text, len, BUNDLE_HIGH), 0);
+	/* under: a third of the arrays */
+	len = 1 + 2 + 3 * (n / 3 - 1);
+	text[len++] = ']';
+	cr_assert_eq(bundle_add(b, "small.json", text, len, BUNDLE_HIGH), 0);
+	cr_assert_gt(jget_tree_cost(bundle_get(b, "big.json", NULL), 3 * n + 1),
+		     BUNDLE_JSON_MAX_TREE);
+	cr_assert_null(bundle_get_json(b, "big.json"));
+	cr_assert_null(bundle_get_json(b, "big.json")); /* said once */
+	cr_assert_eq(json_object_array_length(bundle_truncated(b)), 1);
+	cr_assert(strstr(json_object_to_json_string(bundle_truncated(b)),
+			 "kept, not parsed"));
+	o = bundle_get_json(b, "small.json");
+	cr_assert_not_null(o);
+	cr_assert_eq(json_object_array_length(o), n / 3);
+	json_object_put(o);
+	bundle_free(b);
+	free(text);
 }

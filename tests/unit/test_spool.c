@@ -4,11 +4,16 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <json-c/json.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "forensics/bundle.h"
 #include "base/fileio.h"
 #include "forensics/spool.h"
+#include "base/parse.h"
+#include "base/util.h"
 
 static char root[64];
 
@@ -482,4 +487,79 @@ Test(spool, parse_snapshot_time)
 	cr_assert_eq(spool_parse_snapshot_time(neg, strlen(neg)), 0);
 	cr_assert_eq(spool_parse_snapshot_time(str, strlen(str)), 0);
 	cr_assert_eq(spool_parse_snapshot_time("[1]", 3), 0);
+}
+
+static int budget_count(const char *path, const char *data, size_t len,
+			void *ud)
+{
+	size_t *n = ud;
+
+	(void)data;
+	n[0] += len;
+	n[1] += strncmp(path, "processes/", 10) == 0;
+	return 0;
+}
+
+/* Six sparse 8 MiB files (no disk used) and two small ones: the pod's
+ * files are read within SPOOL_POD_BUDGET together, the first file past
+ * it listed, the one it cut kept as read, the rest counted in one line;
+ * the manifest, the timeline and the snapshot's metadata come first. */
+Test(spool, a_pods_files_are_read_within_its_budget, .timeout = 30)
+{
+	char d[128], path[512];
+	const char *dirs[1] = {d};
+	struct json_object *trunc;
+	struct bundle *b;
+	struct spool_info info;
+	size_t n[2] = {0, 0}; /* bytes, files under processes/ */
+	int cut = 0, left = 0, more = -1;
+
+	snprintf(d, sizeof(d), "%s/s", root);
+	spool("s", "/demo/app");
+	snap("s", "20261130T100000.000Z", 1000, 42);
+	for (int i = 0; i < 6; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path),
+			 "%s/s/snapshots/20261130T100000.000Z/processes/42/"
+			 "big%d",
+			 root, i);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		cr_assert_geq(fd, 0);
+		cr_assert_eq(ftruncate(fd, 8u << 20), 0);
+		close(fd);
+	}
+	cr_assert_eq(bundle_new("budget", &b), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/app", 0, NULL, &info), 0);
+	cr_assert(bundle_has(b, "spool/manifest.json"));
+	cr_assert(bundle_has(b, "timeline.json"));
+	cr_assert(bundle_has(b, "spool/snapshot.json"));
+	bundle_foreach(b, budget_count, n);
+	cr_assert_leq(n[0], SPOOL_POD_BUDGET);
+	cr_assert_gt(n[0], SPOOL_POD_BUDGET - 8192u);
+	trunc = bundle_truncated(b);
+	for (size_t i = 0; i < json_object_array_length(trunc); i++) {
+		struct json_object *t = json_object_array_get_idx(trunc, i);
+		struct json_object *p, *w;
+		const char *why;
+
+		json_object_object_get_ex(t, "path", &p);
+		json_object_object_get_ex(t, "reason", &w);
+		why = json_object_get_string(w);
+		cr_assert(strstr(why, "SPOOL_POD_BUDGET"), "%s", why);
+		cut += startswith(why, "cut short");
+		left += startswith(why, "left out");
+		if (streq(json_object_get_string(p), "spool/")) {
+			uint64_t v;
+
+			cr_assert_eq(scan_u64(&why, &v), 0);
+			cr_assert(startswith(why, " more files left out"));
+			more = (int)v;
+		}
+	}
+	cr_assert_eq(cut, 1);
+	cr_assert_eq(left, 1);
+	/* 8 files in processes/42: those read, one listed, the rest counted */
+	cr_assert_eq(n[1] + 1 + (size_t)(more < 0 ? 0 : more), 8);
+	bundle_free(b);
 }

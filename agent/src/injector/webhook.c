@@ -6,12 +6,12 @@
  * the pod as it was. */
 #include <errno.h>
 #include <libwebsockets.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
+#include "base/memlock.h"
 #include "base/parse.h"
 #include "base/strbuf.h"
 #include "base/util.h"
@@ -63,7 +63,7 @@ static void review(struct pss *p)
 	W.reviews++;
 	/* a large review's tree is freed in small pieces: give them back */
 	if (p->body.len > WEBHOOK_TRIM_OVER)
-		malloc_trim(0);
+		memlock_give_back();
 	if (r == -EFBIG || r == INJECT_TOO_LARGE)
 		log_warn("review of %zu bytes %s: its parse would take over "
 			 "%u MiB",

@@ -15,6 +15,7 @@
 #include "obs/metrics_agent.h"
 #include "base/jget.h"
 #include "base/log.h"
+#include "base/memlock.h"
 #include "base/util.h"
 
 /* A snapshot newer than the kill by more than this is not its pre-kill
@@ -212,6 +213,7 @@ void agent_cluster_snap_answers(struct agent *a)
 			release(a, &a->snap_wait[i], NULL);
 		}
 		cluster_snap_free(s);
+		memlock_give_back();
 	}
 }
 

@@ -20,12 +20,16 @@
 
 #include "cluster_internal.h"
 #include "base/fileio.h"
+#include "forensics/spool.h"
 #include "base/log.h"
 #include "base/util.h"
 
 /* The most of the API's answer read for a snap-<pod>: KUBE_SNAP_MAX of
  * data is 1.2 MB as base64, with its metadata well within this. */
 #define SNAP_ANSWER_MAX (2u << 20)
+/* The most it may inflate to: the sidecar filled it from its spool within
+ * SPOOL_POD_BUDGET and added its manifest. */
+#define SNAP_INFLATED_MAX (SPOOL_POD_BUDGET + (2u << 20))
 
 void cluster_snap_free(void *p)
 {
@@ -101,7 +105,8 @@ static int unpack(struct cluster *c, struct cluster_snap *s, const char *top,
 		return snprintf(s->why, sizeof(s->why), "%s", strerror(-r)), r;
 	r = bundle_new(s->id, &t.files);
 	if (r == 0)
-		r = bundle_read(c->state_fd, tmp, take_file, &t);
+		r = bundle_read_max(c->state_fd, tmp, SNAP_INFLATED_MAX,
+				    take_file, &t);
 	(void)unlinkat(c->state_fd, tmp, 0);
 	if (r == 0 && !bundle_has(t.files, "spool/snapshot.json"))
 		r = -ENOENT;

@@ -494,6 +494,11 @@ struct kube_oomreport {
 	char *comm;
 	int64_t anon_rss, file_rss, shmem_rss, limit, usage;
 	char *verdict, *summary, *bundle;
+	/* spec.bundleSHA256 / bundleSize: the bundle as its agent wrote it,
+	 * what a reader checks the OOMBundle's data against (the bundle's
+	 * own spec is whoever wrote it); NULL / 0: not given */
+	char *bundle_sha256;
+	int64_t bundle_size;
 	/* spec.workload: the pod's top controller; NULL: not known */
 	char *workload_kind, *workload_name;
 	char *phase;		    /* status.phase */
@@ -529,6 +534,10 @@ void kube_oombundle_free(struct kube_oombundle *b);
 /* The OOMBundle snap-<pod> a sidecar uploads: at most this many bytes of
  * data (the API's object limit, measured). */
 #define KUBE_SNAP_MAX (900u << 10)
+
+/* The sha256 of len bytes as 64 lowercase hex digits and a NUL: what an
+ * OOMBundle's .spec.sha256 and an OOMReport's .spec.bundleSHA256 hold. */
+void kube_sha256_hex(const void *data, size_t len, char hex[65]);
 struct kube_snap_want {
 	const char *ns, *name;	   /* where it was read: <ns>/snap-<pod> */
 	const char *pod, *pod_uid; /* the Pod that must own it */

@@ -431,7 +431,11 @@ static int oomreport_spec(struct json_object *spec,
 	    kube_json_set_int(spec, "usage", r->usage) < 0 ||
 	    kube_json_set_str(spec, "verdict", r->verdict) < 0 ||
 	    kube_json_set_str(spec, "summary", r->summary) < 0 ||
-	    kube_json_set_str(spec, "bundle", r->bundle) < 0)
+	    kube_json_set_str(spec, "bundle", r->bundle) < 0 ||
+	    kube_json_set_str(spec, "bundleSHA256", r->bundle_sha256) < 0)
+		return -ENOMEM;
+	if (r->bundle_size > 0 &&
+	    kube_json_set_int(spec, "bundleSize", r->bundle_size) < 0)
 		return -ENOMEM;
 	if (r->workload_kind && r->workload_name) {
 		struct json_object *w = kube_json_add_obj(spec, "workload");
@@ -478,6 +482,7 @@ void kube_oomreport_free(struct kube_oomreport *r)
 	free(r->verdict);
 	free(r->summary);
 	free(r->bundle);
+	free(r->bundle_sha256);
 	free(r->workload_kind);
 	free(r->workload_name);
 	free(r->phase);
@@ -505,6 +510,7 @@ static int oomreport_strings(struct json_object *o, struct kube_oomreport *r)
 		{"spec", "verdict", NULL, &r->verdict},
 		{"spec", "summary", NULL, &r->summary},
 		{"spec", "bundle", NULL, &r->bundle},
+		{"spec", "bundleSHA256", NULL, &r->bundle_sha256},
 		{"spec", "workload", "kind", &r->workload_kind},
 		{"spec", "workload", "name", &r->workload_name},
 		{"status", "phase", NULL, &r->phase},
@@ -537,6 +543,7 @@ int kube_oomreport_decode(struct json_object *obj, struct kube_oomreport **ret)
 	r->shmem_rss = kube_json_int(obj, "spec", "process", "shmemRSS");
 	r->limit = kube_json_int(obj, "spec", "limit", NULL);
 	r->usage = kube_json_int(obj, "spec", "usage", NULL);
+	r->bundle_size = kube_json_int(obj, "spec", "bundleSize", NULL);
 	r->labels = obj_get_object(obj, "metadata", "labels");
 	*ret = r;
 	return 0;

@@ -82,13 +82,22 @@ static int check_meta(struct json_object *obj, const struct kube_snap_want *w,
 	return 0;
 }
 
+void kube_sha256_hex(const void *data, size_t len, char hex[65])
+{
+	unsigned char h[SHA256_DIGEST_LENGTH];
+
+	SHA256(data, len, h);
+	for (size_t i = 0; i < sizeof(h); i++)
+		snprintf(hex + 2 * i, 3, "%02x", h[i]);
+}
+
 int kube_snap_check(struct json_object *obj, const struct kube_snap_want *w,
 		    unsigned char **ret, size_t *ret_len, char *why,
 		    size_t why_size)
 {
 	struct json_object *spec, *data;
 	const char *sha;
-	unsigned char *bytes = NULL, h[SHA256_DIGEST_LENGTH];
+	unsigned char *bytes = NULL;
 	char hex[2 * SHA256_DIGEST_LENGTH + 1];
 	uint64_t size;
 	size_t n, len;
@@ -127,9 +136,7 @@ int kube_snap_check(struct json_object *obj, const struct kube_snap_want *w,
 			      "spec.size %llu but %zu bytes of data",
 			      (unsigned long long)size, len);
 	}
-	SHA256(bytes, len, h);
-	for (size_t i = 0; i < sizeof(h); i++)
-		snprintf(hex + 2 * i, 3, "%02x", h[i]);
+	kube_sha256_hex(bytes, len, hex);
 	if (!streq(hex, sha)) {
 		free(bytes);
 		return refuse(why, why_size, -EBADMSG,

@@ -20,8 +20,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <openssl/sha.h>
-
 #include "plugin.h"
 #include "base/fileio.h"
 #include "base/strbuf.h"
@@ -53,14 +51,32 @@ static int read_nothing(const char *name, const char *data, size_t len,
 	return 0;
 }
 
-static int check_sha256(const struct kube_oombundle *b)
+/* The data against the report's bundleSHA256 and bundleSize (the agent
+ * wrote those; the bundle's own spec is whoever created the object), and
+ * against its own spec.sha256. A report without them (hand-made, or from
+ * an older agent) is said so, and the bundle checked against itself. */
+static int check_sha256(const struct kube_oomreport *r,
+			const struct kube_oombundle *b)
 {
-	unsigned char md[SHA256_DIGEST_LENGTH];
-	char hex[2 * SHA256_DIGEST_LENGTH + 1];
+	char hex[65];
 
-	SHA256(b->data, b->size, md);
-	for (size_t i = 0; i < sizeof(md); i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	kube_sha256_hex(b->data, b->size, hex);
+	if (r && r->bundle_sha256 &&
+	    (strcmp(hex, r->bundle_sha256) != 0 ||
+	     (r->bundle_size > 0 && (size_t)r->bundle_size != b->size))) {
+		fprintf(stderr,
+			"kubectl-oomlens: bundle %s: sha256 %s (%zu bytes), "
+			"report %s says %s (%lld bytes): not the agent's "
+			"bundle, refused\n",
+			b->name, hex, b->size, r->name, r->bundle_sha256,
+			(long long)r->bundle_size);
+		return EXIT_BADBUNDLE;
+	}
+	if (r && !r->bundle_sha256)
+		fprintf(stderr,
+			"kubectl-oomlens: report %s gives no bundleSHA256: "
+			"bundle %s checked against its own sha256 only\n",
+			r->name, b->name);
 	if (!b->sha256 || strcasecmp(hex, b->sha256) != 0) {
 		fprintf(stderr,
 			"kubectl-oomlens: bundle %s: sha256 %s, the object "
@@ -108,7 +124,7 @@ static int fetch(struct ctx *c, const char *name, struct fetched *f)
 	}
 	if (r < 0)
 		return cli_fail("get oombundle", r, &err);
-	r = check_sha256(f->bundle);
+	r = check_sha256(f->report, f->bundle);
 	if (r)
 		return r;
 	snprintf(f->path, sizeof(f->path), "%s/kubectl-oomlens-XXXXXX",

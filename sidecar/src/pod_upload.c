@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <json-c/json.h>
-#include <openssl/sha.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,15 +41,6 @@ static struct {
 	bool refused; /* 401/403: no more uploads */
 	uint64_t last_us;
 } U = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
-
-static void hex_sha256(const void *data, size_t len, char out[65])
-{
-	unsigned char h[SHA256_DIGEST_LENGTH];
-
-	SHA256(data, len, h);
-	for (size_t i = 0; i < sizeof(h); i++)
-		snprintf(out + 2 * i, 3, "%02x", h[i]);
-}
 
 static void add_pod(struct bundle *b)
 {
@@ -134,7 +124,7 @@ static void upload(void)
 	}
 	kb.data = (unsigned char *)sb.buf;
 	kb.size = sb.len;
-	hex_sha256(sb.buf, sb.len, sha);
+	kube_sha256_hex(sb.buf, sb.len, sha);
 	r = kube_oombundle_write(U.kube, &kb, &o, &err);
 	if (r < 0 && no_right(&err)) {
 		pthread_mutex_lock(&U.lock);

@@ -448,6 +448,14 @@ def test_kubectl_oomlens_reads_the_agents_reports(kube, tmp_path):
         data = f.read()
     b = kube.get(f"{BUNDLES}/{name}")
     assert hashlib.sha256(data).hexdigest() == b["spec"]["sha256"]
+    # the report names the agent's bundle: the real API server kept the
+    # CRD's bundleSHA256 and bundleSize (a field not in the schema is
+    # pruned), and the plugin checked against them (no warning)
+    assert r["spec"]["bundleSHA256"] == b["spec"]["sha256"], r["spec"]
+    assert r["spec"]["bundleSize"] == len(data), r["spec"]
+    p = subprocess.run([KUBECTL, "oomlens", "show", name, "-n", NS], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "bundleSHA256" not in p.stderr, p.stderr
     # extracted into x/<report>/ (named by the report, not the archive)
     assert (tmp_path / "x" / name / "manifest.json").is_file(), \
         list((tmp_path / "x").rglob("*"))[:10]

@@ -148,7 +148,7 @@ def test_objects_per_value_set():
             "--exclude-namespaces=kube-system"} <= set(c["args"])
     role = next(d for d in on if d["kind"] == "Role")
     assert role["rules"] == [{"apiGroups": ["oomlens.io"], "resources": ["oombundles"],
-                              "verbs": ["create", "get", "update", "patch"]}]
+                              "verbs": ["create", "patch"]}]
     rb = next(d for d in on if d["kind"] == "RoleBinding" and d["metadata"]["namespace"] == "shop")
     assert rb["subjects"] == [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io",
                                "name": "system:serviceaccounts:shop"}]

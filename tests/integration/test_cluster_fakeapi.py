@@ -890,3 +890,49 @@ def test_publish_metrics_latency_failures_and_queue_depth(api, tmp_path):
             if a is not None and a.proc.poll() is None:
                 a.stop()
         cg.cleanup()
+
+
+def test_a_bundle_planted_under_the_reports_name_is_replaced(api, tmp_path):
+    """Security review (issue 26): anyone who may create OOMBundles in the
+    namespace (the sidecar Role binds all its ServiceAccounts) can plant
+    one under the next report's predictable name; the agent took its 409
+    as "already published" and the planted one stood as the evidence.
+    Now the report carries the agent's bundleSHA256 and bundleSize, and a
+    409 is checked against the stored object's data: a planted bundle
+    (self-consistent spec) is deleted and the agent's stored."""
+    kc = cluster_only(api, tmp_path)
+    uid = make_pod(api, "victim")
+    cg, ctr = pod_cgroup(uid)
+    agent = ClusterAgent(api, kc, str(tmp_path / "state"))
+    try:
+        time.sleep(1.5)  # the pod snapshot reaches the detector
+        api.fail(1000, code=503, path="/oombundles")  # the bundle waits
+        line, _, _ = kill_line(cg, ctr, agent)
+        rep = wait_for(lambda: [r for r in reports(api)
+                                if r["metadata"]["name"] == line["id"]],
+                       what="the report\n" + agent.log())[0]
+        with open(line["path"], "rb") as f:
+            ours = f.read()
+        assert rep["spec"]["bundleSHA256"] == hashlib.sha256(ours).hexdigest()
+        assert rep["spec"]["bundleSize"] == len(ours)
+        planted = tgz([(line["id"] + "/manifest.json", b'{"verdict":"spike"}')])
+        api.plant("oombundles", "default", {
+            "apiVersion": "oomlens.io/v1alpha1", "kind": "OOMBundle",
+            "metadata": {"name": line["id"]},
+            "spec": {"data": base64.b64encode(planted).decode(),
+                     "size": len(planted),
+                     "sha256": hashlib.sha256(planted).hexdigest()}})
+        with api.flock:
+            api.faults["fail"].clear()
+        wait_for(lambda: [r for r in reports(api)
+                          if r["metadata"]["name"] == line["id"] and
+                          r.get("status", {}).get("phase") == "Ready"],
+                 timeout=30, what="the report Ready\n" + agent.log())
+        code, b = call(api, "GET", BUNDLES + "/" + line["id"])
+        assert code == 200
+        assert base64.b64decode(b["spec"]["data"]) == ours, agent.log()
+        assert any("was not written by this agent" in l and "its data differs"
+                   in l for l in agent.stderr), agent.log()
+    finally:
+        agent.stop()
+        cg.cleanup()

@@ -605,3 +605,37 @@ def test_show_prints_a_jvms_class_histogram(env):
     assert "the JVM paused 5.3 ms, 5.7 ms wall; 243 classes" in out, out
     assert re.search(r"\n\s+1 byte\[\] \(\[B\)\s+7336\s+64 MiB\s+98\.8%\n", out), out
     assert "\x1b]0;" not in out and "Evil?]0;pwned?" in out, out
+
+
+def test_the_bundle_is_checked_against_its_report_not_itself(env, tmp_path):
+    """Security review (issue 26): anyone who may create OOMBundles in a
+    namespace could plant one under a report's name with a spec.sha256
+    that matches its own data. The report's bundleSHA256 and bundleSize
+    (the agent's) decide: a self-consistent planted bundle is refused by
+    show, download and open; the agent's own passes with no warning; a
+    report without a digest is said so on stderr."""
+    ours = good_bundle("signed-r1", "web-1")
+    planted = good_bundle("signed-r2", "web-1")
+    when = datetime.datetime(2026, 1, 3, tzinfo=datetime.timezone.utc)
+    for name, data, given in (("signed-r1", ours, ours),
+                              ("signed-r2", planted, ours)):
+        rep = report_obj(name, "web-1", when)
+        rep["spec"]["bundleSHA256"] = hashlib.sha256(given).hexdigest()
+        rep["spec"]["bundleSize"] = len(given)
+        env.api.load("oomreports", "default", [rep])
+        env.api.load("oombundles", "default", [bundle_obj(name, data)])
+    r = run(env, "show", "signed-r1")
+    assert r.returncode == 0, r.stderr
+    assert b"bundleSHA256" not in r.stderr, r.stderr
+    for args in (["show", "signed-r2"],
+                 ["download", "signed-r2", str(tmp_path / "p.tgz")],
+                 ["download", "signed-r2", "--extract", str(tmp_path / "x")]):
+        r = run(env, *args)
+        assert r.returncode == 5, (args, r.stderr)
+        assert b"not the agent's bundle, refused" in r.stderr, r.stderr
+        assert hashlib.sha256(ours).hexdigest().encode() in r.stderr
+    assert not (tmp_path / "p.tgz").exists() and not (tmp_path / "x").exists()
+    # a report without the digest (hand-made): said, checked against itself
+    r = run(env, "show", "web-1-r2")
+    assert r.returncode == 0, r.stderr
+    assert b"gives no bundleSHA256" in r.stderr, r.stderr

@@ -420,6 +420,9 @@ Test(kube_oomreport, golden_decode_and_round_trip)
 	cr_assert_str_eq(r2->summary, r->summary);
 	cr_assert_eq(r2->usage, r->usage);
 	cr_assert_null(r2->workload_kind, "no workload: no spec.workload");
+	cr_assert_null(r2->bundle_sha256, "none given: none written");
+	cr_assert_null(json_object_object_get(
+		json_object_object_get(enc, "spec"), "bundleSize"));
 	cr_assert_null(json_object_object_get(
 		json_object_object_get(enc, "spec"), "workload"));
 	{
@@ -429,10 +432,15 @@ Test(kube_oomreport, golden_decode_and_round_trip)
 
 		w.workload_kind = "Deployment";
 		w.workload_name = "web";
+		w.bundle_sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b"
+				  "822cd15d6c15b0f00a08";
+		w.bundle_size = 123456;
 		e2 = kube_oomreport_encode(&w, NULL);
 		cr_assert_eq(kube_oomreport_decode(e2, &r3), 0);
 		cr_assert_str_eq(r3->workload_kind, "Deployment");
 		cr_assert_str_eq(r3->workload_name, "web");
+		cr_assert_str_eq(r3->bundle_sha256, w.bundle_sha256);
+		cr_assert_eq(r3->bundle_size, 123456);
 		json_object_put(e2);
 		kube_oomreport_free(r3);
 	}

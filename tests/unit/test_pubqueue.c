@@ -19,7 +19,9 @@
 #include "base/fileio.h"
 #include "base/util.h"
 
-#define OPS 7 /* report, report_uid, bundle, status, alive, event, resolve */
+#define OPS                                                             \
+	8 /* report, report_uid, bundle, status, alive, event, resolve, \
+	   bundle_is_ours */
 
 struct fake {
 	/* answers per op, consumed in order; past the end: 0 */
@@ -27,6 +29,7 @@ struct fake {
 	size_t pos[OPS];
 	unsigned calls[OPS];
 	int alive;
+	bool planted; /* the bundle after a 409 is not ours */
 	unsigned event_count;
 	size_t bundle_len;
 	char last_owner_uid[64];
@@ -158,8 +161,27 @@ static int f_resolve(void *ud, struct pub_item *it, struct kube_error *e)
 	return 0;
 }
 
-static const struct pub_ops ops = {f_report, f_report_uid, f_bundle, f_status,
-				   f_alive,  f_event,	   f_read,   f_resolve};
+static int f_ours(void *ud, const struct pub_item *it, const void *data,
+		  size_t len, struct kube_error *e)
+{
+	struct fake *f = ud;
+	int r = next(ud, 7, e);
+
+	(void)it, (void)data, (void)len;
+	return r < 0 ? r : !f->planted;
+}
+
+static const struct pub_ops ops = {
+	.create_report = f_report,
+	.get_report_uid = f_report_uid,
+	.create_bundle = f_bundle,
+	.bundle_is_ours = f_ours,
+	.patch_status = f_status,
+	.pod_alive = f_alive,
+	.post_event = f_event,
+	.read_bundle = f_read,
+	.resolve = f_resolve,
+};
 static const struct pub_backoff bo = {.base_ms = 100, .cap_ms = 1000};
 
 static char dir[64];
@@ -221,7 +243,7 @@ Test(pubqueue, happy_path_all_steps_once)
 	cr_assert_eq(pubqueue_depth(q), 0);
 	cr_assert_not(queued_file("oom-a-1"));
 	for (int op = 0; op < OPS; op++)
-		cr_assert_eq(f.calls[op], op == 1 || op == 6 ? 0 : 1, "op %d",
+		cr_assert_eq(f.calls[op], op == 1 || op >= 6 ? 0 : 1, "op %d",
 			     op);
 	cr_assert_str_eq(f.last_owner_uid, "uid-created");
 	cr_assert_eq(f.bundle_len, 1000);
@@ -245,6 +267,50 @@ Test(pubqueue, conflicts_409_count_as_done)
 	cr_assert_eq(f.calls[3], 1);
 	cr_assert_eq(f.calls[5], 1);
 	cr_assert_eq(pubqueue_stats(q)->conflicts, 2);
+	cr_assert_eq(pubqueue_stats(q)->published, 1);
+	pubqueue_free(q);
+}
+
+/* A bundle planted under the report's name (anyone who may create
+ * OOMBundles in the namespace can guess the next one) is not taken as
+ * ours: it is deleted (by bundle_is_ours) and ours created. */
+Test(pubqueue, a_planted_bundle_is_replaced_not_trusted)
+{
+	struct fake f = {.alive = 1, .planted = true};
+	struct pubqueue *q;
+	struct pub_item it = item("oom-a-9", "reports/x.tar.gz");
+
+	f.script[2][0] = -EEXIST; /* a bundle of that name is there */
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_add(q, &it), 0);
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
+	cr_assert_eq(f.calls[7], 1, "the stored bundle's data checked");
+	cr_assert_eq(f.calls[2], 2, "ours created after the planted one");
+	cr_assert_eq(pubqueue_stats(q)->planted, 1);
+	cr_assert_eq(pubqueue_stats(q)->conflicts, 1);
+	cr_assert_eq(pubqueue_stats(q)->published, 1);
+	pubqueue_free(q);
+}
+
+/* Not known whether the stored one is ours (the GET failed): retried,
+ * never called stored. */
+Test(pubqueue, a_409_whose_bundle_cannot_be_read_is_retried)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item it = item("oom-a-10", "reports/x.tar.gz");
+	uint64_t next;
+
+	f.script[2][0] = -EEXIST;
+	f.script[7][0] = -EIO; /* 503 on the GET */
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_add(q, &it), 0);
+	cr_assert_eq(pubqueue_run(q, 0, &next), 0);
+	cr_assert_eq(pubqueue_stats(q)->published, 0);
+	cr_assert_eq(f.calls[3], 0, "no status before the bundle is known");
+	cr_assert_eq(pubqueue_run(q, next, NULL), 1);
+	cr_assert_eq(f.calls[7], 1, "the retry's create succeeded");
+	cr_assert_eq(f.calls[2], 2);
 	cr_assert_eq(pubqueue_stats(q)->published, 1);
 	pubqueue_free(q);
 }

@@ -3,7 +3,6 @@
  * durable publish queue (pubqueue.c); these are its API calls. */
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/sha.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 
 #include "cluster_internal.h"
 #include "base/fileio.h"
+#include "base/jget.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -50,10 +50,15 @@ static struct json_object *report_labels(const struct pub_item *it)
 	return o;
 }
 
+static int read_bundle(void *ud, const char *file, void **ret, size_t *len);
+
 static int create_report(void *ud, const struct pub_item *it, char *ret_uid,
 			 size_t size, struct kube_error *err)
 {
 	struct cluster *c = ud;
+	char hex[65];
+	void *data = NULL;
+	size_t len = 0;
 	struct kube_oomreport r = {
 		.name = (char *)it->id,
 		.namespace = (char *)it->ns,
@@ -83,6 +88,14 @@ static int create_report(void *ud, const struct pub_item *it, char *ret_uid,
 	struct kube_oomreport *out = NULL;
 	int q;
 
+	/* what a reader checks the OOMBundle against: the bundle as written
+	 * here, before anyone else could write an object of its name */
+	if (read_bundle(c, it->bundle_file, &data, &len) == 0) {
+		kube_sha256_hex(data, len, hex);
+		r.bundle_sha256 = hex;
+		r.bundle_size = (int64_t)len;
+		free(data);
+	}
 	r.labels = report_labels(it);
 	q = kube_oomreport_write(c->client, &r, &wo, &out, err);
 	json_object_put(r.labels);
@@ -120,8 +133,7 @@ static int create_bundle(void *ud, const struct pub_item *it, const void *data,
 			 size_t len, struct kube_error *err)
 {
 	struct cluster *c = ud;
-	unsigned char md[SHA256_DIGEST_LENGTH];
-	char hex[2 * SHA256_DIGEST_LENGTH + 1];
+	char hex[65];
 	struct kube_owner_ref owner = {.api_version = "oomlens.io/v1alpha1",
 				       .kind = "OOMReport",
 				       .name = it->id,
@@ -138,13 +150,57 @@ static int create_bundle(void *ud, const struct pub_item *it, const void *data,
 					.cancel = c->cancel};
 	int q;
 
-	SHA256(data, len, md);
-	for (size_t i = 0; i < sizeof(md); i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	kube_sha256_hex(data, len, hex);
 	q = kube_oombundle_write(c->client, &b, &wo, err);
 	if (q >= 0)
 		api_ok(c);
 	return q;
+}
+
+/* The stored bundle's data against ours, not its spec's claims (whoever
+ * created it wrote those). Another writer's is deleted by its uid (a
+ * precondition: never a newer object of that name); one too large to be
+ * ours (an answer over 2 MiB) by its name. */
+static int bundle_is_ours(void *ud, const struct pub_item *it, const void *data,
+			  size_t len, struct kube_error *err)
+{
+	struct cluster *c = ud;
+	struct kube_call k = {.res = &kube_res_oombundles,
+			      .namespace = it->ns,
+			      .name = it->id,
+			      .cancel = c->cancel,
+			      .max_response = 2u << 20};
+	struct json_object *o = NULL;
+	struct kube_oombundle *b = NULL;
+	char ours[65], theirs[65] = "";
+	const char *uid = NULL;
+	int q = kube_get(c->client, &k, &o, err);
+
+	if (q == -ENOENT) /* deleted meanwhile: create again */
+		return 0;
+	if (q < 0 && q != -E2BIG)
+		return q;
+	kube_sha256_hex(data, len, ours);
+	if (q == 0 && kube_oombundle_decode(o, &b) == 0 && b->size == len)
+		kube_sha256_hex(b->data, b->size, theirs);
+	if (streq(ours, theirs)) {
+		kube_oombundle_free(b);
+		json_object_put(o);
+		return 1;
+	}
+	if (o)
+		uid = jget_str(NULL, jget(o, "metadata"), "uid");
+	log_warn("report %s: OOMBundle %s/%s was not written by this agent "
+		 "(%s; ours is %zu bytes, sha256 %.12s…); deleting it",
+		 it->id, it->ns, it->id,
+		 q == -E2BIG ? "its answer is over 2 MiB"
+		 : b	     ? "its data differs"
+			     : "its data is not base64 of its size",
+		 len, ours);
+	q = kube_oombundle_delete(c->client, it->ns, it->id, uid, err);
+	kube_oombundle_free(b);
+	json_object_put(o);
+	return q == 0 || q == -ENOENT ? 0 : q;
 }
 
 static int patch_status(void *ud, const struct pub_item *it,
@@ -388,6 +444,7 @@ const struct pub_ops cluster_pub_ops = {
 	.create_report = create_report,
 	.get_report_uid = get_report_uid,
 	.create_bundle = create_bundle,
+	.bundle_is_ours = bundle_is_ours,
 	.patch_status = patch_status,
 	.pod_alive = pod_alive,
 	.post_event = post_event,

@@ -467,11 +467,21 @@ static int do_bundle(struct pubqueue *q, struct pub_item *it,
 		return 0;
 	}
 	r = q->ops->create_bundle(q->ud, it, data, len, err);
-	free(data);
 	if (r == -EEXIST) {
+		/* stored before this call, or planted under our name by
+		 * someone who may create OOMBundles here: the data decides */
 		q->stats.conflicts++;
-		return 1; /* stored before this call */
+		r = q->ops->bundle_is_ours(q->ud, it, data, len, err);
+		if (r == 0) {
+			q->stats.planted++;
+			log_warn(
+				"report %s: the OOMBundle of that name was not "
+				"written by this agent; deleted, storing ours",
+				it->id);
+			r = q->ops->create_bundle(q->ud, it, data, len, err);
+		}
 	}
+	free(data);
 	if (r == -E2BIG) {
 		pub_count_failure(r, err);
 		no_bundle(it, "refused by the API server as too large");

@@ -76,6 +76,13 @@ struct pub_ops {
 	int (*create_bundle)(void *ud, const struct pub_item *it,
 			     const void *data, size_t len,
 			     struct kube_error *err);
+	/* After a 409 on the bundle: 1 the stored one's data is data (ours,
+	 * from before a crash or a lost answer), 0 it is not (another
+	 * writer's, planted under the name: deleted by its uid, so that the
+	 * next create stores ours), < 0 not known (retried). */
+	int (*bundle_is_ours)(void *ud, const struct pub_item *it,
+			      const void *data, size_t len,
+			      struct kube_error *err);
 	int (*patch_status)(void *ud, const struct pub_item *it,
 			    struct kube_error *err);
 	/* 1 the pod (by uid) is there, 0 it is gone, < 0 unknown. */
@@ -100,6 +107,7 @@ struct pub_backoff {
 
 struct pub_stats {
 	uint64_t published, failed, retries, pod_gone, conflicts;
+	uint64_t planted; /* bundles under our name not ours, replaced */
 };
 
 struct pubqueue;

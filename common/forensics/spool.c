@@ -562,6 +562,51 @@ static bool jvm_answered(int snap_fd, const char *name, const char *pid,
 	return r >= 0 && strstr(sb.buf, "\"attached\":true");
 }
 
+bool spool_snapshot_jvm_answered(int snap_fd, const char *name)
+{
+	uint64_t deadline = now_monotonic_us() + 1000u * 1000u;
+	char path[256];
+	int fd;
+	DIR *d;
+	struct dirent *de;
+	size_t seen = 0;
+	bool yes = false;
+
+	if (snprintf(path, sizeof(path), "%s/%s", name, SPOOL_PROCESSES_DIR) >=
+	    (int)sizeof(path))
+		return false;
+	fd = open_untrusted_at(snap_fd, path, O_RDONLY | O_DIRECTORY);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		closep(&fd);
+		return false;
+	}
+	while (!yes && (de = readdir(d)) && seen++ < SPOOL_MAX_ENTRIES)
+		yes = de->d_name[0] != '.' &&
+		      jvm_answered(snap_fd, name, de->d_name, deadline);
+	closedir(d);
+	return yes;
+}
+
+void spool_prune(int snap_fd, size_t keep)
+{
+	char *names[256];
+	size_t n = spool_list_snapshots(snap_fd, names, ARRAY_SIZE(names));
+	bool answered = false;
+
+	for (size_t i = n; i-- > 0;) {
+		if (i + keep >= n)
+			answered = answered || spool_snapshot_jvm_answered(
+						       snap_fd, names[i]);
+		else if (!answered &&
+			 spool_snapshot_jvm_answered(snap_fd, names[i]))
+			answered = true; /* spared */
+		else
+			(void)rm_rf_at(snap_fd, names[i]);
+		free(names[i]);
+	}
+}
+
 /* A JVM at its limit may not answer in time (it is collecting, or
  * stalled): for such a process the newest earlier snapshot where it did
  * gives jvm/, and the bundle says so. Nothing captured is lost. */

@@ -5,7 +5,9 @@
  *                                 or null,"pids":[…],…}
  *   DIR/timeline.json            flight recorder (recorder.h), rewritten
  *                                atomically at most once a second
- *   DIR/snapshots/<time>/        newest 3; <time> = 20261130T101500.123Z
+ *   DIR/snapshots/<time>/        newest 3 (and the newest with a JVM's
+ *                                answer when those have none);
+ *                                <time> = 20261130T101500.123Z
  *       snapshot.json            {"reason","t_ms","usage","limit","pids"}
  *       processes/<pid>/…        snapshot.h files
  *
@@ -44,6 +46,19 @@ struct spool_info {
  * snapshots in the snapshots directory snap_fd, oldest first (names sort by
  * time; ".tmp" and hidden entries left out). Returns the count. */
 size_t spool_list_snapshots(int snap_fd, char **names, size_t max);
+
+/* Whether snapshot name (in the snapshots directory snap_fd) holds the
+ * jvm/ outputs of a JVM that answered its attach. A JVM at its limit often
+ * stops answering: the writer keeps the newest such snapshot for the
+ * reader's fill (spool_attach takes jvm/ from it). */
+bool spool_snapshot_jvm_answered(int snap_fd, const char *name);
+
+/* The writer's pruning: keeps the newest `keep` complete snapshots, and,
+ * when none of those holds a JVM's answer, the newest older one that
+ * does — a JVM near its limit stops answering, snapshots then come every
+ * second or two, and its last answer (heap, class histogram) would be
+ * pruned before the kill that needs it. */
+void spool_prune(int snap_fd, size_t keep);
 
 /* Parses a spool's manifest.json, buf[0..len) (a pod wrote it; need not
  * end in NUL): copies its "cgroup" string to ret (size bytes), or "" for a

@@ -203,7 +203,8 @@ int run_spool_open(struct run_state *st);
 int run_write_manifest(struct run_state *st);
 int run_write_timeline(struct run_state *st);
 /* Takes a snapshot of every alive pid into snapshots/<time>/ and prunes to
- * the newest RUN_KEEP_SNAPSHOTS. Called by the worker without st->mu:
+ * the newest RUN_KEEP_SNAPSHOTS (and the newest with a JVM's answer when
+ * those have none). Called by the worker without st->mu:
  * steps in order of cost (status and smaps of each process, the JVMs'
  * heap RSS by address, then attach and the ptrace probe), each bounded
  * by the deadline derived from req->eta_s. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The spool: manifest.json, timeline.json (atomic rewrites) and
  * snapshots/<time>/ (made under a .tmp name, renamed when complete, the
- * newest RUN_KEEP_SNAPSHOTS kept). The agent reads it (spool.h). */
+ * newest RUN_KEEP_SNAPSHOTS kept, and the newest with a JVM's answer when
+ * those have none). The agent reads it (spool.h). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -216,19 +217,6 @@ static void time_name(uint64_t t_us, char *buf, size_t size)
 	gmtime_r(&sec, &tm);
 	strftime(base, sizeof(base), "%Y%m%dT%H%M%S", &tm);
 	snprintf(buf, size, "%s.%03uZ", base, (unsigned)(t_us / 1000 % 1000));
-}
-
-/* Keeps the newest `keep` complete snapshot directories. */
-static void prune(int snap_fd, size_t keep)
-{
-	char *names[256];
-	size_t n = spool_list_snapshots(snap_fd, names, ARRAY_SIZE(names));
-
-	for (size_t i = 0; i < n; i++) {
-		if (i + keep < n)
-			(void)rm_rf_at(snap_fd, names[i]);
-		free(names[i]);
-	}
 }
 
 /* How a snapshot went: its deadline, when each step ended, and whether
@@ -602,7 +590,7 @@ int run_take_snapshot(struct run_state *st, const struct run_snap_req *req)
 		json_object_put(sr.steps);
 		return r;
 	}
-	prune(snap_fd, RUN_KEEP_SNAPSHOTS);
+	spool_prune(snap_fd, RUN_KEEP_SNAPSHOTS);
 	snprintf(rel, sizeof(rel), "%s/%s", SPOOL_SNAPSHOTS_DIR, name);
 	pthread_mutex_lock(&st->mu);
 	st->timeline_dirty = true;

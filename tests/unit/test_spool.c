@@ -563,3 +563,55 @@ Test(spool, a_pods_files_are_read_within_its_budget, .timeout = 30)
 	cr_assert_eq(n[1] + 1 + (size_t)(more < 0 ? 0 : more), 8);
 	bundle_free(b);
 }
+
+static bool snap_there(const char *name)
+{
+	char p[512];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/s/snapshots/%s", root, name);
+	return stat(p, &st) == 0;
+}
+
+/* The writer keeps the newest three, and the newest older one where the
+ * JVM answered when none of those three holds an answer (a JVM at its
+ * limit stops answering while snapshots come every second); with an
+ * answer among the newest three, nothing more is kept. */
+Test(spool, prune_keeps_the_last_jvm_answer)
+{
+	static const char *const names[] = {
+		"20261130T100000.000Z", "20261130T100001.000Z",
+		"20261130T100002.000Z", "20261130T100003.000Z",
+		"20261130T100004.000Z", "20261130T100005.000Z"};
+	char p[512];
+	int fd;
+
+	spool("s", "/demo/jvm");
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		snap("s", names[i], 1000 + i, 7);
+		snprintf(p, sizeof(p),
+			 "s/snapshots/%s/processes/7/jvm/attach.json",
+			 names[i]);
+		put(p, i < 2 ? "{\"attached\":true,\"pid\":7}"
+			     : "{\"attached\":false,\"errno\":110}");
+	}
+	snprintf(p, sizeof(p), "%s/s/snapshots", root);
+	fd = open(p, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(fd, 0);
+	cr_assert(spool_snapshot_jvm_answered(fd, names[1]));
+	cr_assert_not(spool_snapshot_jvm_answered(fd, names[2]));
+	spool_prune(fd, 3);
+	cr_assert_not(snap_there(names[0]));
+	cr_assert(snap_there(names[1]), "the newest answer, spared");
+	cr_assert_not(snap_there(names[2]));
+	for (size_t i = 3; i < 6; i++)
+		cr_assert(snap_there(names[i]));
+	/* an answer among the newest three: the spared one goes */
+	put("s/snapshots/20261130T100005.000Z/processes/7/jvm/attach.json",
+	    "{\"attached\":true,\"pid\":7}");
+	spool_prune(fd, 3);
+	cr_assert_not(snap_there(names[1]));
+	for (size_t i = 3; i < 6; i++)
+		cr_assert(snap_there(names[i]));
+	close(fd);
+}

@@ -304,10 +304,13 @@ static int handle_killed(struct kmsg_assembler *a, const char *s,
 		r->global = true;
 	if (kmsg_parse_killed(s, &v) < 0)
 		return 0;
-	/* memory.oom.group names the first victim a second time. */
+	/* memory.oom.group names the first victim a second time (and
+	 * counts it a second time). */
 	for (size_t i = 0; i < r->n_victims; i++)
-		if (r->victims[i].pid == v.pid)
+		if (r->victims[i].pid == v.pid) {
+			r->kills_repeated++;
 			return 0;
+		}
 	ret = grow((void **)&r->victims, &a->cap_victims, r->n_victims,
 		   sizeof(*r->victims), MAX_VICTIMS);
 	if (ret < 0)

@@ -141,6 +141,10 @@ struct oom_report {
 	unsigned task_columns; /* KMSG_COL_* present in the table header */
 	struct kmsg_victim *victims;
 	size_t n_victims;
+	/* "Killed process" lines of a victim already listed: a
+	 * memory.oom.group kill names its first victim again, and the
+	 * kernel counts each line in memory.events oom_kill */
+	unsigned kills_repeated;
 	bool complete;	    /* trigger through "Killed process" all seen, no
 			       sequence gap */
 	struct strbuf raw;  /* the report's records, one per line, in the

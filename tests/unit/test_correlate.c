@@ -42,6 +42,7 @@ struct step {
 	const char *proc_comm; /* BARE: status Name (NULL: "hog") */
 	const char *oom_memcg; /* FULL (NULL: task_memcg) */
 	bool group;	       /* FULL: memory.oom.group, a victim per pid */
+	unsigned repeated;     /* FULL group: kill lines naming one again */
 };
 
 struct want {
@@ -164,6 +165,14 @@ static const struct scenario scenarios[] = {
     {TICK, 3000}, {TICK, 6000} },
   { {500, "/w/app", CORR_CAPTURE, CORR_KERNEL_REPORT, CORR_HIGH, 16,
      .kills = 3} } },
+
+{ "cgroup v2's oom.group kills the first victim twice and counts it twice",
+  { {NOTE, 100, "/w/app", 50, 4, {0}, 16},
+    {FULL, 101, "/w/app", .pids = {500, 501, 502}, .kill = 99,
+     .group = true, .repeated = 1},
+    {TICK, 3000}, {TICK, 12000} },
+  { {500, "/w/app", CORR_CAPTURE, CORR_KERNEL_REPORT, CORR_HIGH, 16,
+     .kills = 4} } },
 
 { "a full report outside the watched trees is left out",
   { {FULL, 100, "/other", .pids = {500}, .kill = 99}, {TICK, 3000} },
@@ -381,6 +390,7 @@ static void make_report(const struct step *s, unsigned seq,
 	r->victims = v;
 	r->n_victims = n;
 	r->group_kill = s->group;
+	r->kills_repeated = s->repeated;
 	for (size_t i = 0; i < n; i++) {
 		v[i].pid = s->pids[i];
 		strlcpy_safe(v[i].comm, "hog", sizeof(v[i].comm));

@@ -197,6 +197,7 @@ struct fixture_case {
 	uint64_t stat_value;
 	unsigned n_tasks, n_victims;
 	bool complete, group_kill, global, stats_truncated;
+	unsigned kills_repeated; /* the oom.group line naming a victim again */
 };
 
 #define U UINT64_MAX
@@ -304,7 +305,8 @@ ParameterizedTestParameters(kmsg, fixtures)
 		  .usage_kb = 32768, .limit_kb = 32768, .failcnt = 57,
 		  .n_stats = 51, .stat = "thp_collapse_alloc", .stat_value = 0,
 		  .n_tasks = 3, .complete = true, .group_kill = true,
-		  .global = false, .stats_truncated = false },
+		  .global = false, .stats_truncated = false,
+		  .kills_repeated = 1 },
 		{ .file = "v2-6.1-pod-ctr/kmsg.txt", .n_reports = 1, .idx = 0,
 		  .seq_first = 374, .seq_last = 410,
 		  .trigger_comm = "hog", .trigger_pid = 176,
@@ -460,6 +462,8 @@ ParameterizedTest(struct fixture_case *c, kmsg, fixtures)
 	cr_assert_str_eq(r->trigger.comm, c->trigger_comm, "%s", c->file);
 	cr_assert_eq(r->trigger.pid, c->trigger_pid, "%s", c->file);
 	cr_assert_eq(r->n_victims, c->n_victims, "%s: victims", c->file);
+	cr_assert_eq(r->kills_repeated, c->kills_repeated,
+		     "%s: kill lines naming a victim again", c->file);
 	cr_assert_eq(r->victims[0].pid, c->victim_pid, "%s", c->file);
 	cr_assert_str_eq(r->victims[0].comm, c->victim_comm, "%s", c->file);
 	cr_assert_eq(r->victims[0].anon_rss_kb, c->anon_rss_kb, "%s", c->file);

@@ -320,11 +320,14 @@ static struct corr_kill *push(struct correlator *c)
 	return memset(&c->out[c->n_out++], 0, sizeof(*grown));
 }
 
-/* The kills a report stands for: each victim of a memory.oom.group kill
- * is counted. */
+/* The kills a report stands for, as the cgroup counts them: each
+ * "Killed process" line of a memory.oom.group kill, the first victim's
+ * second one included (the kernel kills it again in the group's walk). */
 static uint64_t report_kills(const struct oom_report *r)
 {
-	return r->group_kill && r->n_victims > 1 ? r->n_victims : 1;
+	return r->group_kill && r->n_victims
+		       ? (uint64_t)r->n_victims + r->kills_repeated
+		       : 1;
 }
 
 /* Queues a decision; takes r over. A kill to capture claims its

@@ -472,12 +472,8 @@ static int do_bundle(struct pubqueue *q, struct pub_item *it,
 		 * someone who may create OOMBundles here: the data decides */
 		q->stats.conflicts++;
 		r = q->ops->bundle_is_ours(q->ud, it, data, len, err);
-		if (r == 0) {
+		if (r == 0) { /* the op said why, and deleted it */
 			q->stats.planted++;
-			log_warn(
-				"report %s: the OOMBundle of that name was not "
-				"written by this agent; deleted, storing ours",
-				it->id);
 			r = q->ops->create_bundle(q->ud, it, data, len, err);
 		}
 	}

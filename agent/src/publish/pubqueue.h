@@ -78,8 +78,9 @@ struct pub_ops {
 			     struct kube_error *err);
 	/* After a 409 on the bundle: 1 the stored one's data is data (ours,
 	 * from before a crash or a lost answer), 0 it is not (another
-	 * writer's, planted under the name: deleted by its uid, so that the
-	 * next create stores ours), < 0 not known (retried). */
+	 * writer's, planted under the name: logged and deleted by its uid,
+	 * so that the next create stores ours; or gone meanwhile), < 0 not
+	 * known (retried). */
 	int (*bundle_is_ours)(void *ud, const struct pub_item *it,
 			      const void *data, size_t len,
 			      struct kube_error *err);

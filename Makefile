@@ -17,8 +17,41 @@ ifeq ($(CI),true)
 WARN     += -Werror
 endif
 CPPFLAGS += -D_GNU_SOURCE -Icommon
-ALLCFLAGS = -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) -MMD -MP
+# each function and datum in its own section, so that the programs'
+# --gc-sections drops the ones nothing calls (185 KB of the sidecar's text)
+ALLCFLAGS = -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) -ffunction-sections \
+            -fdata-sections -MMD -MP
+# Tests link Debian's shared libraries (quick to link, what ASan wants).
 LIBS     := -lwebsockets -lcurl -ljson-c -lyaml -larchive -lcrypto -lz -lseccomp -lcap -lpthread -lm
+
+# The programs, for a host and for the images alike (docs/build.md): lean
+# against the static libcurl, nghttp2, libarchive and OpenSSL of
+# images/build-static-libs.sh when its cache has them (`make static-libs`
+# builds them), else against Debian's shared libcurl, libarchive and
+# OpenSSL, said once. Either way every library Debian ships an archive of
+# is static and only libc stays shared; --gc-sections drops what nothing
+# calls and -z pack-relative-relocs (DT_RELR: glibc 2.36) packs the
+# relative relocations the loader reads at every start. LINK=shared: the
+# test binaries' $(LIBS) (make asan).
+LINK        ?= lean
+STATIC_PKGS := nghttp2 curl libarchive openssl
+# the prefixes, looked up once and only by a recipe that links (~40 ms)
+STATIC_DIRS  = $(eval STATIC_DIRS := $(foreach p,$(STATIC_PKGS),$(shell \
+                 images/build-static-libs.sh --cached $(p) 2>/dev/null)))$(STATIC_DIRS)
+STATIC_OK    = $(if $(filter $(words $(STATIC_PKGS)),$(words $(STATIC_DIRS))),yes)
+LEAN_LDFLAGS := -Wl,--gc-sections -Wl,--as-needed -Wl,-z,pack-relative-relocs
+LEAN_STATIC  = $(STATIC_DIRS:%=-L%/lib) -Wl,-Bstatic -lcurl -lnghttp2 \
+               -larchive -lwebsockets -lssl -lcrypto -ljson-c -lyaml -lz \
+               -lseccomp -lcap -lm -Wl,-Bdynamic -lpthread -ldl
+LEAN_DEBIAN := -Wl,-Bstatic -lwebsockets -ljson-c -lyaml -lseccomp -lcap -lm \
+               -Wl,-Bdynamic -lcurl -larchive -lssl -lcrypto -lz -lpthread -ldl
+ifeq ($(LINK),shared)
+PROG_LIBS    = $(LIBS)
+LINK_KIND    = shared (Debian's libraries)
+else
+PROG_LIBS    = $(LEAN_LDFLAGS) $(if $(STATIC_OK),$(LEAN_STATIC),$(LEAN_DEBIAN))
+LINK_KIND    = $(if $(STATIC_OK),lean (static cache),lean without the static cache (Debian's shared libcurl, libarchive, OpenSSL))
+endif
 
 SUBSYSTEMS  := base kernel inspect forensics forensics/runtimes kube
 COMMON_SRC  := $(foreach s,$(SUBSYSTEMS),$(wildcard common/$(s)/*.c))
@@ -64,7 +97,7 @@ BINS        := $(if $(AGENT_SRC),$(AGENT)) $(if $(SIDECAR_SRC),$(SIDECAR)) \
 all: $(LIB) $(BINS) $(VICTIM_BIN) $(GO_VICTIM)
 
 # What a command needs (scripts/deps.sh says what each set holds):
-# `make deps DEPS=demo|test|all`; demo and test install their own set.
+# `make deps DEPS=demo|test|all|dist`; demo, test and dist install their own set.
 DEPS ?= all
 .PHONY: deps-demo deps-test test-fresh
 deps:
@@ -85,14 +118,43 @@ $(LIB): $(COMMON_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(AGENT_OBJ): CPPFLAGS += -Iagent/src
-$(AGENT): $(AGENT_OBJ) $(LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(AGENT_OBJ) $(LIB) $(LIBS)
+# The programs' link line, kept in a file rewritten only when it changes
+# (the static cache appeared, LINK=...): the programs are linked again then.
+LINK_STAMP := $(B)/link-libs.txt
+.PHONY: FORCE
+$(LINK_STAMP): FORCE
+	@mkdir -p $(@D)
+	@echo '$(PROG_LIBS)' | cmp -s - $@ || { \
+	  echo '$(PROG_LIBS)' >$@; \
+	  $(if $(filter shared,$(LINK))$(STATIC_OK),:,echo "make: no static \
+	libcurl, nghttp2, libarchive, OpenSSL in the cache of \
+	images/build-static-libs.sh: the programs link Debian's shared ones \
+	(about 45 more libraries loaded at start, ~10 ms, ~9 MiB RSS; \
+	docs/build.md); \`make static-libs\` builds them (once, \
+	~10 min)" >&2); }
 
-$(SIDECAR): $(SIDECAR_OBJ) $(LIB)
+# The release archives for linux/amd64 and linux/arm64 (the arm64 ones
+# cross-built), SHA256SUMS and the krew manifest, in $(B)/dist
+# (scripts/dist.sh, docs/build.md: Distributables). DIST_URL: the
+# manifest's download address. Installs its set first, as make test does.
+.PHONY: dist
+dist:
+	@B=$(B) scripts/deps.sh dist
+	+@B=$(B) MAKE="$(MAKE)" scripts/dist.sh
+
+# Builds (or finds in the cache) the static libraries the lean link uses.
+.PHONY: static-libs
+static-libs:
+	@for p in $(STATIC_PKGS); do images/build-static-libs.sh $$p || exit 1; done
+
+$(AGENT_OBJ): CPPFLAGS += -Iagent/src
+$(AGENT): $(AGENT_OBJ) $(LIB) $(LINK_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SIDECAR_OBJ) $(LIB) $(LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(AGENT_OBJ) $(LIB) $(PROG_LIBS)
+
+$(SIDECAR): $(SIDECAR_OBJ) $(LIB) $(LINK_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SIDECAR_OBJ) $(LIB) $(PROG_LIBS)
 
 # kubectl-oomlens: a kubectl plugin (found on PATH by its name); the
 # version is the project's (VERSION, also the chart's appVersion).
@@ -102,9 +164,9 @@ $(PLUGIN_COMP): kubectl-oomlens/kubectl_complete-oomlens
 	@mkdir -p $(@D)
 	install -m 0755 $< $@
 
-$(PLUGIN): $(PLUGIN_OBJ) $(LIB)
+$(PLUGIN): $(PLUGIN_OBJ) $(LIB) $(LINK_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(LIB) $(LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(LIB) $(PROG_LIBS)
 
 $(B)/tests/%: tests/unit/%.c $(LIB)
 	@mkdir -p $(dir $@)
@@ -222,7 +284,7 @@ lint: $(LIB)
 check: test lint
 
 asan:
-	@$(MAKE) --no-print-directory B=build-asan \
+	@$(MAKE) --no-print-directory B=build-asan LINK=shared \
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 	  LDFLAGS="-fsanitize=address,undefined" all \
 	  $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%) \
@@ -243,8 +305,9 @@ demo: deps-demo
 test-fresh:
 	@B=$(B) scripts/test-fresh.sh
 
-# `make -s print-LIBS`: a variable's value, for scripts that link against
-# liboomlens.a outside the Makefile (tests/bench/bench_kube.sh)
+# `make -s print-PROG_LIBS`: a variable's value, for scripts that link
+# against liboomlens.a outside the Makefile as the programs are linked
+# (tests/bench/bench_kube.sh)
 print-%:
 	@echo '$($*)'
 

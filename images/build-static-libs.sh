@@ -3,7 +3,7 @@
 # for the agent's and sidecar's images only (images/images.sh): the
 # installed shared libcurl and libarchive pull in Kerberos, LDAP, GnuTLS,
 # libxml2 and ICU (about 45 MiB) for protocols and formats oomlens never
-# uses. Usage: build-static-libs.sh nghttp2|curl|libarchive|openssl
+# uses. Usage: build-static-libs.sh [--cached] nghttp2|curl|libarchive|openssl
 # Prints the prefix (lib/*.a, include/) on stdout:
 #   ${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}/static-<pkg>-<version>-<recipe hash>
 # Idempotent: a complete prefix returns at once. The sources come through
@@ -11,10 +11,27 @@
 # as it is), checked against the archive's Sources index; the first build
 # needs network access to deb.debian.org. curl needs nghttp2's prefix,
 # which it builds first. openssl: the libraries and headers only.
+# --cached: the newest complete prefix of the current recipe already in the
+# cache, or exit 1 with nothing printed; never downloads or builds (the
+# Makefile asks this at each link: ~20 ms).
+# --arch arm64 (or OOMLENS_ARCH=arm64): cross-built for linux/arm64 with
+# Debian's cross toolchain (gcc-aarch64-linux-gnu) against the arm64
+# sysroot of scripts/cross-sysroot.sh (zlib, OpenSSL's headers), for
+# `make dist`; cached apart, as static-<pkg>-arm64-<version>-<recipe hash>.
+# The default (amd64, the build machine's) keeps its names and hashes.
 set -euo pipefail
+CACHED=
+ARCH=${OOMLENS_ARCH:-amd64}
+while [ $# -gt 1 ]; do
+	case $1 in
+	--cached) CACHED=--cached; shift ;;
+	--arch) ARCH=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
 ROOT=${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}
 SRC=$ROOT/static-src
-PKG=${1:?usage: $0 nghttp2|curl|libarchive|openssl}
+PKG=${1:?usage: $0 [--cached] [--arch amd64|arm64] nghttp2|curl|libarchive|openssl}
 log() { echo "build-static-libs: $*" >&2; }
 APTOPT=(-o Dir::Etc::SourceList="$SRC/apt/sources.list"
 	-o Dir::Etc::SourceParts=- -o Dir::State::Lists="$SRC/apt/lists"
@@ -142,23 +159,91 @@ configure_libarchive() {
 		--disable-bsdcat --with-zlib "$@"
 }
 
+# The cross build (--arch arm64). configure_* stay as they are (their text
+# is the amd64 recipe's hash); the cross compiler comes in through the
+# environment (CC, a CMake toolchain file) and --host, and OpenSSL, whose
+# Configure takes the target only as an argument, has its own line below.
+CROSS=aarch64-linux-gnu
+cross_env() {
+	export CC=$CROSS-gcc AR=$CROSS-ar RANLIB=$CROSS-ranlib STRIP=$CROSS-strip
+	export CPPFLAGS="-I$SYSROOT/usr/include -I$SYSROOT/usr/include/$CROSS"
+	export LDFLAGS="-L$SYSROOT/usr/lib/$CROSS -Wl,-rpath-link,$SYSROOT/usr/lib/$CROSS:$SYSROOT/lib/$CROSS"
+	# the sysroot's .pc files only, never the build machine's
+	export PKG_CONFIG_LIBDIR=$SYSROOT/usr/lib/$CROSS/pkgconfig:$SYSROOT/usr/share/pkgconfig
+	cat >"$TREE/.oomlens-toolchain.cmake" <<-EOF
+		set(CMAKE_SYSTEM_NAME Linux)
+		set(CMAKE_SYSTEM_PROCESSOR aarch64)
+		set(CMAKE_C_COMPILER $CROSS-gcc)
+		set(CMAKE_FIND_ROOT_PATH $SYSROOT)
+		set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+		set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+		set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+	EOF
+	export CMAKE_TOOLCHAIN_FILE=$TREE/.oomlens-toolchain.cmake
+}
+# configure_openssl's options (keep them in step), for linux-aarch64; CC,
+# AR and RANLIB unset: Configure puts the prefix in front of its own.
+cross_configure_openssl() {
+	env -u CC -u AR -u RANLIB -u CPPFLAGS -u LDFLAGS ./Configure linux-aarch64 \
+		--cross-compile-prefix=$CROSS- no-shared no-tests --prefix=/usr \
+		--libdir="lib/$MULTIARCH" --openssldir=/usr/lib/ssl
+}
+cross_configure() {
+	case $PKG in
+	openssl) cross_configure_openssl ;;
+	nghttp2) configure_nghttp2 "$@" ;;
+	*) "configure_$PKG" "$@" --host=$CROSS ;;
+	esac
+}
+
 case $PKG in
 nghttp2 | curl | libarchive | openssl) ;;
 *) log "unknown package '$PKG'"; exit 2 ;;
 esac
+case $ARCH in
+amd64) NAME=static-$PKG ;;
+arm64)
+	NAME=static-$PKG-arm64
+	SYSROOT=$("$(dirname "$0")/../scripts/cross-sysroot.sh" $CACHED sysroot) || {
+		log "no arm64 sysroot (scripts/cross-sysroot.sh sysroot)"
+		exit 1
+	}
+	command -v $CROSS-gcc >/dev/null || [ -n "$CACHED" ] || {
+		log "no $CROSS-gcc: apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
+		exit 1
+	}
+	;;
+*) log "unknown architecture '$ARCH' (amd64, arm64)"; exit 2 ;;
+esac
 NGHTTP2=
-MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-[ "$PKG" = curl ] && NGHTTP2=$("$0" nghttp2)
+# shellcheck disable=SC2086 # $CACHED: empty or one word
+[ "$PKG" = curl ] && NGHTTP2=$("$0" $CACHED --arch "$ARCH" nghttp2)
+RECIPE=$( (declare -f "configure_$PKG"; echo "$CFLAGS_STATIC $NGHTTP2"
+	# the cross recipe besides, for arm64 only
+	if [ "$ARCH" != amd64 ]; then
+		declare -f cross_env
+		if [ "$PKG" = openssl ]; then declare -f cross_configure_openssl
+		else declare -f cross_configure; fi
+		echo "$ARCH $SYSROOT"
+	fi) |
+	sha256sum | cut -c1-12)
+if [ -n "$CACHED" ]; then
+	found=$(for d in "$ROOT/$NAME"-*-"$RECIPE"; do
+		[ -f "$d/.complete" ] && echo "$d"
+	done | sort -V | tail -1)
+	[ -n "$found" ] || exit 1
+	echo "$found"
+	exit 0
+fi
+MULTIARCH=$(dpkg-architecture -a"$ARCH" -qDEB_HOST_MULTIARCH 2>/dev/null)
 sources_index
 VER=$(src_version "$PKG")
 [ -n "$VER" ] || { log "no $PKG in bookworm's Sources index"; exit 1; }
-RECIPE=$( (declare -f "configure_$PKG"; echo "$CFLAGS_STATIC $NGHTTP2") |
-	sha256sum | cut -c1-12)
-OUT=$ROOT/static-$PKG-${VER#*:}-$RECIPE
+OUT=$ROOT/$NAME-${VER#*:}-$RECIPE
 if [ -f "$OUT/.complete" ]; then echo "$OUT"; exit 0; fi
 
-log "building static $PKG $VER (a few minutes; cached in $OUT)"
-TREE=$SRC/$PKG-${VER#*:}
+log "building static $PKG $VER for $ARCH (a few minutes; cached in $OUT)"
+TREE=$SRC/${NAME#static-}-${VER#*:}
 unpack "$PKG" "$VER" "$TREE"
 cd "$TREE"
 # dpkg-source's patches may leave configure older than configure.ac:
@@ -172,7 +257,9 @@ find . \( -name configure -o -name Makefile.in -o -name aclocal.m4 \
 export CFLAGS=$CFLAGS_STATIC
 MAKEDIR=. # CMake builds out of tree
 [ "$PKG" = nghttp2 ] && MAKEDIR=build
-"configure_$PKG" --prefix="$OUT" >&2 2>&1 || {
+CONFIGURE=configure_$PKG
+[ "$ARCH" = amd64 ] || { cross_env; CONFIGURE=cross_configure; }
+"$CONFIGURE" --prefix="$OUT" >&2 2>&1 || {
 	log "configure failed: $TREE/config.log"
 	exit 1
 }

@@ -11,11 +11,11 @@
 #   pause.tar            localhost/oomlens-pause:1      (catatonit -P)
 #   busybox.tar          localhost/oomlens-busybox:1    (+ build/victims/*)
 #   jre17.tar            localhost/oomlens-jre17:1      (mmdebstrap, cached)
-# Agent and sidecar are scratch + the binary + exactly the shared libraries
-# ldd lists (glibc's only) + the CA bundle; the binaries are linked again
-# for the images, in $B/images/bin, against static libcurl, nghttp2 and
-# libarchive built from Debian's sources by build-static-libs.sh (cached
-# in ${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}/static-*; the first build
+# Agent and sidecar are scratch + make's binary + exactly the shared
+# libraries ldd lists (glibc's only) + the CA bundle; the binaries are the
+# Makefile's, linked lean against static libcurl, nghttp2, libarchive and
+# OpenSSL built from Debian's sources by build-static-libs.sh (cached in
+# ${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}/static-*; the first build
 # needs deb.debian.org). buildah keeps its storage under $B/buildah (vfs:
 # no mounts left behind); the JRE archive (about 2 minutes, 365 MiB) is
 # cached outside $B in ${OOMLENS_IMAGE_CACHE:-/var/cache/oomlens/images},
@@ -84,59 +84,34 @@ fresh() {
 	return 0
 }
 
-# The static libraries the image binaries link (build-static-libs.sh,
-# cached outside $B): the installed shared libcurl and libarchive would
-# bring Kerberos, LDAP, GnuTLS, libxml2 and ICU into the images.
-static_libs() {
-	local p
-	STATIC=()
-	for p in curl nghttp2 libarchive openssl; do
-		STATIC+=("$("$HERE/build-static-libs.sh" "$p")")
-	done
-}
-
-# image_bin NAME: $B/images/bin/NAME, the program linked again from make's
-# objects: libcurl, nghttp2, libarchive and OpenSSL from the static
-# prefixes, and static too every library Debian ships an archive of (json-c,
-# yaml, zlib, seccomp, cap, and libm: a few functions instead of 350 KB
-# of libm.so resident); only libc stays shared. --gc-sections drops
-# the code nothing calls. -z pack-relative-relocs (DT_RELR, binutils 2.38
-# and glibc 2.36, both in bookworm) packs the position-independent
-# executable's relative relocations: 484 KB of .rela.dyn, which the loader
-# reads whole at every start and mlockall then keeps resident, become 7 KB.
-image_bin() {
-	local name=$1 dir=${1#oomlens-} bin=$OUT/bin/$1 objs=() c p
-	# the program's sources, its rooms' (agent/src/<room>/) included
-	for c in "$TOP/$dir"/src/*.c "$TOP/$dir"/src/*/*.c; do
-		[ -f "$c" ] || continue
-		c=${c#"$TOP"/}
-		objs+=("$B/obj/${c%.c}.o")
-	done
-	[ -f "$bin" ] && ! [ "$B/bin/$name" -nt "$bin" ] && ! [ "$0" -nt "$bin" ] &&
-		! [ "$HERE/build-static-libs.sh" -nt "$bin" ] && return 0
-	[ ${#STATIC[@]} -gt 0 ] || static_libs
-	local lib=()
-	for p in "${STATIC[@]}"; do lib+=("-L$p/lib"); done
-	mkdir -p "$OUT/bin"
-	${CC:-cc} -O2 -o "$bin.tmp" "${objs[@]}" "$B/liboomlens.a" \
-		-Wl,--gc-sections -Wl,--as-needed -Wl,-z,pack-relative-relocs \
-		"${lib[@]}" -Wl,-Bstatic \
-		-lcurl -lnghttp2 -larchive -lwebsockets -lssl -lcrypto -ljson-c \
-		-lyaml -lz \
-		-lseccomp -lcap -lm -Wl,-Bdynamic -lpthread -ldl
-	mv "$bin.tmp" "$bin"
+# lean_bin NAME: make's $B/bin/NAME, linked lean (the Makefile's PROG_LIBS,
+# docs/build.md): the static libcurl, nghttp2, libarchive and OpenSSL of
+# build-static-libs.sh (built here when the cache lacks them: the first
+# build needs deb.debian.org), every other library static but libc. The
+# installed shared libcurl and libarchive would bring Kerberos, LDAP,
+# GnuTLS, libxml2 and ICU into the images; a binary that still needs
+# more than libc is refused.
+lean_bin() {
+	local name=$1 bin=$B/bin/$1 extra
+	make -s -C "$TOP" --no-print-directory B="$B" static-libs >/dev/null
+	make -C "$TOP" --no-print-directory B="$B" "$bin" >/dev/null
+	extra=$(readelf -d "$bin" | awk '/\(NEEDED\)/ {print $NF}' |
+		tr -d '[]' | grep -Ev '^(libc\.so\.6|ld-linux.*\.so\.[0-9])$' || true)
+	if [ -n "$extra" ]; then
+		log "$bin needs $(echo "$extra" | tr '\n' ' ')beyond libc and the loader: not lean"
+		exit 1
+	fi
 }
 
 # The agent's and sidecar's archives, with their size against the goal.
 own_image() { # name goal-MiB
 	local name=$1 goal=$2 r size
-	[ -x "$B/bin/$name" ] || { log "$B/bin/$name missing: make all"; exit 1; }
-	image_bin "$name"
-	if ! fresh "$OUT/$name.tar" "$OUT/bin/$name" \
+	lean_bin "$name"
+	if ! fresh "$OUT/$name.tar" "$B/bin/$name" \
 		"$(containerfile "$name")" "$TOP/VERSION"; then
 		stage "$name"
 		r=$CTX/$name/rootfs
-		copy_elf "$r" "$OUT/bin/$name" "/usr/bin/$name"
+		copy_elf "$r" "$B/bin/$name" "/usr/bin/$name"
 		install -D -m 0644 /etc/ssl/certs/ca-certificates.crt \
 			"$r/etc/ssl/certs/ca-certificates.crt"
 		install -d -m 1777 "$r/tmp"
@@ -198,7 +173,6 @@ jre_image() {
 	ln -f "$cached" "$OUT/jre17.tar" 2>/dev/null || cp "$cached" "$OUT/jre17.tar"
 }
 
-STATIC=()
 mkdir -p "$OUT" "$CTX"
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=(oomlens-agent oomlens-sidecar pause busybox jre17)

@@ -9,6 +9,9 @@
 #                          tool a test runs, and a kubectl client under
 #                          $B/tools/bin and helm (Debian 12 packages neither)
 #   scripts/deps.sh all    both (the same as test)
+#   scripts/deps.sh dist   make dist besides the build: Debian's arm64 cross
+#                          compiler and libc, and file (its checks); not in
+#                          all (scripts/dist.sh, docs/build.md)
 set -eu
 cd "$(dirname "$0")/.."
 B=${B:-build}
@@ -54,11 +57,18 @@ cppcheck npm nodejs ca-certificates containerd runc containernetworking-plugins
 buildah mmdebstrap catatonit golang-go golang-1.19-go golang-github-modern-go-reflect2-dev
 iproute2 curl dpkg-dev cmake perl gojq node-js-yaml yq"
 
+# make dist: the cross toolchain (scripts/dist.sh), file (its checks and
+# tests/integration/test_dist.py's); its sysroot and qemu are unpacked
+# .debs in the cache, never installed (scripts/cross-sysroot.sh).
+DIST="$BUILD gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
+libc6-dev-arm64-cross file dpkg-dev cmake perl"
+
 case $what in
 demo) PKGS=$DEMO ;;
 test | all) PKGS=$TEST ;;
+dist) PKGS=$DIST ;;
 *)
-	echo "deps: usage: $0 demo|test|all" >&2
+	echo "deps: usage: $0 demo|test|all|dist" >&2
 	exit 2
 	;;
 esac

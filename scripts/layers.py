@@ -75,9 +75,11 @@ PROGRAMS = {
         "dir": "kubectl-oomlens/src",
         "shared": ["plugin.h"],
         "rooms": {
-            "main": (["main.c"], {"complete", "commands", "cmd", "util"}),
+            "main": (["main.c"], {"args", "complete", "commands", "cmd", "util"}),
+            # the command line, parsed alike for commands and completion
+            "args": (["args.c"], {"commands", "util"}),
             # kubectl_complete-oomlens: candidates from the table
-            "complete": (["complete.c"], {"commands", "util"}),
+            "complete": (["complete.c"], {"args", "commands", "util"}),
             # the table of commands points at what runs each
             "commands": (["commands.c"], {"cmd", "util"}),
             "cmd": (["cmd_*.c"], {"util"}),

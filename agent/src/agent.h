@@ -26,6 +26,10 @@ struct agent_opts {
 	int n_spool;
 	bool standalone;
 	bool from_start; /* first start: report what the ring buffer holds */
+	/* STATE/reports/ at most: kills, bytes (kill/reports.c) */
+	unsigned reports_keep;
+	uint64_t reports_max_bytes;
+	size_t bundle_max; /* --bundle-max-size: what a bundle is filled to */
 	struct cluster_opts cluster; /* without --standalone */
 };
 
@@ -84,6 +88,14 @@ int agent_state_save(struct agent *a);
  * decided (k->state_at_notification is used, not taken); prints the report
  * line on stdout. Returns 0 or -errno (the caller logs it). */
 int agent_capture(struct agent *a, struct corr_kill *k);
+
+/* reports.c: deletes the oldest kills' files in STATE/reports/ (a kill's
+ * bundle, report and node-oom.txt together) until at most
+ * opts.reports_keep kills and opts.reports_max_bytes bytes remain; a
+ * bundle the publish queue still needs is never deleted. One log line per
+ * round that removed or had to spare something. At start and after each
+ * bundle written; blocks on disk I/O only. */
+void agent_reports_prune(struct agent *a);
 
 /* cgmap.c: learns where the memory hierarchy we read sits in the kernel's
  * and logs it (a warning when the kernel's paths cannot be mapped). */

@@ -14,6 +14,7 @@
 #include <sys/timerfd.h>
 
 #include "agent.h"
+#include "forensics/bundle.h"
 #include "commands.h"
 #include "base/fileio.h"
 #include "base/log.h"
@@ -30,6 +31,12 @@
  * report (an oom.group kill prints one "Killed process" per task) before
  * closing it. */
 #define QUIET_US 3000
+/* A memory.oom.group kill's lines come one after the other, each once the
+ * console printed the last (in the TCG guest 0.3-3.5 ms apart, more on a
+ * busy host): its report stays open past QUIET_US while its cgroup still
+ * lists a task without its line, or one this agent cannot name (another
+ * pid namespace: the DaemonSet's), up to this much quiet. */
+#define GROUP_QUIET_US 250000
 /* While a report is being printed (or an OOM was just notified), /dev/kmsg
  * is polled this often: the kernel defers waking its readers to the next
  * tick (up to 4 ms at HZ=250). */
@@ -70,17 +77,21 @@ static void usage(FILE *f)
 		"NS,...]\n"
 		"          [--exclude-namespaces NS,...] "
 		"[--keep-per-namespace 50]\n"
-		"          [--max-age 30d] [--host-root /host]   (cluster "
-		"mode; "
-		"env NODE_NAME)\n"
+		"          [--max-age 30d] [--max-bytes-per-namespace 16Mi]\n"
+		"          [--retention-interval 10m]\n"
+		"          [--host-root /host]   (cluster mode; env "
+		"NODE_NAME)\n"
 		"       oomlens-agent run --standalone --watch SUBTREE "
 		"[--watch ...]\n"
 		"          --state-dir DIR [--host-root /] [--spool-dir DIR "
 		"...] "
 		"[--from-start]\n"
-		"       both: [--metrics-addr HOST:PORT] [--metrics-insecure]\n"
+		"       both: [--bundle-max-size SIZE] (cluster 256Ki, "
+		"standalone 900Ki)\n"
+		"          [--metrics-addr HOST:PORT] [--metrics-insecure]\n"
 		"          [--metrics-tls-cert FILE --metrics-tls-key FILE]  "
 		"(docs/metrics.md)\n"
+		"          [--reports-keep 200] [--reports-max-bytes 256Mi]\n"
 		"\n"
 		"Cluster mode watches every pod's memory cgroup on the node, "
 		"writes one\n"
@@ -88,7 +99,14 @@ static void usage(FILE *f)
 		"OOMReport,\n"
 		"an OOMBundle and a Warning Event on the pod. --standalone "
 		"watches each\n"
-		"SUBTREE of the memory hierarchy and only writes bundles.\n");
+		"SUBTREE of the memory hierarchy and only writes bundles.\n"
+		"\n"
+		"DIR/reports/ keeps at most --reports-keep kills and "
+		"--reports-max-bytes\n"
+		"bytes (K, M, G suffixes): the oldest kills' files go first, "
+		"at start and\n"
+		"after each bundle; a bundle the publish queue still needs is "
+		"kept.\n");
 }
 
 /* "a,b,c" into list (pointers into a copy that lives as long as the
@@ -138,6 +156,19 @@ static int opt_error(const char *opt, const char *arg, const char *want)
 	return -EINVAL;
 }
 
+/* Within what one API object holds, and room for the essential files. */
+static int parse_bundle_max(const char *arg, size_t *ret)
+{
+	uint64_t v;
+
+	if (parse_size(arg, &v) < 0 || v < BUNDLE_MIN_BYTES ||
+	    v > BUNDLE_MAX_BYTES)
+		return opt_error("--bundle-max-size", arg,
+				 "a size from 64Ki to 900Ki");
+	*ret = (size_t)v;
+	return 0;
+}
+
 static int parse_cluster_opt(int c, const char *arg, struct agent_opts *o)
 {
 	struct cluster_opts *k = &o->cluster;
@@ -171,9 +202,43 @@ static int parse_cluster_opt(int c, const char *arg, struct agent_opts *o)
 			       ? opt_error("--max-age", arg,
 					   "e.g. 30d, 12h, 90m")
 			       : 0;
+	case 'I':
+		return parse_age(arg, &k->retention_interval_s) < 0
+			       ? opt_error("--retention-interval", arg,
+					   "e.g. 10m, 30s")
+			       : 0;
+	case 'Y':
+		return parse_size(arg, &k->max_bytes_per_namespace) < 0 ||
+				       k->max_bytes_per_namespace < (1u << 20)
+			       ? opt_error("--max-bytes-per-namespace", arg,
+					   "a size of at least 1Mi, e.g. 16Mi")
+			       : 0;
 	default:
 		return -EINVAL;
 	}
+}
+
+/* STATE/reports/'s limits, both modes (kill/reports.c). */
+#define REPORTS_KEEP 200
+#define REPORTS_MAX_BYTES (256ull << 20)
+
+static int parse_reports_opt(int c, const char *arg, struct agent_opts *o)
+{
+	uint64_t v;
+	unsigned u;
+
+	if (c == 'R') {
+		if (parse_uint(arg, &u) < 0 || u == 0)
+			return opt_error("--reports-keep", arg,
+					 "a number of kills >= 1");
+		o->reports_keep = u;
+		return 0;
+	}
+	if (parse_size(arg, &v) < 0 || v == 0)
+		return opt_error("--reports-max-bytes", arg,
+				 "a size > 0, e.g. 256Mi, 1G, 500000");
+	o->reports_max_bytes = v;
+	return 0;
 }
 
 static const struct option longopts[] = {
@@ -188,6 +253,11 @@ static const struct option longopts[] = {
 	{"exclude-namespaces", required_argument, NULL, 'X'},
 	{"keep-per-namespace", required_argument, NULL, 'P'},
 	{"max-age", required_argument, NULL, 'A'},
+	{"max-bytes-per-namespace", required_argument, NULL, 'Y'},
+	{"retention-interval", required_argument, NULL, 'I'},
+	{"bundle-max-size", required_argument, NULL, 'Z'},
+	{"reports-keep", required_argument, NULL, 'R'},
+	{"reports-max-bytes", required_argument, NULL, 'B'},
 	{"help", no_argument, NULL, 'h'},
 	{0}};
 
@@ -200,6 +270,9 @@ static int check_mode(struct agent_opts *o)
 				"queue live there)\n");
 		return -EINVAL;
 	}
+	if (!o->bundle_max)
+		o->bundle_max =
+			o->standalone ? BUNDLE_MAX_BYTES : BUNDLE_DEFAULT_BYTES;
 	if (o->standalone) {
 		if (!o->n_watch) {
 			fprintf(stderr, "run: --standalone needs at least one "
@@ -231,6 +304,10 @@ static int check_mode(struct agent_opts *o)
 		o->cluster.keep_per_namespace = 50;
 	if (!o->cluster.max_age_s)
 		o->cluster.max_age_s = 30ull * 86400;
+	if (!o->cluster.retention_interval_s)
+		o->cluster.retention_interval_s = 600;
+	if (!o->cluster.max_bytes_per_namespace)
+		o->cluster.max_bytes_per_namespace = 16ull << 20;
 	return 0;
 }
 
@@ -240,6 +317,8 @@ static int parse_opts(int argc, char **argv, const struct cli_globals *g,
 	int c;
 
 	o->host_root = g->host_root;
+	o->reports_keep = REPORTS_KEEP;
+	o->reports_max_bytes = REPORTS_MAX_BYTES;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -266,6 +345,15 @@ static int parse_opts(int argc, char **argv, const struct cli_globals *g,
 			break;
 		case 'F':
 			o->from_start = true;
+			break;
+		case 'Z':
+			if (parse_bundle_max(optarg, &o->bundle_max) < 0)
+				return -EINVAL;
+			break;
+		case 'R':
+		case 'B':
+			if (parse_reports_opt(c, optarg, o) < 0)
+				return -EINVAL;
 			break;
 		case 'h':
 			usage(stdout);
@@ -320,8 +408,10 @@ static int open_state(struct agent *a)
 	r = mkdir_p_at(a->state_fd, "reports", 0750);
 	if (r < 0)
 		return r;
+	/* the agent's own directory, but it deletes in it: never through
+	 * a symlink put in its place */
 	a->reports_fd = openat(a->state_fd, "reports",
-			       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	return a->reports_fd < 0 ? -errno : 0;
 }
 
@@ -412,6 +502,7 @@ static int setup(struct agent *a)
 	if (r < 0)
 		log_warn("state file in \"%s\" unreadable (%s), starting fresh",
 			 a->opts.state_dir, strerror(-r));
+	agent_reports_prune(a); /* limits lowered since the last run */
 	return 0;
 }
 
@@ -526,6 +617,9 @@ static void act_on(struct agent *a, struct corr_kill *k)
 	if (q < 0)
 		log_error("bundle for kill in \"%s\" failed: %s", k->cgroup,
 			  strerror(-q));
+	/* after the kill is staged in the publish queue: its bundle is
+	 * spared (a failed capture may have left its report) */
+	agent_reports_prune(a);
 	memlock_give_back(); /* what the pod's files took, freed */
 }
 
@@ -918,6 +1012,73 @@ static bool on_sample(struct loop *l)
 	return false;
 }
 
+/* The file of the kernel's cgroup kpath (an OOM report's path), read into
+ * sb, at most max bytes: cgroup_read_file()'s answer, -EXDEV when it lies
+ * outside what is mounted. */
+static int read_report_cgroup_file(const struct agent *a, const char *kpath,
+				   const char *file, size_t max,
+				   struct strbuf *sb)
+{
+	char cg[KMSG_PATH_MAX];
+
+	if (cgroup_mount_from_kernel(&a->cgmount, kpath, cg, sizeof(cg)) != 0)
+		return -EXDEV;
+	return cgroup_read_file(&a->cgfs, cg, file, max, sb);
+}
+
+/* Whether the kernel is about to announce a memory.oom.group kill after
+ * the report's first "Killed process" line: memory.oom.group is 1 in the
+ * victim's cgroup or an ancestor up to the one whose limit was hit (the
+ * kernel kills the highest such). Only on cgroup v2. */
+static bool group_kill_coming(const struct agent *a, const struct oom_report *r)
+{
+	char kpath[KMSG_PATH_MAX];
+
+	if (r->group_kill || r->global || r->n_victims != 1 ||
+	    !r->oom_memcg[0] || !r->task_memcg[0] ||
+	    !cgroup_path_within(r->task_memcg, r->oom_memcg))
+		return false;
+	strlcpy_safe(kpath, r->task_memcg, sizeof(kpath));
+	for (;;) {
+		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+		char *slash;
+
+		if (read_report_cgroup_file(a, kpath, "memory.oom.group", 16,
+					    &sb) == 0 &&
+		    sb.len && sb.buf[0] == '1')
+			return true;
+		if (streq(kpath, r->oom_memcg) ||
+		    !(slash = strrchr(kpath, '/')))
+			return false;
+		if (slash == kpath)
+			slash[1] = '\0'; /* "/" */
+		else
+			*slash = '\0';
+	}
+}
+
+/* Whether the report in progress may still gain "Killed process" lines of
+ * a memory.oom.group kill: the announcement is coming, or the group's
+ * cgroup lists a task without its line (oom_report_group_walked). A cgroup
+ * that cannot be read counts as pending: wait for GROUP_QUIET_US. */
+static bool group_walk_pending(const struct agent *a)
+{
+	const struct oom_report *r = kmsg_assembler_current(a->asm_);
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int ret;
+
+	if (!r || !r->n_victims)
+		return false;
+	if (!r->group_kill)
+		return group_kill_coming(a, r);
+	strbuf_init(&sb, 65536);
+	ret = read_report_cgroup_file(a, r->group_memcg, "cgroup.procs", 65535,
+				      &sb);
+	if (ret == -ENOENT)
+		return false; /* gone: nobody left to kill */
+	return ret < 0 || !oom_report_group_walked(r, sb.buf, sb.len);
+}
+
 /* kmsg ran dry: close the report in progress once it stays quiet. */
 static void after_drain(struct loop *l, size_t n_read)
 {
@@ -927,6 +1088,7 @@ static void after_drain(struct loop *l, size_t n_read)
 		/* A plain kill's report ends with its "Killed process" line:
 		 * close it now. Wait only for what may still come. */
 		if (!kmsg_assembler_may_grow(l->a->asm_) &&
+		    !group_walk_pending(l->a) &&
 		    kmsg_assembler_flush(l->a->asm_, false) > 0) {
 			pop_reports(l->a);
 			l->quiet_since = 0;
@@ -936,6 +1098,9 @@ static void after_drain(struct loop *l, size_t n_read)
 		return;
 	}
 	if (l->quiet_since && now - l->quiet_since >= QUIET_US) {
+		if (now - l->quiet_since < GROUP_QUIET_US &&
+		    group_walk_pending(l->a))
+			return;
 		l->quiet_since = 0;
 		if (kmsg_assembler_flush(l->a->asm_, false) > 0)
 			pop_reports(l->a);

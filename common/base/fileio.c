@@ -469,6 +469,25 @@ static int rm_rf_children(int fd)
 	return r;
 }
 
+int opendir_at(int dirfd, const char *path, DIR **ret)
+{
+	int fd = openat(dirfd, path,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	*ret = d;
+	return 0;
+}
+
 int rm_rf_at(int dirfd, const char *path)
 {
 	int fd, r;

@@ -2,6 +2,7 @@
 /* File I/O relative to directory fds (crun's read_all_file_at idea). */
 #pragma once
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,6 +80,12 @@ int mkdir_p_at(int dirfd, const char *path, unsigned mode);
  * walk that made and checked it: usable as the dirfd of openat, mkdirat.
  * The caller closes it. */
 int mkdir_p_open_at(int dirfd, const char *path, unsigned mode);
+
+/* Opens the directory dirfd/path for readdir ("." for dirfd itself: a
+ * fresh descriptor, so the listing's position is its own and dirfd stays
+ * the caller's), O_NOFOLLOW on the last component. *ret is closedir()'d by
+ * the caller. Returns 0 or -errno (-ENOTDIR for a file or a symlink). */
+int opendir_at(int dirfd, const char *path, DIR **ret);
 
 /* rm -rf relative to dirfd; never follows symlinks. -ENOENT is success. */
 int rm_rf_at(int dirfd, const char *path);

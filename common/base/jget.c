@@ -399,6 +399,80 @@ static int jscan_skip(struct jscan *j)
 	}
 }
 
+struct json_object *jget_parse_object(const char *text, size_t len,
+				      uint64_t max_cost)
+{
+	struct json_tokener *tok;
+	struct json_object *o;
+
+	if (!len || text[0] != '{' || len > INT32_MAX ||
+	    jget_tree_cost(text, len) > max_cost || !(tok = json_tokener_new()))
+		return NULL;
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	json_tokener_free(tok);
+	return o;
+}
+
+static const char *last_name(const char *const *path)
+{
+	while (path[1])
+		path++;
+	return *path;
+}
+
+/* The JSON type of the value starting at c, as type_name() says it. */
+static const char *kind_at(char c)
+{
+	return c == '{'		      ? "an object"
+	       : c == '"'	      ? "a string"
+	       : c == 't' || c == 'f' ? "a boolean"
+	       : c == 'n'	      ? "null"
+	       : c == '-'	      ? "a negative number"
+				      : "a number";
+}
+
+int jget_scan_each(struct jget_notes *n, const char *buf, size_t len,
+		   const char *const *path,
+		   int (*fn)(const char *elem, size_t elem_len, void *ud),
+		   void *ud)
+{
+	struct jscan j = {.s = buf, .n = len};
+	int r, count = 0;
+
+	jscan_ws(&j);
+	if (!path[0] || j.i >= j.n || buf[j.i] != '{')
+		return j.i < j.n && path[0] ? -EBADMSG : 0;
+	r = jscan_container(&j, path);
+	if (r <= 0)
+		return r;
+	if (buf[j.i] != '[') {
+		if (buf[j.i] != 'n') /* null is absent */
+			jget_note(n, "\"%.40s\" is %s, not an array: ignored",
+				  last_name(path), kind_at(buf[j.i]));
+		return 0;
+	}
+	j.i++;
+	for (;;) {
+		size_t start;
+
+		jscan_ws(&j);
+		if (j.i < j.n && buf[j.i] == ']' && !count)
+			return 0;
+		start = j.i;
+		if ((r = jscan_skip(&j)) < 0)
+			return r;
+		if ((r = fn(buf + start, j.i - start, ud)) < 0)
+			return r;
+		count++;
+		jscan_ws(&j);
+		if (j.i < j.n && buf[j.i] == ',') {
+			j.i++;
+			continue;
+		}
+		return j.i < j.n && buf[j.i] == ']' ? count : -EBADMSG;
+	}
+}
+
 int jget_scan_str(const char *buf, size_t len, const char *const *path,
 		  char *ret, size_t size)
 {

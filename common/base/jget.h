@@ -93,6 +93,26 @@ uint64_t jget_tree_cost(const char *buf, size_t len);
 int jget_scan_str(const char *buf, size_t len, const char *const *path,
 		  char *ret, size_t size);
 
+/* Each element of the array at path (object member names, NULL-terminated)
+ * of a JSON text, without building the text's tree: fn gets the element's
+ * own text (not NUL-terminated), to parse alone, so what is held at once is
+ * one element's tree, not the whole file's. A value at path that is not an
+ * array is noted in n as jget_array() would ("\"samples\" is an object,
+ * not an array: ignored") and gives 0; a missing one 0, no note. Returns
+ * the number of elements given to fn; -EBADMSG when the text is broken
+ * (the elements before the break were given), -ELOOP nested over 64 deep,
+ * or fn's own negative return, which stops the walk. */
+int jget_scan_each(struct jget_notes *n, const char *buf, size_t len,
+		   const char *const *path,
+		   int (*fn)(const char *elem, size_t elem_len, void *ud),
+		   void *ud);
+
+/* One JSON object's text (an element jget_scan_each() gave, not
+ * NUL-terminated) as its own tree: NULL when it is not an object, not
+ * JSON, or its tree would cost over max_cost (jget_tree_cost()). */
+struct json_object *jget_parse_object(const char *text, size_t len,
+				      uint64_t max_cost);
+
 /* Names the input the next notes are about ("" or NULL: none). */
 void jget_where(struct jget_notes *n, const char *where);
 

@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* A macro's value as a string literal: STR_OF(4096) is "4096". */
+#define STR_OF_(x) #x
+#define STR_OF(x) STR_OF_(x)
 
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))

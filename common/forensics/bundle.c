@@ -234,6 +234,20 @@ int bundle_add(struct bundle *b, const char *path, const void *data, size_t len,
 	return 0;
 }
 
+size_t bundle_raise_prio(struct bundle *b, const char *prefix,
+			 enum bundle_prio prio)
+{
+	size_t n = 0, len = strlen(prefix);
+
+	for (size_t i = 0; i < b->n; i++)
+		if (b->files[i].prio > prio &&
+		    !strncmp(b->files[i].path, prefix, len)) {
+			b->files[i].prio = prio;
+			n++;
+		}
+	return n;
+}
+
 int bundle_add_json(struct bundle *b, const char *path, struct json_object *obj,
 		    enum bundle_prio prio)
 {
@@ -663,6 +677,24 @@ static int fit_plan(struct bundle *b, size_t budget, z_stream *z,
 	}
 	*ret_est = sum + (man ? man : manifest_cost(b, z));
 	return dropped;
+}
+
+int bundle_fit(struct bundle *b, size_t max_bytes)
+{
+	z_stream z = {0};
+	size_t est = 0;
+	int r;
+
+	if (!max_bytes)
+		max_bytes = BUNDLE_MAX_BYTES;
+	if (raw_size(b) <= max_bytes)
+		return 0;
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	r = fit_plan(b, max_bytes, &z, &est);
+	deflateEnd(&z);
+	return r;
 }
 
 unsigned bundle_write_passes(const struct bundle *b)

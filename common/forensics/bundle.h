@@ -16,7 +16,15 @@
 struct json_object;
 
 #define BUNDLE_SCHEMA "oomlens.io/bundle/v1"
+/* The most one bundle may be: one API object's data (etcd's request limit
+ * is 1.5 MiB, the base64 of 900 KiB is 1.2 MB). */
 #define BUNDLE_MAX_BYTES (900u * 1024u)
+/* What the agent fills a kill's bundle to unless told otherwise
+ * (--bundle-max-size): every bundle sits decoded in the API server's watch
+ * cache and in etcd; docs/cluster-mode.md has the measurement. */
+#define BUNDLE_DEFAULT_BYTES (256u * 1024u)
+/* The least a budget may be: the essential files of a large report. */
+#define BUNDLE_MIN_BYTES (64u * 1024u)
 
 /* Caps for reading an archive, each checked before allocating: the file on
  * disk, the number of entries, one entry's bytes, all entries' bytes, and
@@ -33,9 +41,10 @@ struct json_object;
 enum bundle_prio {
 	BUNDLE_ESSENTIAL =
 		0,	   /* manifest, diagnosis, kernel report: never cut */
-	BUNDLE_HIGH = 1,   /* parsed JSON, cgroup files, timeline */
-	BUNDLE_NORMAL = 2, /* per-process summaries, jvm outputs */
-	BUNDLE_LOW = 3,	   /* pmap tables, raw dumps */
+	BUNDLE_HIGH = 1,   /* parsed JSON, cgroup files, timelines */
+	BUNDLE_VICTIM = 2, /* the killed process's own files, maps included */
+	BUNDLE_NORMAL = 3, /* other processes' summaries, jvm outputs */
+	BUNDLE_LOW = 4,	   /* other processes' pmap tables, raw dumps */
 };
 
 struct bundle;
@@ -64,6 +73,10 @@ int bundle_add_file_at(struct bundle *b, const char *path, int dirfd,
  * symlinks followed, depth ≤ 8). */
 int bundle_add_tree_at(struct bundle *b, const char *prefix, int dirfd,
 		       const char *src, enum bundle_prio prio);
+/* Raises every file whose path starts with prefix to prio when it is kept
+ * less long now (never lowers one). Returns how many were raised. */
+size_t bundle_raise_prio(struct bundle *b, const char *prefix,
+			 enum bundle_prio prio);
 /* Records that something was cut before it reached the bundle. */
 int bundle_note_truncated(struct bundle *b, const char *path, const char *why);
 
@@ -79,7 +92,9 @@ const char *bundle_get(const struct bundle *b, const char *path,
 /* The most json-c may take for one file's tree (jget_tree_cost()): a
  * pod's file that asks for more is kept but not parsed. A full timeline
  * (600 samples) of 20 processes is 1.2 MB of text, 23 MiB by the
- * estimate (17 MiB parsed); past ~27 processes it is not parsed. */
+ * estimate (17 MiB parsed); past ~27 processes it is not parsed whole
+ * (the diagnosis and report.html read it one sample at a time:
+ * jget_scan_each()). */
 #define BUNDLE_JSON_MAX_TREE (32u << 20)
 
 /* Parses the file at path as JSON: a new reference, or NULL when the file
@@ -99,6 +114,13 @@ int bundle_foreach(const struct bundle *b,
  * -errno (-E2BIG when even the essential files do not fit). */
 long bundle_write(struct bundle *b, int dirfd, const char *path,
 		  size_t max_bytes);
+/* Decides what bundle_write(max_bytes) would drop, from the per-file
+ * estimates alone (no compression of the archive): the files are marked
+ * dropped and listed in truncated[], so that what is written after (a
+ * report.html saying what was left out) can say it. Returns the number
+ * dropped now (≥ 0) or -errno. bundle_write() may still drop more when
+ * the archive comes out larger than estimated. */
+int bundle_fit(struct bundle *b, size_t max_bytes);
 /* How many times the last bundle_write() compressed the whole archive:
  * 1, or 2 when the estimate from the per-file sizes was short. */
 unsigned bundle_write_passes(const struct bundle *b);

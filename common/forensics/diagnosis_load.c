@@ -304,34 +304,33 @@ static int scan_one(const char *path, const char *data, size_t len, void *ud)
 }
 
 /* Trims the sidecar did (--trim), for processes the snapshot lacks them. */
-static void load_trims(struct json_object *tl, struct diag_input *in)
+/* One element of timeline.json's "trims": the process it names gets its
+ * RSS before and after (the first trim of each). */
+static void load_trim(struct json_object *t, struct diag_input *in)
 {
-	struct json_object *trims = jget_array(&in->notes, tl, "trims");
+	uint64_t before;
+	int pid;
 
-	for (size_t i = 0; i < jget_len(trims); i++) {
-		struct json_object *t = jget_idx(trims, i);
-		uint64_t before;
-		int pid;
+	if (!jget_int(&in->notes, t, "pid", &pid) ||
+	    !jget_u64(&in->notes, t, "rss_before", &before))
+		return;
+	for (size_t j = 0; j < in->n_procs; j++) {
+		struct diag_proc *p = &in->procs[j];
 
-		if (!jget_int(&in->notes, t, "pid", &pid) ||
-		    !jget_u64(&in->notes, t, "rss_before", &before))
+		if (p->pid != pid || p->have_trim)
 			continue;
-		for (size_t j = 0; j < in->n_procs; j++) {
-			struct diag_proc *p = &in->procs[j];
-
-			if (p->pid != pid || p->have_trim)
-				continue;
-			p->have_trim = true;
-			p->trim_before_kb = before / 1024;
-			p->trim_after_kb =
-				jget_u64_or0(&in->notes, t, "rss_after") / 1024;
-		}
+		p->have_trim = true;
+		p->trim_before_kb = before / 1024;
+		p->trim_after_kb =
+			jget_u64_or0(&in->notes, t, "rss_after") / 1024;
 	}
 }
 
-/* One sample of timeline.json; false when it has no usable time. */
-static bool load_sample(struct json_object *s, uint64_t kill_ms,
-			struct diag_input *in, struct diag_sample *d)
+/* One sample of timeline.json; false when it has no usable time. d->t is
+ * its t_ms until the whole timeline is read (the kill's time may be its
+ * last sample's). */
+static bool load_sample(struct json_object *s, struct diag_input *in,
+			struct diag_sample *d)
 {
 	struct json_object *procs = jget_array(&in->notes, s, "procs");
 	uint64_t t, limit;
@@ -339,7 +338,7 @@ static bool load_sample(struct json_object *s, uint64_t kill_ms,
 	if (!jget_u64(&in->notes, s, "t_ms", &t))
 		return false;
 	memset(d, 0, sizeof(*d));
-	d->t = ((double)t - (double)kill_ms) / 1000.0;
+	d->t = (double)t;
 	d->usage = jget_u64_or0(&in->notes, s, "usage");
 	d->nprocs = (unsigned)jget_len(procs);
 	for (size_t j = 0; j < d->nprocs; j++) {
@@ -384,40 +383,112 @@ static void usage_from_timeline(struct diag_input *in)
 		}
 }
 
-/* timeline.json (oomlens.io/timeline/v1): t_ms is wall-clock ms. */
-static int load_timeline(const struct bundle *b, uint64_t kill_ms,
-			 struct diag_input *in)
+/* An element of a JSON array as its own tree (a sample, a trim): NULL when
+ * it is not an object or would cost over BUNDLE_JSON_MAX_TREE alone. */
+static struct json_object *parse_element(const char *text, size_t len)
 {
-	char path[32];
-	struct json_object *o, *samples, *snaps;
-	uint64_t t;
-	size_t n;
+	return jget_parse_object(text, len, BUNDLE_JSON_MAX_TREE);
+}
 
-	o = parse_json(b, NULL, BP_TIMELINE, in, path, sizeof(path));
-	samples = jget_array(&in->notes, o, "samples");
-	n = jget_len(samples);
-	if (!n) {
-		json_object_put(o);
+struct tl_walk {
+	struct diag_input *in;
+	size_t cap;
+	size_t refused;	  /* samples not objects, or too costly alone */
+	uint64_t last_ms; /* of the snapshots, or the samples */
+};
+
+static int tl_sample(const char *text, size_t len, void *ud)
+{
+	struct tl_walk *w = ud;
+	struct diag_input *in = w->in;
+	struct json_object *o = parse_element(text, len);
+	void *grown;
+
+	if (!o) {
+		w->refused++;
 		return 0;
 	}
-	in->tl = calloc(n, sizeof(*in->tl));
-	if (!in->tl) {
-		json_object_put(o);
-		return -ENOMEM;
+	if (in->n_tl == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 64;
+		if (!(grown = realloc(in->tl, w->cap * sizeof(*in->tl)))) {
+			json_object_put(o);
+			return -ENOMEM;
+		}
+		in->tl = grown;
 	}
-	if (!kill_ms)
-		kill_ms = jget_u64_or0(&in->notes, jget_idx(samples, n - 1),
-				       "t_ms");
-	for (size_t i = 0; i < n; i++)
-		if (load_sample(jget_idx(samples, i), kill_ms, in,
-				&in->tl[in->n_tl]))
-			in->n_tl++;
-	load_trims(o, in);
-	snaps = jget_array(&in->notes, o, "snapshots");
-	if ((n = jget_len(snaps)) &&
-	    jget_u64(&in->notes, jget_idx(snaps, n - 1), "t_ms", &t))
-		in->snapshot_age_s = ((double)kill_ms - (double)t) / 1000.0;
+	if (load_sample(o, in, &in->tl[in->n_tl]))
+		in->n_tl++;
 	json_object_put(o);
+	return 0;
+}
+
+static int tl_trim(const char *text, size_t len, void *ud)
+{
+	struct tl_walk *w = ud;
+	struct json_object *o = parse_element(text, len);
+
+	load_trim(o, w->in);
+	json_object_put(o);
+	return 0;
+}
+
+static int tl_snapshot(const char *text, size_t len, void *ud)
+{
+	struct tl_walk *w = ud;
+	struct json_object *o = parse_element(text, len);
+
+	w->last_ms = 0;
+	(void)jget_u64(&w->in->notes, o, "t_ms", &w->last_ms);
+	json_object_put(o);
+	return 0;
+}
+
+/* timeline.json (oomlens.io/timeline/v1): t_ms is wall-clock ms. Read one
+ * element at a time (jget_scan_each): a sidecar's 600 samples of many
+ * processes make a tree far bigger than the file, and the file is the
+ * pod's. *ret_kill_ms: kill_ms, else the last sample's t_ms. */
+static int load_timeline(const struct bundle *b, uint64_t kill_ms,
+			 struct diag_input *in, uint64_t *ret_kill_ms)
+{
+	static const char *const samples[] = {"samples", NULL};
+	static const char *const trims[] = {"trims", NULL};
+	static const char *const snaps[] = {"snapshots", NULL};
+	struct tl_walk w = {.in = in};
+	size_t len;
+	const char *text = bundle_get(b, BP_TIMELINE, &len);
+	int r;
+
+	*ret_kill_ms = kill_ms;
+	if (!text)
+		return 0;
+	jget_where(&in->notes, BP_TIMELINE);
+	r = jget_scan_each(&in->notes, text, len, samples, tl_sample, &w);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 && in->n_tl)
+		jget_note(&in->notes,
+			  "not JSON after %zu samples: the rest "
+			  "ignored",
+			  in->n_tl);
+	else if (r < 0)
+		jget_note(&in->notes, "not a JSON object with samples: "
+				      "ignored");
+	if (w.refused)
+		jget_note(&in->notes,
+			  "%zu samples not objects or over "
+			  "BUNDLE_JSON_MAX_TREE alone: ignored",
+			  w.refused);
+	if (!in->n_tl)
+		return 0;
+	if (!kill_ms)
+		*ret_kill_ms = kill_ms = (uint64_t)in->tl[in->n_tl - 1].t;
+	for (size_t i = 0; i < in->n_tl; i++)
+		in->tl[i].t = (in->tl[i].t - (double)kill_ms) / 1000.0;
+	(void)jget_scan_each(&in->notes, text, len, trims, tl_trim, &w);
+	if (jget_scan_each(&in->notes, text, len, snaps, tl_snapshot, &w) > 0 &&
+	    w.last_ms)
+		in->snapshot_age_s =
+			((double)kill_ms - (double)w.last_ms) / 1000.0;
 	return 0;
 }
 
@@ -504,26 +575,17 @@ static uint64_t jnum(struct json_object *o, const char *k)
 	return (uint64_t)json_object_get_int64(v);
 }
 
-/* The kill's time for the runtimes' facts: kill_ms, else the timeline's
- * last sample; and the snapshot's age from spool/snapshot.json. */
-static uint64_t facts_time(const struct bundle *b, uint64_t kill_ms,
-			   struct diag_input *in)
+/* The snapshot's age from spool/snapshot.json, at kill_ms (the kill's
+ * time, else the timeline's last sample's). */
+static void snapshot_age(const struct bundle *b, uint64_t kill_ms,
+			 struct diag_input *in)
 {
-	struct json_object *tl = bundle_get_json(b, BP_TIMELINE);
 	struct json_object *snap = bundle_get_json(b, BP_SPOOL_SNAPSHOT);
-	struct json_object *samples;
-	uint64_t t = 0;
-	size_t n;
+	uint64_t t;
 
-	if (!kill_ms && tl && (samples = jget_array(NULL, tl, "samples")) &&
-	    (n = json_object_array_length(samples)))
-		kill_ms =
-			jnum(json_object_array_get_idx(samples, n - 1), "t_ms");
 	if (snap && kill_ms && (t = jnum(snap, "t_ms")))
 		in->snapshot_age_s = ((double)kill_ms - (double)t) / 1000.0;
 	json_object_put(snap);
-	json_object_put(tl);
-	return kill_ms;
 }
 
 int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
@@ -543,13 +605,13 @@ int diagnosis_load_bundle(const struct bundle *b, const struct oom_report *r,
 		return s.err;
 	if (r && add_victims(r, ret) < 0)
 		return -ENOMEM;
-	q = load_timeline(b, kill_ms, ret);
+	q = load_timeline(b, kill_ms, ret, &facts_ms);
 	/* the sidecar's timeline, when it has samples, is preferred */
 	if (q == 0 && !ret->n_tl)
 		q = load_agent_timeline(b, kill_ms, ret);
 	if (q < 0)
 		return q;
-	facts_ms = facts_time(b, kill_ms, ret);
+	snapshot_age(b, facts_ms, ret);
 	for (size_t i = 0; i < diag_runtime_count(); i++) {
 		const struct diag_runtime *rt = diag_runtime_at(i);
 

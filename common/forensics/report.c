@@ -189,7 +189,9 @@ static void page_head(struct page *p)
 {
 	struct json_object *victims, *v0;
 	const char *verdict;
+	char who[512];
 
+	manifest_who_label(&p->who, who, sizeof(who));
 	jget_where(&p->notes, BP_DIAGNOSIS);
 	verdict = jstr(p, p->diag, "verdict");
 	jget_where(&p->notes, BP_MANIFEST);
@@ -201,18 +203,22 @@ static void page_head(struct page *p)
 	    "<meta http-equiv=\"Content-Security-Policy\" content=\""
 	    "default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
 	    "<title>oomlens: ");
-	esc(p, verdict);
+	/* who was killed as the user knows it first (namespace/pod/container,
+	 * else the cgroup), then the verdict and the process */
+	esc(p, who);
 	out(p, " — ");
+	esc(p, verdict);
+	out(p, " (");
 	esc(p, jstr(p, v0, "comm"));
-	outf(p, "</title><style>%s</style></head><body><main>\n", css);
-	out(p, "<h1>OOM kill of ");
+	outf(p, ")</title><style>%s</style></head><body><main>\n", css);
+	out(p, "<h1><code>");
+	esc(p, who);
+	out(p, "</code>: OOM kill of ");
 	esc(p, v0 ? jstr(p, v0, "comm") : "an unknown process");
 	if (v0)
 		outf(p, " (pid %d%s)", geti(p, v0, "pid"),
 		     p->who.in_pod ? " on the node" : "");
-	out(p, " in <code>");
-	esc(p, manifest_who_label(&p->who, (char[512]){0}, 512));
-	out(p, "</code></h1><div class=\"sub\">");
+	out(p, "</h1><div class=\"sub\">");
 	esc(p, jstr(p, p->man, "captured_at"));
 	out(p, " · node ");
 	esc(p, p->who.node);
@@ -1055,6 +1061,152 @@ static void page_notes(struct page *p)
 	out(p, "</ul></section>\n");
 }
 
+/* manifest.truncated[]: what was cut or left out, and why. A bundle being
+ * built has it in the bundle (its manifest gets it when written). */
+static struct json_object *left_out(struct page *p)
+{
+	struct json_object *t = jget(p->man, "truncated");
+
+	if (!t && !bundle_get(p->b, BP_MANIFEST, NULL))
+		t = bundle_truncated(p->b);
+	return json_object_is_type(t, json_type_array) ? t : NULL;
+}
+
+#define LEFT_OUT_SHOWN 40
+
+static void page_left_out(struct page *p)
+{
+	struct json_object *t = left_out(p);
+	size_t n = jget_len(t);
+
+	if (!n)
+		return;
+	outf(p,
+	     "<section class=\"card\"><h2>Left out of this bundle</h2>"
+	     "<p class=\"sub\">%zu cut or left out, with why "
+	     "(manifest.json truncated[])</p><ul>",
+	     n);
+	for (size_t i = 0; i < n && i < LEFT_OUT_SHOWN; i++) {
+		struct json_object *e = jget_idx(t, i);
+
+		out(p, "<li><code>");
+		esc(p, jget_str(&p->notes, e, "path"));
+		out(p, "</code>: ");
+		esc(p, jget_str(&p->notes, e, "reason"));
+		out(p, "</li>");
+	}
+	if (n > LEFT_OUT_SHOWN)
+		outf(p, "<li>and %zu more</li>", n - LEFT_OUT_SHOWN);
+	out(p, "</ul></section>\n");
+}
+
+static void text_left_out(struct page *p, const char *bold, const char *off)
+{
+	struct json_object *t = left_out(p);
+	size_t n = jget_len(t);
+
+	if (n)
+		outf(p, "\n%sLeft out of this bundle%s (%zu)\n", bold, off, n);
+	for (size_t i = 0; i < n && i < LEFT_OUT_SHOWN; i++)
+		outf(p, "  %s: %s\n",
+		     jget_str(&p->notes, jget_idx(t, i), "path") ?: "?",
+		     jget_str(&p->notes, jget_idx(t, i), "reason") ?: "?");
+	if (n > LEFT_OUT_SHOWN)
+		outf(p, "  and %zu more\n", n - LEFT_OUT_SHOWN);
+}
+
+/* The sidecar's timeline too big a tree to parse whole (many processes):
+ * read one element at a time, each sample's processes folded to what the
+ * chart draws (tl_stack: the first TL_MAXP pids, the rest one "other"
+ * entry, pid -1, their RSS in anon_kb), so the chart is the same and the
+ * tree stays small. */
+struct tl_fold {
+	struct page *p;
+	struct json_object *into; /* the array being filled */
+	int pids[TL_MAXP];
+	size_t np;
+};
+
+static int fold_sample(const char *text, size_t len, void *ud)
+{
+	struct tl_fold *f = ud;
+	struct json_object *s =
+		jget_parse_object(text, len, BUNDLE_JSON_MAX_TREE);
+	struct json_object *procs = jget_array(NULL, s, "procs"), *keep;
+	double rest = 0;
+
+	if (!s || !f->into) {
+		json_object_put(s);
+		return 0;
+	}
+	keep = json_object_new_array();
+	for (size_t j = 0; keep && j < jget_len(procs); j++) {
+		struct json_object *e = jget_idx(procs, j);
+
+		if (proc_slot(f->pids, &f->np, geti(f->p, e, "pid")) < TL_MAXP)
+			json_object_array_add(keep, json_object_get(e));
+		else
+			rest += proc_rss(f->p, e) / 1024;
+	}
+	if (keep && rest > 0) {
+		struct json_object *other = json_object_new_object();
+
+		json_object_object_add(other, "pid", json_object_new_int(-1));
+		json_object_object_add(other, "anon_kb",
+				       json_object_new_double(rest));
+		json_object_array_add(keep, other);
+	}
+	if (keep)
+		json_object_object_add(s, "procs", keep);
+	json_object_array_add(f->into, s);
+	return 0;
+}
+
+static int keep_element(const char *text, size_t len, void *ud)
+{
+	struct tl_fold *f = ud;
+	struct json_object *s =
+		jget_parse_object(text, len, BUNDLE_JSON_MAX_TREE);
+
+	if (s && f->into)
+		json_object_array_add(f->into, s);
+	else
+		json_object_put(s);
+	return 0;
+}
+
+static struct json_object *folded_timeline(struct page *p, const char *text,
+					   size_t len)
+{
+	static const char *const samples[] = {"samples", NULL};
+	static const char *const snaps[] = {"snapshots", NULL};
+	struct json_object *tl = json_object_new_object();
+	struct tl_fold f = {.p = p};
+
+	if (!tl)
+		return NULL;
+	jget_where(&p->notes, BP_TIMELINE);
+	f.into = json_object_new_array();
+	json_object_object_add(tl, "samples", f.into);
+	(void)jget_scan_each(&p->notes, text, len, samples, fold_sample, &f);
+	f.into = json_object_new_array();
+	json_object_object_add(tl, "snapshots", f.into);
+	(void)jget_scan_each(&p->notes, text, len, snaps, keep_element, &f);
+	return tl;
+}
+
+/* The sidecar's timeline: whole when its tree is within the budget (a
+ * wrong type noted on its card), else folded. */
+static struct json_object *sidecar_timeline(struct page *p)
+{
+	size_t len;
+	const char *text = bundle_get(p->b, BP_TIMELINE, &len);
+
+	if (text && jget_tree_cost(text, len) > BUNDLE_JSON_MAX_TREE)
+		return folded_timeline(p, text, len);
+	return bundle_get_json(p->b, BP_TIMELINE);
+}
+
 /* Without the sidecar's timeline, the agent's own 1 Hz cgroup samples
  * (agent/timeline.json) up to the kill: of the cgroup whose limit was hit,
  * else the victim's, as the diagnosis reads them. p->tl becomes
@@ -1104,7 +1256,7 @@ int report_render_html(const struct bundle *b, struct strbuf *out_sb)
 	jget_where(&p.notes, BP_MANIFEST);
 	manifest_who(p.man, &p.notes, &p.who);
 	p.diag = bundle_get_json(b, BP_DIAGNOSIS);
-	p.tl = bundle_get_json(b, BP_TIMELINE);
+	p.tl = sidecar_timeline(&p);
 	/* a wrong type in the sidecar's is noted on its card, not replaced */
 	if (!p.tl ||
 	    (json_object_is_type(jget(p.tl, "samples"), json_type_array) &&
@@ -1117,6 +1269,7 @@ int report_render_html(const struct bundle *b, struct strbuf *out_sb)
 	page_timeline(&p);
 	page_processes(&p);
 	page_kernel(&p);
+	page_left_out(&p);
 	page_notes(&p);
 	out(&p, "<p class=\"sub\">oomlens bundle v1 · files: manifest.json, "
 		"diagnosis.json, timeline.json, kernel/, cgroup/, processes/"
@@ -1230,6 +1383,7 @@ int report_render_text(const struct bundle *b, bool colour, struct strbuf *o)
 	text_verdict(&p, bold, red, off);
 	text_ledger(&p, bold, off);
 	runtime_tables(&p, true, bold, off);
+	text_left_out(&p, bold, off);
 	for (size_t i = 0; i < p.notes.n; i++)
 		outf(&p, "%snote: %s\n", i ? "" : "\n", p.notes.text[i]);
 	if (p.notes.more)

@@ -9,8 +9,10 @@
 #include "base/bundle_paths.h"
 #include "forensics/bundle.h"
 #include "kernel/cgroup.h"
+#include "kernel/procfs.h"
 #include "base/fileio.h"
 #include "base/jget.h"
+#include "base/parse.h"
 #include "forensics/spool.h"
 #include "base/util.h"
 
@@ -706,4 +708,57 @@ int spool_attach(struct bundle *b, const char *const *dirs, size_t n_dirs,
 	if (ret)
 		*ret = info;
 	return 0;
+}
+
+struct victim_scan {
+	int pid;
+	const char *comm;
+	uint64_t rss_kb;
+	int best;	    /* the snapshot's pid, -1 none yet */
+	uint64_t best_diff; /* |RSS - rss_kb| of best */
+	bool exact;	    /* best has the kernel's pid too */
+};
+
+static int victim_one(const char *path, const char *data, size_t len, void *ud)
+{
+	struct victim_scan *v = ud;
+	struct proc_status st;
+	uint64_t rss, diff, u;
+	const char *end;
+	int pid;
+
+	/* processes/<pid>/status: the pid from where it was found */
+	if (!startswith(path, BP_PROCESSES))
+		return 0;
+	path += strlen(BP_PROCESSES);
+	end = strchr(path, '/');
+	if (!end || !streq(end + 1, BP_P_STATUS) ||
+	    parse_u64_n(path, (size_t)(end - path), &u) < 0 || !u ||
+	    u > INT32_MAX)
+		return 0;
+	pid = (int)u;
+	if (procfs_parse_status(data, len, &st) < 0 || !streq(st.name, v->comm))
+		return 0;
+	rss = st.rss_anon_kb + st.rss_file_kb + st.rss_shmem_kb;
+	diff = rss > v->rss_kb ? rss - v->rss_kb : v->rss_kb - rss;
+	if (v->exact)
+		return 0;
+	if (pid == v->pid || v->best < 0 || diff < v->best_diff) {
+		v->best = pid;
+		v->best_diff = diff;
+		v->exact = pid == v->pid;
+	}
+	return 0;
+}
+
+int spool_victim_pid(const struct bundle *b, int pid, const char *comm,
+		     uint64_t rss_kb)
+{
+	struct victim_scan v = {
+		.pid = pid, .comm = comm, .rss_kb = rss_kb, .best = -1};
+
+	if (!comm || !*comm)
+		return -1;
+	bundle_foreach(b, victim_one, &v);
+	return v.best;
 }

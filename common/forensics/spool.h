@@ -116,3 +116,13 @@ int spool_find(const char *const *dirs, size_t n_dirs, const char *cgroup_path,
 int spool_attach(struct bundle *b, const char *const *dirs, size_t n_dirs,
 		 const char *cgroup_path, uint64_t not_after_ms,
 		 struct spool_ignored *ignored, struct spool_info *ret);
+
+/* The directory processes/<pid>/ of a bundle's snapshot that is the
+ * kernel's victim: its pid and comm (the kernel's pid is the node's, the
+ * snapshot's the pod's: equal only outside a pid namespace) and rss_kb,
+ * its anon + file + shmem RSS at the kill. The same pid with the same
+ * name wins; else, among the processes of that name, the one whose RSS
+ * is nearest. Returns the snapshot's pid, or -1 when no process has the
+ * name (nothing is guessed). */
+int spool_victim_pid(const struct bundle *b, int pid, const char *comm,
+		     uint64_t rss_kb);

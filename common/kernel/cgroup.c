@@ -514,6 +514,14 @@ int cgroup_read_events(const struct cgroup_fs *fs, const char *path,
 	return read_events_file(dfd, "memory.events", false, ret);
 }
 
+int cgroup_read_file(const struct cgroup_fs *fs, const char *path,
+		     const char *name, size_t max, struct strbuf *sb)
+{
+	_cleanup_close_ int dfd = cgroup_open_dir(fs, path);
+
+	return dfd < 0 ? dfd : read_small(dfd, name, max, sb);
+}
+
 /* --- raw dump for bundles ------------------------------------------------ */
 
 static const char *const dump_v1[] = {

@@ -100,6 +100,13 @@ int cgroup_read_state(const struct cgroup_fs *fs, const char *path,
 int cgroup_read_events(const struct cgroup_fs *fs, const char *path,
 		       struct cgroup_events *ret);
 
+/* One file of the cgroup at path (name: "cgroup.procs",
+ * "memory.oom.group"…) into sb, at most max bytes: 0, -ENOENT when the
+ * cgroup or the file is gone, or read_file_at's errors. */
+struct strbuf;
+int cgroup_read_file(const struct cgroup_fs *fs, const char *path,
+		     const char *name, size_t max, struct strbuf *sb);
+
 /* Copies the raw cgroup files (memory.stat, memory.events[.local],
  * memory.current/max/peak/oom_control/… whichever exist) of path, calling
  * fn(name, data, len) for each; for the bundle's cgroup/ directory. */

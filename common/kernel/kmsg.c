@@ -564,6 +564,48 @@ bool kmsg_assembler_may_grow(const struct kmsg_assembler *a)
 	return a->active && (a->cur.n_victims == 0 || a->cur.group_kill);
 }
 
+const struct oom_report *kmsg_assembler_current(const struct kmsg_assembler *a)
+{
+	return a->active ? &a->cur : NULL;
+}
+
+/* Whether pid has its line in r's group walk. */
+static bool walked(const struct oom_report *r, long pid)
+{
+	if (pid == r->victims[0].pid)
+		return r->kills_repeated > 0;
+	for (size_t i = 1; i < r->n_victims; i++)
+		if (r->victims[i].pid == pid)
+			return true;
+	return false;
+}
+
+bool oom_report_group_walked(const struct oom_report *r, const char *procs,
+			     size_t len)
+{
+	size_t i = 0;
+
+	if (!r->group_kill || !r->n_victims)
+		return false;
+	while (i < len) {
+		long pid = 0;
+		size_t digits = 0;
+
+		for (; i < len && procs[i] >= '0' && procs[i] <= '9'; i++)
+			if (++digits <= 10)
+				pid = pid * 10 + (procs[i] - '0');
+		if (i < len && procs[i] != '\n')
+			return false;
+		i++;
+		if (!digits)
+			continue; /* an empty line */
+		if (digits > 10 || pid <= 0 || pid > INT32_MAX ||
+		    !walked(r, pid))
+			return false;
+	}
+	return true;
+}
+
 int kmsg_assembler_pop(struct kmsg_assembler *a, struct oom_report *ret)
 {
 	if (a->n_ready == 0)

@@ -232,6 +232,21 @@ int kmsg_assembler_flush(struct kmsg_assembler *a, bool force);
  * nothing and the report can be closed at once. */
 bool kmsg_assembler_may_grow(const struct kmsg_assembler *a);
 
+/* The report in progress, or NULL. */
+const struct oom_report *kmsg_assembler_current(const struct kmsg_assembler *a);
+
+/* Whether a memory.oom.group kill's walk of its cgroup has printed every
+ * line it will, judged from the group cgroup's cgroup.procs read now
+ * (procs[0..len)): true when each task still listed has its "Killed
+ * process" line after the announcement (the first victim its second one);
+ * false while one has none, or is listed as a pid this reader cannot name
+ * (0: outside its pid namespace) or a malformed line; false for a report
+ * that is not a group kill. The kernel prints the walk's lines one after
+ * the other, each once the console has printed the last: a slow console
+ * spaces them by milliseconds. */
+bool oom_report_group_walked(const struct oom_report *r, const char *procs,
+			     size_t len);
+
 /* Moves the oldest ready report into *ret (caller releases it). Returns 1,
  * or 0 when none is ready. */
 int kmsg_assembler_pop(struct kmsg_assembler *a, struct oom_report *ret);

@@ -93,6 +93,17 @@ uint64_t smaps_get(const struct smaps *s, size_t i, enum smaps_field f);
 int smaps_render_pmap(const struct smaps *s, int pid, const char *cmdline,
 		      struct strbuf *out);
 
+/* The same table a chunk at a time: flush(out, ud) is called whenever out
+ * holds SMAPS_RENDER_CHUNK bytes or more (whole lines) and once at the
+ * end; it consumes them (strbuf_reset) or fails with its -errno, which
+ * stops the render. A process's 5,000 mappings are ~1 MB of table: pmap
+ * streams it instead of holding it. */
+#define SMAPS_RENDER_CHUNK (64u << 10)
+int smaps_render_pmap_each(const struct smaps *s, int pid, const char *cmdline,
+			   struct strbuf *out,
+			   int (*flush)(struct strbuf *out, void *ud),
+			   void *ud);
+
 /* Classes of mappings (issue 3). */
 enum smaps_class {
 	SMAPS_C_HEAP,	      /* [heap]: glibc's main arena */

@@ -178,24 +178,37 @@ static int render_footer(const struct smaps *s, const struct pmap_layout *l,
 	return r < 0 ? r : strbuf_adds(out, "KB \n");
 }
 
-int smaps_render_pmap(const struct smaps *s, int pid, const char *cmdline,
-		      struct strbuf *out)
+int smaps_render_pmap_each(const struct smaps *s, int pid, const char *cmdline,
+			   struct strbuf *out,
+			   int (*flush)(struct strbuf *out, void *ud), void *ud)
 {
 	_cleanup_free_ struct pmap_layout *l = NULL;
 	int r = strbuf_addf(out, "%d:   %s\n", pid, cmdline ? cmdline : "");
 
 	if (r < 0 || s->n == 0)
-		return r;
+		goto out;
 	l = malloc(sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	measure(s, l);
 	r = render_header(s, l, out);
-	for (size_t i = 0; r >= 0 && i < s->n; i++)
+	for (size_t i = 0; r >= 0 && i < s->n; i++) {
 		r = render_row(s, i, l, out);
+		if (r >= 0 && flush && out->len >= SMAPS_RENDER_CHUNK)
+			r = flush(out, ud);
+	}
 	if (r >= 0 && l->n_shown)
 		r = render_footer(s, l, out);
+out:
+	if (r >= 0 && flush && out->len)
+		r = flush(out, ud);
 	return r;
+}
+
+int smaps_render_pmap(const struct smaps *s, int pid, const char *cmdline,
+		      struct strbuf *out)
+{
+	return smaps_render_pmap_each(s, pid, cmdline, out, NULL, NULL);
 }
 
 static struct json_object *mapping_json(const struct smaps *s, size_t i)

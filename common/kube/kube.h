@@ -133,6 +133,14 @@ int kube_config_load_kubeconfig(const struct kube_kubeconfig_options *o,
 				struct kube_config **ret,
 				struct kube_error *err);
 
+/* The names of the contexts the kubeconfig files define, merged as
+ * kube_config_load_kubeconfig merges them (o->context and o->namespace
+ * unused), in order, each once: *ret_names is a JSON array of strings, the
+ * caller's (json_object_put). Same returns. Reads files. */
+int kube_config_list_contexts(const struct kube_kubeconfig_options *o,
+			      struct json_object **ret_names,
+			      struct kube_error *err);
+
 /* Parses one kubeconfig held in memory (base_dir resolves relative
  * paths). Pure: no file is read. Same returns. */
 int kube_config_parse_kubeconfig(const char *buf, size_t len,
@@ -489,6 +497,7 @@ struct kube_owner_ref {
 
 struct kube_oomreport {
 	char *name, *namespace, *uid, *resource_version;
+	char *created_at; /* metadata.creationTimestamp: the API server's */
 	char *pod, *pod_uid, *container, *container_id, *node, *killed_at;
 	int64_t pid;
 	char *comm;

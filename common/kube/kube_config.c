@@ -645,9 +645,10 @@ static int load_one(const char *path, struct json_object *merged,
 	return r;
 }
 
-int kube_config_load_kubeconfig(const struct kube_kubeconfig_options *o,
-				struct kube_config **ret,
-				struct kube_error *err)
+/* The files o names (or $KUBECONFIG, or ~/.kube/config) merged into one
+ * object, *ret_merged (the caller's) on success. */
+static int load_merged(const struct kube_kubeconfig_options *o,
+		       struct json_object **ret_merged, struct kube_error *err)
 {
 	_cleanup_free_ char *paths = NULL, *home_cfg = NULL;
 	const char *list = o && o->paths ? o->paths : getenv("KUBECONFIG");
@@ -683,10 +684,56 @@ int kube_config_load_kubeconfig(const struct kube_kubeconfig_options *o,
 	if (r == 0 && loaded == 0)
 		r = kube_error_set(err, -ENOENT, "no kubeconfig file in '%s'",
 				   list);
-	if (r == 0)
-		r = resolve(merged, o, ret, err);
+	if (r < 0) {
+		json_object_put(merged);
+		return r;
+	}
+	*ret_merged = merged;
+	return 0;
+}
+
+int kube_config_load_kubeconfig(const struct kube_kubeconfig_options *o,
+				struct kube_config **ret,
+				struct kube_error *err)
+{
+	struct json_object *merged;
+	int r = load_merged(o, &merged, err);
+
+	if (r < 0)
+		return r;
+	r = resolve(merged, o, ret, err);
 	json_object_put(merged);
 	return r;
+}
+
+int kube_config_list_contexts(const struct kube_kubeconfig_options *o,
+			      struct json_object **ret_names,
+			      struct kube_error *err)
+{
+	struct json_object *merged, *arr, *names;
+	int r = load_merged(o, &merged, err);
+
+	if (r < 0)
+		return r;
+	names = json_object_new_array();
+	if (!names) {
+		json_object_put(merged);
+		return -ENOMEM;
+	}
+	if (json_object_object_get_ex(merged, "contexts", &arr) &&
+	    json_object_is_type(arr, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			const char *n =
+				kube_json_str(json_object_array_get_idx(arr, i),
+					      "name", NULL, NULL);
+
+			if (n)
+				json_object_array_add(
+					names, json_object_new_string(n));
+		}
+	json_object_put(merged);
+	*ret_names = names;
+	return 0;
 }
 
 /* ---- exec credential plugins ---- */

@@ -472,6 +472,7 @@ void kube_oomreport_free(struct kube_oomreport *r)
 	free(r->namespace);
 	free(r->uid);
 	free(r->resource_version);
+	free(r->created_at);
 	free(r->pod);
 	free(r->pod_uid);
 	free(r->container);
@@ -500,6 +501,7 @@ static int oomreport_strings(struct json_object *o, struct kube_oomreport *r)
 		{"metadata", "namespace", NULL, &r->namespace},
 		{"metadata", "uid", NULL, &r->uid},
 		{"metadata", "resourceVersion", NULL, &r->resource_version},
+		{"metadata", "creationTimestamp", NULL, &r->created_at},
 		{"spec", "pod", NULL, &r->pod},
 		{"spec", "podUID", NULL, &r->pod_uid},
 		{"spec", "container", NULL, &r->container},

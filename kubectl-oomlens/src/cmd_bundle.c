@@ -122,8 +122,16 @@ static int fetch(struct ctx *c, const char *name, struct fetched *f)
 			bname);
 		return EXIT_BADBUNDLE;
 	}
-	if (r < 0)
-		return cli_fail("get oombundle", r, &err);
+	if (r < 0) {
+		r = cli_fail("get oombundle", r, &err);
+		if (r == EXIT_NOTFOUND) /* said of the report typed */
+			fprintf(stderr,
+				"kubectl-oomlens: report %s names the "
+				"OOMBundle "
+				"%s, which namespace %s does not hold\n",
+				name, bname, c->ns);
+		return r;
+	}
 	r = check_sha256(f->report, f->bundle);
 	if (r)
 		return r;

@@ -254,11 +254,15 @@ int cmd_list(struct ctx *c)
 }
 
 /* get REPORT...: each named report (kubectl get's way: the found ones
- * printed, an error for each missing one, exit 3 if any was). */
+ * printed, an error for each missing one, exit 3 if any was); none named:
+ * every report, as `kubectl get oomreports` and list print them. */
 int cmd_get(struct ctx *c)
 {
 	struct json_object *items;
 	int rc = EXIT_OK;
+
+	if (c->o.argc == 1)
+		return cmd_list(c);
 
 	items = json_object_new_array();
 	if (!items)

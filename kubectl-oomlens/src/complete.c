@@ -47,35 +47,24 @@ static void offer(const char *word, const char *partial, const char *desc)
 		printf("%s\n", word);
 }
 
-/* What was typed before the partial word: the command, its operands so
- * far, and the connection options (for names from the API). */
+/* What was typed before the partial word, parsed as the command line
+ * is (args.c, leniently): the command, its operands so far, and the
+ * connection options (for names from the API). */
 struct typed {
 	const char *cmd;
 	int operands; /* after the command's name */
 	struct opts o;
 };
 
-static void scan(int n, char **w, struct typed *t)
+static void scan(int argc, char **argv, struct typed *t)
 {
-	for (int i = 0; i < n; i++) {
-		const char *v = i + 1 < n ? w[i + 1] : NULL;
+	struct plugin_args_error e;
+	unsigned taken = 0;
 
-		if (w[i][0] == '-' && w[i][1]) {
-			if (!takes_value(w[i]))
-				continue;
-			if (v &&
-			    (streq(w[i], "-n") || streq(w[i], "--namespace")))
-				t->o.namespace = v;
-			else if (v && streq(w[i], "--context"))
-				t->o.context = v;
-			else if (v && streq(w[i], "--kubeconfig"))
-				t->o.kubeconfig = v;
-			i++;
-		} else if (!t->cmd) {
-			t->cmd = w[i];
-		} else {
-			t->operands++;
-		}
+	plugin_parse_args(argc, argv, true, &t->o, &taken, &e);
+	if (t->o.argc > 0) {
+		t->cmd = t->o.argv[0];
+		t->operands = t->o.argc - 1;
 	}
 }
 
@@ -99,7 +88,9 @@ static void offer_listed(struct typed *t, const struct kube_resource *res,
 	struct kube_error err = {0};
 	struct json_object *list = NULL, *items;
 
-	c.o.timeout_ms = 5000;
+	/* a TAB waits 5 s at most; a shorter --request-timeout typed holds */
+	if (!c.o.timeout_ms || c.o.timeout_ms > 5000)
+		c.o.timeout_ms = 5000;
 	if (plugin_client(&c) != 0)
 		return;
 	k.namespace = res->namespaced ? c.ns : NULL;
@@ -114,6 +105,21 @@ static void offer_listed(struct typed *t, const struct kube_resource *res,
 	kube_client_free(c.client);
 }
 
+/* The kubeconfig's contexts (--kubeconfig typed, else $KUBECONFIG). */
+static void offer_contexts(const struct typed *t, const char *partial)
+{
+	struct kube_kubeconfig_options ko = {.paths = t->o.kubeconfig};
+	struct kube_error err = {0};
+	struct json_object *names = NULL;
+
+	if (kube_config_list_contexts(&ko, &names, &err) < 0)
+		return;
+	for (size_t i = 0; i < jget_len(names); i++)
+		offer(json_object_get_string(jget_idx(names, i)), partial,
+		      NULL);
+	json_object_put(names);
+}
+
 static int complete_value(struct typed *t, const char *opt, const char *partial)
 {
 	static const char *const formats[] = {"json", "yaml", "wide", "name"};
@@ -123,6 +129,8 @@ static int complete_value(struct typed *t, const char *opt, const char *partial)
 	} else if (streq(opt, "-o") || streq(opt, "--output")) {
 		for (size_t i = 0; i < ARRAY_SIZE(formats); i++)
 			offer(formats[i], partial, NULL);
+	} else if (streq(opt, "--context")) {
+		offer_contexts(t, partial);
 	} else if (streq(opt, "--extract") || streq(opt, "--kubeconfig")) {
 		return DIRECTIVE_DEFAULT;
 	}
@@ -170,16 +178,27 @@ static int complete_operand(struct typed *t, const char *partial)
 int plugin_complete(int argc, char **argv)
 {
 	struct typed t = {0};
-	const char *partial = argc > 0 ? argv[argc - 1] : "";
-	const char *prev = argc > 1 ? argv[argc - 2] : NULL;
+	/* argv[0] is "__complete"; the words follow, the last one partial */
+	const char *partial = argc > 1 ? argv[argc - 1] : "";
+	const char *prev = argc > 2 ? argv[argc - 2] : NULL;
+	const char *eq = partial[0] == '-' ? strchr(partial, '=') : NULL;
 	int directive = DIRECTIVE_NO_FILES;
 	size_t n;
 	const struct command *cmds = plugin_commands(&n);
+	char opt[64];
 
-	scan(argc > 0 ? argc - 1 : 0, argv, &t);
-	if (prev && takes_value(prev)) {
-		/* the scan took prev's value to be the partial word */
-		directive = complete_value(&t, prev, partial);
+	/* before the scan: getopt_long permutes the words */
+	if (eq && (size_t)(eq - partial) < sizeof(opt))
+		snprintf(opt, sizeof(opt), "%.*s", (int)(eq - partial),
+			 partial);
+	else if (prev && takes_value(prev))
+		snprintf(opt, sizeof(opt), "%s", prev);
+	else
+		opt[0] = '\0';
+	scan(argc > 1 ? argc - 1 : 1, argv, &t);
+	if (opt[0]) {
+		/* "--namespace=de" or "-n de": prev's value, not an operand */
+		directive = complete_value(&t, opt, eq ? eq + 1 : partial);
 	} else if (partial[0] == '-') {
 		complete_flags(&t, partial);
 	} else if (!t.cmd) {

@@ -38,6 +38,21 @@ struct opts {
 
 struct ctx;
 
+/* args.c: what a refused command line was refused for, one line. */
+struct plugin_args_error {
+	char why[256];
+};
+
+/* Parses argv (argv[0] the program's name) as kubectl does, with
+ * getopt_long over plugin_options: options anywhere, "--" ending them,
+ * `-n ns`, `-nns`, `--namespace ns`, `--namespace=ns` alike. Options go to
+ * *o, the command and its operands to o->argv in order, the T_ bits of
+ * the command-only options given to *taken. Returns 0, or -EINVAL with
+ * e->why set. lenient (completion: words half typed): unknown options,
+ * missing or bad values skipped, never an error. Permutes argv. */
+int plugin_parse_args(int argc, char **argv, bool lenient, struct opts *o,
+		      unsigned *taken, struct plugin_args_error *e);
+
 /* The options only some commands take (struct command.takes; main.c
  * parses them, commands.c says who takes which). */
 enum {

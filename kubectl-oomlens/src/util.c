@@ -244,9 +244,10 @@ void plugin_hint_crds(const struct kube_error *err)
 	    (startswith(err->message, "404 page not found") ||
 	     streq(err->message, "the server could not find the requested "
 				 "resource")))
-		fputs("kubectl-oomlens: this cluster does not serve "
-		      "oomreports.oomlens.io: are oomlens' CRDs installed? "
-		      "(helm install oomlens installs them)\n",
+		fputs("kubectl-oomlens: the oomlens CRDs are not installed in "
+		      "this cluster (it does not serve oomreports.oomlens.io): "
+		      "helm install oomlens helm/oomlens -n oomlens-system "
+		      "--create-namespace, or kubectl apply -k manifests/\n",
 		      stderr);
 }
 

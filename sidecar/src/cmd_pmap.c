@@ -37,6 +37,17 @@ static int write_sanitized(const struct strbuf *out)
 	return r < 0 ? r : write_all(STDOUT_FILENO, clean.buf, clean.len);
 }
 
+/* A chunk of the table (whole lines: a name's bytes never straddle two),
+ * sanitised and written, then dropped. */
+static int flush_table(struct strbuf *out, void *ud)
+{
+	int r = write_sanitized(out);
+
+	(void)ud;
+	strbuf_reset(out);
+	return r;
+}
+
 static int print_pmap(const struct host *h, int pid, bool json, bool redact)
 {
 	_cleanup_close_ int fd = host_open_pid(h, pid);
@@ -64,16 +75,17 @@ static int print_pmap(const struct host *h, int pid, bool json, bool redact)
 		if (r >= 0)
 			r = strbuf_addch(&out, '\n');
 		json_object_put(o);
+		if (r >= 0)
+			r = write_sanitized(&out);
 	} else {
-		r = smaps_render_pmap(&s, pid, cmd.buf, &out);
+		r = smaps_render_pmap_each(&s, pid, cmd.buf, &out, flush_table,
+					   NULL);
 	}
 	if (s.truncated)
 		log_warn("pid %d exited while its smaps was read: output is "
 			 "partial",
 			 pid);
 	smaps_release(&s);
-	if (r >= 0)
-		r = write_sanitized(&out);
 	return r;
 }
 

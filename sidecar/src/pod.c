@@ -203,16 +203,13 @@ static bool name_from_env(int root_fd, int pid, char *name, size_t size)
 static size_t scan_apps(int root_fd, const char *self_id, struct app_proc *out,
 			size_t max)
 {
-	int fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
 	size_t n = 0;
 	int pid;
+	DIR *d;
 
-	if (!d) {
-		closep(&fd);
+	if (opendir_at(root_fd, "proc", &d) < 0)
 		return 0;
-	}
 	while ((e = readdir(d)) && n < max) {
 		struct app_proc *a = &out[n];
 

@@ -39,14 +39,11 @@ static int write_json_at(int dirfd, const char *path, struct json_object *o)
 /* Removes snapshot directories left half-written by a previous run. */
 static void remove_stale_tmp(int snap_fd)
 {
-	int fd = fcntl(snap_fd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
+	DIR *d;
 
-	if (!d) {
-		closep(&fd);
+	if (opendir_at(snap_fd, ".", &d) < 0)
 		return;
-	}
 	while ((de = readdir(d)))
 		if (strstr(de->d_name, ".tmp"))
 			(void)rm_rf_at(snap_fd, de->d_name);

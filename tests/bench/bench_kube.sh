@@ -10,7 +10,7 @@ mkdir -p "$B/bench"
 bin=$B/bench/bench_kube
 ${CC:-cc} -std=gnu11 -O2 -D_GNU_SOURCE -Icommon -o "$bin" \
 	tests/bench/bench_kube.c "$B/liboomlens.a" \
-	$(make -s print-LIBS) || exit 1
+	$(make -s --no-print-directory print-PROG_LIBS) || exit 1
 rc=0
 "$bin" decode 10000 || rc=1
 

@@ -16,7 +16,7 @@ mkdir -p "$B/bench"
 bin=$B/bench/bench_runtime_detect
 ${CC:-cc} -std=gnu11 -O2 -D_GNU_SOURCE -Icommon -o "$bin" \
 	tests/bench/bench_runtime_detect.c "$B/liboomlens.a" \
-	$(make -s print-LIBS) || exit 1
+	$(make -s --no-print-directory print-PROG_LIBS) || exit 1
 
 PIDS=()
 ARGS=()

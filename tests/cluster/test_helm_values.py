@@ -24,8 +24,10 @@ combined:
 The main install (values-node.yaml) has no sidecar.namespaces, the
 default: test_helm_install.py shows its sidecars get no right."""
 import base64
+import hashlib
 import json
 import os
+import re
 import socket
 import ssl
 import subprocess
@@ -34,7 +36,8 @@ import time
 import pytest
 import yaml
 
-from conftest import (AGENT_NS, KUBECTL, RELEASE, TOP, VALUES, agent_pods, helm,
+from conftest import (AGENT_NS, BUILD, CLUSTER_DIR, KUBECTL, RELEASE, TOP, VALUES,
+                      agent_pods, helm,
                       recreate_namespace)
 from kube import ApiError
 
@@ -202,6 +205,19 @@ def install(kube, release, *sets):
     return t
 
 
+def install_ready(kube, release, letter, name, what, *sets):
+    """install(), then its agent Ready (the release gone again if not);
+    prints how long it took."""
+    t = install(kube, release, *sets)
+    try:
+        pod = wait_ready(kube, name, what)
+    except AssertionError:
+        uninstall(kube, release)
+        raise
+    print(f"\ninstall {letter} to agent Ready: {time.monotonic() - t:.0f} s")
+    return pod
+
+
 def uninstall(kube, release):
     helm(kube, "uninstall", release, "-n", NS, "--wait", "--timeout", "3m")
     kube.wait(lambda: no_agents_left(kube), 120, "the release's pods to go")
@@ -280,13 +296,7 @@ def test_a_monitored_renamed_pinned_no_injector(monitoring_crds):
             "--set", "priorityClassName=",
             "--set", f"sidecar.namespaces={{{NS}}}",
             "--set", "metrics.tls.enabled=true"]
-    t = install(kube, "vals", *sets)
-    try:
-        pod = wait_ready(kube, "lens", "the agent Ready")
-    except AssertionError:
-        uninstall(kube, "vals")
-        raise
-    print(f"\ninstall A to agent Ready: {time.monotonic() - t:.0f} s")
+    pod = install_ready(kube, "vals", "A", "lens", "the agent Ready", *sets)
     spec = pod["spec"]
     assert spec["imagePullSecrets"] == [{"name": "regcred"}]
     assert spec["nodeSelector"] == {"kubernetes.io/os": "linux"}
@@ -312,8 +322,12 @@ def test_a_monitored_renamed_pinned_no_injector(monitoring_crds):
         svc["metadata"]["labels"].items()
     rule = kube.get(f"{MON}/prometheusrules/lens-a-agent")
     alerts = [r["alert"] for r in rule["spec"]["groups"][0]["rules"]]
-    assert len(alerts) == 5 and "OOMLensAgentDown" in alerts
-    down = rule["spec"]["groups"][0]["rules"][4]
+    # every alert the chart's template has, in its order: nothing pruned
+    template = open(os.path.join(CHART, "templates", "prometheusrule.yaml")).read()
+    assert alerts == re.findall(r"^\s*- alert: (\w+)$", template, re.M)
+    assert "OOMLensAgentDown" in alerts
+    (down,) = [r for r in rule["spec"]["groups"][0]["rules"]
+               if r["alert"] == "OOMLensAgentDown"]
     assert 'job="lens-a-agent"' in down["expr"] and down["for"] == "5m"
     cm = kube.get(f"/api/v1/namespaces/{NS}/configmaps/lens-a-dashboard")
     assert json.loads(cm["data"]["oomlens.json"])["uid"] == "oomlens"
@@ -340,16 +354,12 @@ def test_c_unprivileged(values_ns):
     through the cgroups' OOM events), its agent Ready and saying so; the
     upload fallback bound to one service account."""
     kube = values_ns
-    t = install(kube, "valsc", "--set", "privileged=false",
-                "--set", "injector.enabled=false",
-                "--set", f"sidecar.namespaces={{{NS}}}",
-                "--set", "sidecar.serviceAccount=app")
-    try:
-        pod = wait_ready(kube, "oomlens", "the unprivileged agent Ready")
-    except AssertionError:
-        uninstall(kube, "valsc")
-        raise
-    print(f"\ninstall C to agent Ready: {time.monotonic() - t:.0f} s")
+    pod = install_ready(kube, "valsc", "C", "oomlens",
+                        "the unprivileged agent Ready",
+                        "--set", "privileged=false",
+                        "--set", "injector.enabled=false",
+                        "--set", f"sidecar.namespaces={{{NS}}}",
+                        "--set", "sidecar.serviceAccount=app")
     c = pod["spec"]["containers"][0]
     assert c["securityContext"]["privileged"] is False
     assert c["securityContext"]["capabilities"] == {
@@ -401,14 +411,9 @@ def test_b_single_replica_injector_with_digests(values_ns):
         sets += ["--set", "image.digest=" + agent_d]
     if side_d:
         sets += ["--set", "injector.sidecar.image.digest=" + side_d]
-    t = install(kube, "valsb", *sets, "--wait")
-    try:
-        pod = wait_ready(kube, "oomlens", "the agent Ready")
-    except AssertionError:
-        uninstall(kube, "valsb")
-        raise
-    print(f"\ninstall B to agent Ready: {time.monotonic() - t:.0f} s "
-          f"(digests: agent {agent_d}, sidecar {side_d})")
+    pod = install_ready(kube, "valsb", "B", "oomlens", "the agent Ready",
+                        *sets, "--wait")
+    print(f"digests: agent {agent_d}, sidecar {side_d}")
     for v in ("v1", "v1beta1"):
         try:
             kube.get(f"/apis/policy/{v}/namespaces/{NS}/"
@@ -429,3 +434,178 @@ def test_b_single_replica_injector_with_digests(values_ns):
     else:
         assert side == "--sidecar-image=localhost/oomlens-sidecar:" + VERSION, side
     uninstall(kube, "valsb")
+
+
+RET_NS = "oomlens-retention"
+OTHER_NODE = "oomlens-node-b"
+OOMLENS_API = "/apis/oomlens.io/v1alpha1/namespaces/" + RET_NS
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sa_kubeconfig(kube, pod, path):
+    """A kubeconfig with the token of the agent pod's ServiceAccount (1.20
+    still makes a token Secret for each): a second agent with exactly the
+    chart's agent RBAC."""
+    sa = kube.get(f"/api/v1/namespaces/{NS}/serviceaccounts/"
+                  f"{pod['spec']['serviceAccountName']}")
+    (ref,) = [s for s in sa["secrets"] if "token" in s["name"]]
+    sec = kube.get(f"/api/v1/namespaces/{NS}/secrets/{ref['name']}")["data"]
+    ca = path.with_suffix(".ca")
+    ca.write_bytes(base64.b64decode(sec["ca.crt"]))
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "node", "cluster": {
+            "server": "https://127.0.0.1:6443",
+            "certificate-authority": str(ca)}}],
+        "users": [{"name": "agent", "user": {
+            "token": base64.b64decode(sec["token"]).decode()}}],
+        "contexts": [{"name": "c", "context": {"cluster": "node",
+                                               "user": "agent"}}],
+        "current-context": "c"}))
+    return str(path)
+
+
+def plant(kube, name, size):
+    """A report and its bundle as another node's agent publishes them
+    (label oomlens.io/node, the bundle owned by its report); spec.bundleSize
+    says `size` bytes, the bytes retention counts."""
+    data = b"\x1f\x8b" + name.encode()
+    r = kube.create(f"{OOMLENS_API}/oomreports", {
+        "apiVersion": "oomlens.io/v1alpha1", "kind": "OOMReport",
+        "metadata": {"name": name, "labels": {"oomlens.io/node": OTHER_NODE}},
+        "spec": {"pod": "elsewhere", "container": "app", "node": OTHER_NODE,
+                 "bundle": name, "bundleSize": size}})
+    kube.create(f"{OOMLENS_API}/oombundles", {
+        "apiVersion": "oomlens.io/v1alpha1", "kind": "OOMBundle",
+        "metadata": {"name": name, "ownerReferences": [{
+            "apiVersion": "oomlens.io/v1alpha1", "kind": "OOMReport",
+            "name": name, "uid": r["metadata"]["uid"]}]},
+        "spec": {"data": base64.b64encode(data).decode(), "size": len(data),
+                 "sha256": hashlib.sha256(data).hexdigest()}})
+    time.sleep(1.1)  # creationTimestamp has seconds: one each
+
+
+def names(kube, what):
+    return sorted(o["metadata"]["name"]
+                  for o in kube.get(f"{OOMLENS_API}/{what}")["items"])
+
+
+def retention_lines(log):
+    return [l for l in log.splitlines()
+            if f"retention: namespace {RET_NS}:" in l]
+
+
+def deleted(lines):
+    return sum(int(re.search(r"deleted (\d+) reports", l).group(1))
+               for l in lines if "deleted" in l and "none deleted" not in l)
+
+
+def test_d_retention_two_agents_and_budget(values_ns, tmp_path):
+    """Issue 29 on the real node, with the chart's non-default retention and
+    bundle values installed: a kill's bundle within bundle.maxSize (64Ki);
+    two agents (the chart's, and a second one as another node's with the
+    same limits and the chart's agent RBAC) apply retention per namespace
+    to one namespace and converge: the newest reports within 1 MiB of
+    bundles kept, each older one deleted once by one of them, the kept
+    reports' bundles untouched (the real one's data still its report's
+    sha256), nothing more deleted in later rounds."""
+    kube = values_ns
+    pod = install_ready(kube, "valsd", "D", "oomlens", "the agent Ready",
+                "--set", "retention.keepPerNamespace=4",
+                "--set", "retention.maxBytesPerNamespace=1Mi",
+                "--set", "retention.maxAge=2d",
+                "--set", "retention.interval=3s",
+                "--set", "retention.node.keep=5",
+                "--set", "retention.node.maxBytes=64Mi",
+                "--set", "bundle.maxSize=64Ki",
+                "--set", "injector.enabled=false")
+    args = pod["spec"]["containers"][0]["args"]
+    for a in ("--keep-per-namespace=4", "--max-bytes-per-namespace=1Mi",
+              "--max-age=2d", "--retention-interval=3s", "--reports-keep=5",
+              "--reports-max-bytes=64Mi", "--bundle-max-size=64Ki"):
+        assert a in args, args
+    other = None
+    try:
+        recreate_namespace(kube, RET_NS)
+        # oldest first: two of the other node's (400 KiB each), a real
+        # kill here, two more of the other node's
+        plant(kube, "b1", 400 << 10)
+        plant(kube, "b2", 400 << 10)
+        kube.create(f"/api/v1/namespaces/{RET_NS}/pods", {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "hog", "namespace": RET_NS},
+            "spec": {"restartPolicy": "Never",
+                     "terminationGracePeriodSeconds": 0,
+                     "containers": [{
+                         "name": "hog", "image": "localhost/oomlens-busybox:1",
+                         "imagePullPolicy": "Never",
+                         "command": ["/usr/local/bin/hog", "--step-mb", "4"],
+                         "resources": {"requests": {"memory": "16Mi"},
+                                       "limits": {"memory": "64Mi"}}}]}})
+        (real,) = kube.wait(
+            lambda: [r for r in kube.get(f"{OOMLENS_API}/oomreports")["items"]
+                     if r["spec"].get("pod") == "hog" and
+                     r.get("status", {}).get("phase") == "Ready"],
+            120, "the real kill's Ready report")
+        a = real["metadata"]["name"]
+        size = real["spec"]["bundleSize"]
+        assert 0 < size <= 64 << 10, real["spec"]
+        # within 1 MiB so far (a, b2, b1): the chart's agent kept all
+        time.sleep(4)
+        assert names(kube, "oomreports") == sorted([a, "b1", "b2"])
+        time.sleep(1.1)
+        # the other node's agent, running before the last two come
+        kc = sa_kubeconfig(kube, pod, tmp_path / "agent.kubeconfig")
+        other = subprocess.Popen(
+            [os.path.join(BUILD, "bin", "oomlens-agent"), "run",
+             "--state-dir", str(tmp_path / "state"), "--kubeconfig", kc,
+             "--host-root", "/", "--kubelet-root", f"{CLUSTER_DIR}/kubelet",
+             "--keep-per-namespace", "4", "--max-bytes-per-namespace", "1Mi",
+             "--max-age", "2d", "--retention-interval", "3s",
+             "--metrics-addr", f"127.0.0.1:{free_port()}",
+             "--log-level", "debug"],
+            env=dict(os.environ, NODE_NAME=OTHER_NODE),
+            stdout=subprocess.DEVNULL, stderr=open(tmp_path / "b.log", "w"))
+        plant(kube, "b3", 400 << 10)
+        plant(kube, "b4", 400 << 10)
+        # newest first: b4 + b3 + a fit in 1 MiB, b2 does not: b2 and b1 go
+        want = sorted([a, "b3", "b4"])
+        kube.wait(lambda: names(kube, "oomreports") == want, 60,
+                  "retention's deletes")
+        kube.wait(lambda: names(kube, "oombundles") == want, 60,
+                  "the dropped reports' bundles to go")
+        log_b = lambda: (tmp_path / "b.log").read_text()  # noqa: E731
+        # both agents have looked at the namespace since
+        kube.wait(lambda: len(retention_lines(log_b())) >= 2, 30,
+                  "the second agent's retention rounds")
+        time.sleep(7)  # two more rounds of each: nothing more goes
+        assert names(kube, "oomreports") == want
+        assert names(kube, "oombundles") == want
+        b = kube.get(f"{OOMLENS_API}/oombundles/{a}")
+        data = base64.b64decode(b["spec"]["data"])
+        assert hashlib.sha256(data).hexdigest() == real["spec"]["bundleSHA256"]
+        assert len(data) == size
+        log_a = kube.log(NS, pod["metadata"]["name"], "agent")
+        lines_a, lines_b = retention_lines(log_a), retention_lines(log_b())
+        assert lines_a and lines_b, (log_a[-3000:], log_b()[-3000:])
+        # each dropped report deleted once, by one or the other agent,
+        # both for the bytes of bundles
+        assert deleted(lines_a) + deleted(lines_b) == 2, (lines_a, lines_b)
+        for l in lines_a + lines_b:
+            if "deleted" in l and "none deleted" not in l:
+                assert "0 beyond 4 kept" in l and "0 older than" in l, l
+        # and the later rounds of both found the namespace as planned
+        assert "3 reports, 0 to drop" in lines_a[-1], lines_a
+        assert "3 reports, 0 to drop" in lines_b[-1], lines_b
+        assert other.poll() is None, log_b()[-3000:]
+    finally:
+        if other:
+            other.terminate()
+            other.wait(timeout=30)
+        kube.delete(f"/api/v1/namespaces/{RET_NS}")
+        uninstall(kube, "valsd")

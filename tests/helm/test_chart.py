@@ -32,7 +32,8 @@ VALUE_SETS = {
                       "--set", "sidecar.namespaces={shop,batch}", "--set", "metrics.insecure=true",
                       "--set", "log.format=json", "--set", "log.level=debug",
                       "--set", "namespaces={shop,batch}", "--set", "excludeNamespaces={kube-system}",
-                      "--set", "image.digest=sha256:" + "ab" * 32],
+                      "--set", "image.digest=sha256:" + "ab" * 32,
+                      "--set", "retention.node.keep=20", "--set", "retention.node.maxBytes=64Mi"],
     "unprivileged": ["--set", "privileged=false", "--set", "sidecar.namespaces={shop}",
                      "--set", "sidecar.serviceAccount=app"],
     "platform": ["--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.prometheusRule.enabled=true",
@@ -44,7 +45,9 @@ VALUE_SETS = {
     "test-node": ["--set", "image.tag=dev", "--set", "image.pullPolicy=Never", "--set", "hostNetwork=true",
                   "--set", "apiServer.host=127.0.0.1", "--set", "apiServer.port=6443",
                   "--set", "probes.enabled=true",
-                  "--set", "retention.keepPerNamespace=5", "--set", "retention.maxAge=2h"],
+                  "--set", "retention.keepPerNamespace=5", "--set", "retention.maxAge=2h",
+                  "--set", "retention.maxBytesPerNamespace=4Mi", "--set", "retention.interval=30s",
+                  "--set", "bundle.maxSize=128Ki"],
 }
 ENV = dict(os.environ, HELM_CACHE_HOME="/tmp/oomlens-helm-cache", HELM_CONFIG_HOME="/tmp/oomlens-helm-config",
            HELM_DATA_HOME="/tmp/oomlens-helm-data")
@@ -110,6 +113,8 @@ def test_package(tmp_path):
     (["--set", "updateStrategy.rollingUpdate.maxUnavailable=0"], "maxUnavailable"),
     (["--set", "fullnameOverride=Bad_Name"], "fullnameOverride"),
     (["--set", "metrics.prometheusRule.forecastSeconds=soon"], "forecastSeconds"),
+    (["--set", "retention.node.keep=0"], "retention.node.keep"),
+    (["--set", "retention.node.maxBytes=256MB"], "retention.node.maxBytes"),
 ])
 def test_schema_refuses(args, err):
     r = helm("template", "x", CHART, *args, check=False)
@@ -145,7 +150,8 @@ def test_objects_per_value_set():
     c = ds["spec"]["template"]["spec"]["containers"][0]
     assert c["image"].endswith("@sha256:" + "ab" * 32)
     assert {"--metrics-insecure", "--log-json", "--log-level=debug", "--namespaces=shop,batch",
-            "--exclude-namespaces=kube-system"} <= set(c["args"])
+            "--exclude-namespaces=kube-system", "--reports-keep=20",
+            "--reports-max-bytes=64Mi"} <= set(c["args"])
     role = next(d for d in on if d["kind"] == "Role")
     assert role["rules"] == [{"apiGroups": ["oomlens.io"], "resources": ["oombundles"],
                               "verbs": ["create", "patch"]}]
@@ -165,7 +171,10 @@ def test_objects_per_value_set():
     assert c["image"] == "localhost/oomlens-agent:dev" and c["imagePullPolicy"] == "Never"
     assert {"name": "KUBERNETES_SERVICE_HOST", "value": "127.0.0.1"} in c["env"]
     assert ds["spec"]["template"]["spec"]["hostNetwork"] is True
-    assert {"--keep-per-namespace=5", "--max-age=2h"} <= set(c["args"])
+    assert {"--keep-per-namespace=5", "--max-age=2h", "--max-bytes-per-namespace=4Mi",
+            "--retention-interval=30s", "--bundle-max-size=128Ki"} <= set(c["args"])
+    # the node's copies: the defaults, as the agent's own
+    assert {"--reports-keep=200", "--reports-max-bytes=256Mi"} <= set(c["args"])
 
 
 def test_every_agent_argument_is_an_option_the_agent_takes(tmp_path):

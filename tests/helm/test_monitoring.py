@@ -160,12 +160,12 @@ def test_metrics_tls_from_a_users_secret_or_cert_manager():
     assert not [d for d in docs if d["kind"] == "Issuer"]
 
 
-def test_prometheus_rule_is_off_by_default_and_has_the_five_alerts():
+def test_prometheus_rule_is_off_by_default_and_has_the_six_alerts():
     assert not [d for d in render() if d["kind"] == "PrometheusRule"]
     rules = rule_groups()[0]["rules"]
     assert [r["alert"] for r in rules] == ["OOMLensOOMPredicted", "OOMLensOOMKilled",
                                            "OOMLensPublishQueueStuck", "OOMLensKernelReportsLost",
-                                           "OOMLensAgentDown"]
+                                           "OOMLensMetricsSeriesDropped", "OOMLensAgentDown"]
     for r in rules:
         assert r["labels"]["severity"] in ("info", "warning", "critical"), r
         anchor = r["runbook_url"] if "runbook_url" in r else r["annotations"]["runbook_url"]
@@ -196,11 +196,12 @@ def test_alerts_and_panels_name_only_exported_metrics():
     assert used and used <= have, used - have
     # every family but the build info and the trim counters is looked at
     assert {"oomlens_time_to_oom_seconds", "oomlens_oom_kills_total", "oomlens_publish_queue_depth",
-            "oomlens_kmsg_reports_total"} <= used
+            "oomlens_kmsg_reports_total", "oomlens_metrics_series_dropped_total"} <= used
 
 
 def test_dashboard_groups_by_the_victim_and_the_node():
-    """The victim's namespace/pod/container (honorLabels keeps them), the
+    """Kills by the victim's namespace, workload and container (honorLabels
+    keeps them; the family has no pod label), the forecast by its pod, the
     node for the agent's own figures; never the scrape target's instance
     or exported_* labels; a forecast panel."""
     (cm,) = objects("ConfigMap")
@@ -211,9 +212,10 @@ def test_dashboard_groups_by_the_victim_and_the_node():
     assert any("oomlens_time_to_oom_seconds" in e for e in exprs)
     for e in exprs:
         if "oomlens_oom_kills_total" in e:
-            assert re.search(r"by \(namespace, (verdict|pod, container)\)", e), e
+            assert re.search(r"by \(namespace, (verdict|owner_kind, owner, container)\)", e), e
+            assert "pod" not in e, e
             assert "unless oomlens_oom_kills_total offset" in e, e  # a new series' first kill
-        if re.search(r"queue_depth|watched_cgroups|failures_total|kmsg_reports", e):
+        if re.search(r"queue_depth|watched_cgroups|failures_total|kmsg_reports|series_dropped", e):
             assert "by (node" in e, e
 
 
@@ -261,11 +263,15 @@ def alert(name, when, labels=None, annotations=None):
                                                       "exp_annotations": annotations}]}
 
 
-def killed(book, when, pod, verdict):
-    """OOMLensOOMKilled for one kill of shop/POD's container app."""
-    return alert("OOMLensOOMKilled", when, {
-        "severity": "warning", "namespace": "shop", "pod": pod, "container": "app", "verdict": verdict}, {
-        "summary": "shop/%s: container app OOM-killed (%s)" % (pod, verdict),
+def killed(book, when, owner, verdict):
+    """OOMLensOOMKilled for one kill of container app in namespace shop, of
+    a pod owned by owner ((kind, name)) or by nobody (None)."""
+    labels = {"severity": "warning", "namespace": "shop", "container": "app", "verdict": verdict}
+    if owner:
+        labels.update(owner_kind=owner[0], owner=owner[1])
+    return alert("OOMLensOOMKilled", when, labels, {
+        "summary": "shop %s: container app OOM-killed (%s)" % (
+            "%s/%s" % owner if owner else "(a pod without an owner)", verdict),
         "description": "1 OOM kill(s) in the last 10 minutes, verdict %s: kubectl oomlens list -n shop" % verdict,
         "runbook_url": book + "#oomlensoomkilled"})
 
@@ -274,14 +280,18 @@ def rule_tests(book):
     """Synthetic series (1 min steps) and what each alert must say. The
     victim's labels are the series' own, as honorLabels keeps them."""
     victim = dict(SM, namespace="shop", pod="web-7d9f", container="app")
-    old = dict(victim, pod="batch-1", verdict="limit-too-low")
-    new = dict(victim, verdict="java-heap")
+    # kills are counted by workload, never by pod: a bare pod's owner is ""
+    # (an empty label is no label to Prometheus)
+    workload = dict(SM, namespace="shop", container="app", owner_kind="Deployment", owner="web")
+    old = dict(workload, owner_kind="", owner="", verdict="limit-too-low")
+    new = dict(workload, verdict="java-heap")
+    dropped = dict(SM, family="oomlens_oom_kills_total")
     return [{
         "interval": "1m",
         "input_series": [
             series("oomlens_time_to_oom_seconds", victim, "_x4 50 40 stale"),
             series("oomlens_time_to_oom_seconds", dict(victim, container="idle"), "900x5"),
-            # a pod's first kill at 15 min: the series appears at 1
+            # a workload's first kill at 15 min: the series appears at 1
             series("oomlens_oom_kills_total", new, "_x15 1x40"),
             # a series seen for long, one more kill at 31 min
             series("oomlens_oom_kills_total", old, "3x30 4x30"),
@@ -289,6 +299,10 @@ def rule_tests(book):
             series("oomlens_kmsg_reports_total", dict(SM, complete="true"), "1x40"),
             series("oomlens_kmsg_reports_total", dict(SM, complete="false"), "_x7 1x30"),
             series("up", SM, "1x3 0x20"),
+            # registered at 0 from the start; one series refused at 21 min
+            series("oomlens_metrics_series_dropped_total", dropped, "0x20 1x20"),
+            series("oomlens_metrics_series_dropped_total",
+                   dict(SM, family="oomlens_time_to_oom_seconds"), "0x40"),
         ],
         "alert_rule_test": [
             alert("OOMLensOOMPredicted", "5m", {
@@ -300,8 +314,8 @@ def rule_tests(book):
                 "runbook_url": book + "#oomlensoompredicted"}),
             alert("OOMLensOOMPredicted", "8m"),  # the prediction went (the kill)
             alert("OOMLensOOMKilled", "12m"),  # nothing new
-            killed(book, "16m", "web-7d9f", "java-heap"),
-            killed(book, "35m", "batch-1", "limit-too-low"),
+            killed(book, "16m", ("Deployment", "web"), "java-heap"),
+            killed(book, "35m", None, "limit-too-low"),
             alert("OOMLensOOMKilled", "48m"),  # both kills over 10 minutes old
             alert("OOMLensPublishQueueStuck", "10m"),
             alert("OOMLensPublishQueueStuck", "18m", {
@@ -317,6 +331,15 @@ def rule_tests(book):
                 "description": "1 kernel OOM report(s) on node-a lost lines in the last 30 minutes "
                                "(printk rate limit or ring overrun): their reports lack the kernel part.",
                 "runbook_url": book + "#oomlenskernelreportslost"}),
+            alert("OOMLensMetricsSeriesDropped", "10m"),  # all at 0
+            alert("OOMLensMetricsSeriesDropped", "30m", {
+                "severity": "warning", "node": "node-a", "instance": "10.0.0.5:9477",
+                "family": "oomlens_oom_kills_total"}, {
+                "summary": "node-a: metric oomlens_oom_kills_total is full, new series are not counted",
+                "description": "The agent on node-a could not create 1 series of oomlens_oom_kills_total "
+                               "in the last hour (its cap of 4096 label sets, or no memory): those updates "
+                               "are missing from it.",
+                "runbook_url": book + "#oomlensmetricsseriesdropped"}),
             alert("OOMLensAgentDown", "6m"),  # down for 3 min: not yet
             alert("OOMLensAgentDown", "10m", dict(SM, severity="critical"), {
                 "summary": "oomlens agent 10.0.0.5:9477 is not scraped",
@@ -343,7 +366,7 @@ def test_alerts_fire_on_their_series_and_only_then(tmp_path):
     groups = rule_groups()
     (rules_file := tmp_path / "oomlens-rules.yaml").write_text(yaml.safe_dump({"groups": groups}))
     r = subprocess.run([tool, "check", "rules", str(rules_file)], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0 and "SUCCESS: 5 rules found" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and "SUCCESS: 6 rules found" in r.stdout, r.stdout + r.stderr
     book = groups[0]["rules"][0]["annotations"]["runbook_url"].split("#")[0]
     tests = tmp_path / "oomlens-rules-test.yaml"
     tests.write_text(yaml.safe_dump({"rule_files": [rules_file.name], "evaluation_interval": "1m",

@@ -116,14 +116,14 @@ class ClusterAgent(AgentProcess):
     """oomlens-agent run in cluster mode, its stdout lines collected; its
     /metrics on 127.0.0.1:metrics_port."""
 
-    def __init__(self, api, kubeconfig, state_dir, extra=()):
+    def __init__(self, api, kubeconfig, state_dir, extra=(), node=NODE):
         self.metrics_port = free_port()
         super().__init__(
             [AGENT, "run", "--state-dir", state_dir, "--kubeconfig", kubeconfig,
              "--log-level", "debug", "--metrics-addr",
              "127.0.0.1:%d" % self.metrics_port,
              *extra],
-            env=dict(os.environ, NODE_NAME=NODE))
+            env=dict(os.environ, NODE_NAME=node))
 
     def metrics(self):
         """/metrics as {series: value}, a series as the exposition writes
@@ -139,12 +139,14 @@ class ClusterAgent(AgentProcess):
         return got
 
 
-def make_pod(api, name, annotations=None):
+def make_pod(api, name, annotations=None, owners=None):
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": name, "annotations": annotations or {}},
            "spec": {"nodeName": NODE, "containers": [{
                "name": "app", "image": "hog:1",
                "resources": {"limits": {"memory": "32Mi"}}}]}}
+    if owners:
+        pod["metadata"]["ownerReferences"] = owners
     code, obj = call(api, "POST", "/api/v1/namespaces/default/pods", pod)
     assert code == 201, obj
     uid = obj["metadata"]["uid"]
@@ -269,6 +271,110 @@ def test_kill_becomes_report_bundle_event_once(node):
     ev = wait_for(lambda: [e for e in events(api) if e["count"] == 2],
                   what="count 2\n" + agent.log())
     assert len(events(api)) == 1
+
+
+def test_events_json_drops_expired_entries_and_the_oldest_over_its_cap(
+        api, tmp_path):
+    """STATE/events.json (each kill Event's count) loses the entries whose
+    Event the API server has deleted (1 h after its last write) and, past
+    512 KiB, its oldest entries with a warning; it no longer starts again
+    empty once it passes 1 MiB. A real kill's Event writes it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for memory cgroups and /dev/kmsg")
+    kc = str(tmp_path / "kubeconfig")
+    api.write_kubeconfig(kc)
+    uid = make_pod(api, "victim")
+    cg, ctr = pod_cgroup(uid)
+    state = tmp_path / "state"
+    state.mkdir()
+    now_ms = int(time.time() * 1000)
+    ids = ["%08d-0000-4000-8000-000000000000/app" % i for i in range(6000)]
+    seeded = {k: {"count": 1, "report": "oom-0123abcd-%d" % i,
+                  "sent_ms": now_ms - 3_000_000 + i}
+              for i, k in enumerate(ids)}
+    seeded["gone/app"] = {"count": 4, "report": "oom-x-1",
+                          "sent_ms": now_ms - 2 * 3600 * 1000}
+    seeded["legacy/app"] = {"count": 2, "report": "oom-x-2"}
+    (state / "events.json").write_text(json.dumps(seeded, separators=(",", ":")))
+    assert 600_000 < os.path.getsize(state / "events.json") < 1 << 20
+    agent = ClusterAgent(api, kc, str(state))
+    try:
+        time.sleep(1)
+        wait_oom_ratelimit()
+        hog(cg, ctr, "--step-mb", "4")
+        ev = wait_for(lambda: events(api), what="the Event\n" + agent.log())
+        assert ev[0]["count"] == 1
+        got = json.loads((state / "events.json").read_text())
+        assert os.path.getsize(state / "events.json") <= 512 << 10
+        assert got[uid + "/app"]["count"] == 1
+        assert now_ms <= got[uid + "/app"]["sent_ms"] <= time.time() * 1000
+        assert "gone/app" not in got, "its Event expired an hour ago"
+        # an entry of an earlier agent, unstamped: one more lifetime
+        assert got["legacy/app"]["count"] == 2
+        assert now_ms <= got["legacy/app"]["sent_ms"]
+        kept = [k for k in ids if k in got]
+        dropped = len(ids) - len(kept)
+        assert dropped > 0 and kept == ids[dropped:], "the oldest went"
+        warn = [l for l in agent.stderr if "oldest entries" in l]
+        assert len(warn) == 1 and "dropped its %d oldest" % dropped in warn[0], \
+            agent.log()
+    finally:
+        agent.stop()
+        cg.cleanup()
+
+
+def test_reports_keep_spares_the_bundles_the_queue_still_needs(
+        api, tmp_path):
+    """Cluster mode, --reports-keep 1: two kills while the API is away stay
+    on the node (both wait in the publish queue: a warning, nothing
+    removed); once both are published a third kill's round removes the
+    first two kills' files, .tar.gz and .html together."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for memory cgroups and /dev/kmsg")
+    kc = str(tmp_path / "kubeconfig")
+    api.write_kubeconfig(kc)
+    uid = make_pod(api, "victim")
+    cg, ctr = pod_cgroup(uid)
+    state = tmp_path / "state"
+    agent = ClusterAgent(api, kc, str(state), ["--reports-keep", "1"])
+    reports_dir = state / "reports"
+
+    def files(*ids):
+        return sorted(i + s for i in ids for s in (".html", ".tar.gz"))
+    try:
+        time.sleep(1.5)
+        api.go_down(12, expire=True)
+        wait_oom_ratelimit()
+        hog(cg, ctr, "--step-mb", "4")
+        first = agent.lines.get(timeout=10)["id"]
+        wait_oom_ratelimit()
+        hog(cg, ctr, "--step-mb", "4")
+        second = agent.lines.get(timeout=10)["id"]
+        # the round runs after the kill's line is printed
+        warn = wait_for(lambda: [l for l in agent.stderr
+                                 if "nothing removed" in l],
+                        what="the round\n" + agent.log())
+        assert len(warn) == 1 and "2 kept past a limit, the publish queue " \
+            "needs them" in warn[0], agent.log()
+        assert sorted(os.listdir(reports_dir)) == files(first, second), \
+            agent.log()
+        wait_for(lambda: not [f for f in os.listdir(state / "queue")
+                              if f.endswith(".json")],
+                 timeout=60, what="the queue drained\n" + agent.log())
+        assert sorted(r["metadata"]["name"] for r in reports(api)) == \
+            sorted([first, second])
+        wait_oom_ratelimit()
+        hog(cg, ctr, "--step-mb", "4")
+        third = agent.lines.get(timeout=10)["id"]
+        done = wait_for(lambda: [l for l in agent.stderr
+                                 if "reports: removed" in l],
+                        what="the round\n" + agent.log())
+        assert sorted(os.listdir(reports_dir)) == files(third), agent.log()
+        assert len(done) == 1 and "removed the files of 2 kill(s)" in done[0] \
+            and "2 over --reports-keep 1" in done[0], agent.log()
+    finally:
+        agent.stop()
+        cg.cleanup()
 
 
 def test_api_down_across_a_kill_is_delivered_once(node):
@@ -892,6 +998,43 @@ def test_publish_metrics_latency_failures_and_queue_depth(api, tmp_path):
         cg.cleanup()
 
 
+def test_kills_of_a_workloads_pods_are_one_series(api, tmp_path):
+    """oomlens_oom_kills_total counts by workload, not by pod: two pods of
+    one ReplicaSet (the top of their owner chain: the fake serves no
+    ReplicaSets, so the agent reads no owner above it), each killed once,
+    are one series of 2 labelled by the ReplicaSet, with no pod label;
+    nothing dropped."""
+    kc = cluster_only(api, tmp_path)
+    rs = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d9f",
+           "uid": "7d9f0000-0000-4000-8000-000000000001", "controller": True}]
+    uids = [make_pod(api, name, owners=rs) for name in ("web-7d9f-x2", "web-7d9f-q8")]
+    cg, first = pod_cgroup(uids[0])
+    second = ("/kubepods-burstable.slice/kubepods-burstable-pod%s.slice"
+              % uids[1].replace("-", "_"))
+    cg.mkdir(second)
+    second += "/cri-containerd-%s.scope" % CID
+    cg.mkdir(second, limit_mb=32)
+    agent = ClusterAgent(api, kc, str(tmp_path / "state"), ["--metrics-insecure"])
+    try:
+        # the pod snapshots reach the detector, and both containers have
+        # a flat timeline before their growth: the same verdict for both
+        time.sleep(6)
+        lines = [kill_line(cg, ctr, agent)[0] for ctr in (first, second)]
+        assert [l["cgroup"].endswith(c) for l, c in zip(lines, (first, second))] == [True, True]
+        verdicts = [l.get("verdict", "") for l in lines]
+        assert verdicts[0] == verdicts[1], verdicts  # else two series by verdict
+        m = agent.metrics()
+        kills = {k: v for k, v in m.items() if k.startswith("oomlens_oom_kills_total{")}
+        assert kills == {'oomlens_oom_kills_total{namespace="default",container="app",'
+                         'verdict="%s",owner_kind="ReplicaSet",owner="web-7d9f"}'
+                         % verdicts[0]: 2}, (kills, agent.log())
+        print("kills of two pods of one ReplicaSet: %s" % kills)
+        assert m['oomlens_metrics_series_dropped_total{family="oomlens_oom_kills_total"}'] == 0
+    finally:
+        agent.stop()
+        cg.cleanup()
+
+
 def test_a_bundle_planted_under_the_reports_name_is_replaced(api, tmp_path):
     """Security review (issue 26): anyone who may create OOMBundles in the
     namespace (the sidecar Role binds all its ServiceAccounts) can plant
@@ -935,4 +1078,92 @@ def test_a_bundle_planted_under_the_reports_name_is_replaced(api, tmp_path):
                    in l for l in agent.stderr), agent.log()
     finally:
         agent.stop()
+        cg.cleanup()
+
+
+def test_retention_per_namespace_across_nodes_two_agents_agree(api, tmp_path):
+    """Issue 29: retention is per namespace across the cluster, not per
+    node. Two agents (this node's and another's) each apply it to every
+    namespace where they have a report, to all its reports whatever their
+    node, and delete the same ones: the newest kept within the count and
+    the bytes of bundles (spec.bundleSize), nothing older than --max-age,
+    a kept report's bundle never touched. A namespace where neither has a
+    report is left alone."""
+    kc = cluster_only(api, tmp_path)
+    api_v = "/apis/oomlens.io/v1alpha1/namespaces/%s/"
+
+    def plant(ns, name, node, age_s, size):
+        api.plant("oomreports", ns, {
+            "apiVersion": "oomlens.io/v1alpha1", "kind": "OOMReport",
+            "metadata": {"name": name, "labels": {"oomlens.io/node": node},
+                         "creationTimestamp": time.strftime(
+                             "%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - age_s))},
+            "spec": {"pod": "p", "node": node, "bundle": name, "bundleSize": size}})
+        api.plant("oombundles", ns, {
+            "apiVersion": "oomlens.io/v1alpha1", "kind": "OOMBundle",
+            "metadata": {"name": name}, "spec": {"data": "", "size": 0}})
+
+    other = "oomlens-other-node"
+    # a: bytes decide (1 MiB): 100 + 800 KiB fit, the next does not and
+    # neither does any older one, however small
+    for name, node, age, size in [("a1", other, 10, 100 << 10), ("a2", NODE, 20, 800 << 10),
+                                  ("a3", other, 30, 200 << 10), ("a4", NODE, 40, 10 << 10)]:
+        plant("a", name, node, age, size)
+    # c: the count (3) and the age (1 d)
+    for name, node, age in [("c1", NODE, 1), ("c2", other, 2), ("c3", other, 3),
+                            ("c4", other, 4), ("c5", other, 5)]:
+        plant("c", name, node, age, 1000)
+    plant("d", "d1", NODE, 1, 1000)
+    plant("d", "d2", other, 2 * 86400, 1000)
+    # e: only the other node's reports, more than the count
+    for i in range(5):
+        plant("e", "e%d" % i, other, 10 + i, 1000)
+    api.plant("oombundles", "a", {"apiVersion": "oomlens.io/v1alpha1", "kind": "OOMBundle",
+                                  "metadata": {"name": "snap-p"}, "spec": {"data": "", "size": 0}})
+
+    def names(ns, what):
+        code, obj = call(api, "GET", api_v % ns + what)
+        assert code == 200
+        return sorted(o["metadata"]["name"] for o in obj["items"])
+
+    limits = ["--keep-per-namespace", "3", "--max-bytes-per-namespace", "1Mi",
+              "--max-age", "1d", "--retention-interval", "1s"]
+    want = {"a": ["a1", "a2"], "c": ["c1", "c2", "c3"], "d": ["d1"],
+            "e": ["e0", "e1", "e2", "e3", "e4"]}
+    cg = Cgroup("kubepods.slice")
+    ours = ClusterAgent(api, kc, str(tmp_path / "s1"), extra=limits)
+    try:
+        wait_for(lambda: all(names(ns, "oomreports") == w for ns, w in want.items()),
+                 what="retention's deletes\n" + ours.log())
+        time.sleep(1)
+        kc2 = str(tmp_path / "kc2")
+        api.write_kubeconfig(kc2)
+        theirs = ClusterAgent(api, kc2, str(tmp_path / "s2"), extra=limits, node=other)
+        try:
+            # e is the other agent's: cut to the newest 3 by it alone
+            want["e"] = ["e0", "e1", "e2"]
+            wait_for(lambda: names("e", "oomreports") == want["e"],
+                     what="the other agent's retention\n" + theirs.log())
+            time.sleep(2)  # more rounds of both
+        finally:
+            theirs.stop()
+        for ns, w in want.items():
+            assert names(ns, "oomreports") == w, (ns, ours.log(), theirs.log())
+            # bundles went with their reports; snap-p is not a report's
+            assert names(ns, "oombundles") == sorted(w + (["snap-p"] if ns == "a" else []))
+        # the other agent found nothing more to delete where ours had been
+        assert "namespace e: deleted 2 reports" in "".join(theirs.stderr)
+        elsewhere = [l for l in theirs.stderr if "retention: namespace" in l and
+                     "namespace e:" not in l]
+        assert elsewhere, theirs.log()  # it looked at a, c and d too
+        assert all("0 to drop, none deleted here" in l for l in elsewhere), theirs.log()
+        logs = "".join(ours.stderr)
+        assert "retention: namespace a: deleted 2 reports (0 beyond 3 kept, 2 beyond " \
+               "1048576 bytes of bundles, 0 older than 86400 s)" in logs, ours.log()
+        assert "retention: namespace c: deleted 2 reports (2 beyond 3 kept" in logs
+        assert "retention: namespace d: deleted 1 reports (0 beyond 3 kept, 0 beyond " \
+               "1048576 bytes of bundles, 1 older than 86400 s)" in logs
+        assert "namespace e" not in logs
+    finally:
+        ours.stop()
         cg.cleanup()

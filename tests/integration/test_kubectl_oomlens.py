@@ -84,7 +84,12 @@ def bundle_obj(name, data, sha=None, size=None):
 
 def report_obj(name, pod, killed, verdict="heap-growth", comm="java", bundle=None):
     return {"apiVersion": "oomlens.io/v1alpha1", "kind": "OOMReport",
+            # the agent's labels (agent/src/publish/cluster_publish.c), and one
+            # of a user's own
             "metadata": {"name": name, "labels": {"oomlens.io/node": "node1",
+                                                  "oomlens.io/pod": pod,
+                                                  "oomlens.io/container": "app",
+                                                  "oomlens.io/verdict": verdict,
                                                   "app": pod.split("-")[0]}},
             "spec": {"pod": pod, "container": "app", "node": "node1", "killedAt": iso(killed),
                      "process": {"pid": 4242, "comm": comm, "anonRSS": 61440000},
@@ -380,6 +385,9 @@ def test_exit_codes(env, tmp_path):
     assert r.returncode == 3 and b"NotFound" in r.stderr
     r = run(env, "download", "nobundle")  # the report exists, its bundle not
     assert r.returncode == 3
+    assert r.stderr.decode().splitlines()[-1] == (
+        "kubectl-oomlens: report nobundle names the OOMBundle nobundle, "
+        "which namespace default does not hold"), r.stderr
     assert run(env, "list", "--since", "soon").returncode == 2
     assert run(env, "frobnicate").returncode == 2
     assert run(env, "list", "--bogus").returncode == 2
@@ -423,6 +431,14 @@ def test_contexts_namespace_and_exec_plugin(env, tmp_path):
     assert [ln.split()[0] for ln in r.stdout.decode().splitlines()[1:]] == ["other-r1"]
     r = run(env, "--context=b", "list", "-n", "default", "--kubeconfig", str(path), kc="/nonexistent")
     assert r.returncode == 0 and b"web-1-r2" in r.stdout
+    # completion: --context offers the kubeconfig's contexts, and the one
+    # typed decides whose names (context b's namespace, its exec user)
+    r = run(env, "__complete", "list", "--context", "", kc=str(path))
+    assert r.stdout.decode().splitlines() == ["a", "b", ":4"], r.stdout
+    r = run(env, "__complete", "--kubeconfig", str(path), "--context=", kc="/nonexistent")
+    assert r.stdout.decode().splitlines() == ["a", "b", ":4"], r.stdout
+    r = run(env, "__complete", "--context=b", "show", "", kc=str(path))
+    assert r.stdout.decode().splitlines() == ["other-r1", ":4"], r.stdout
 
 
 @pytest.mark.skipif(not os.access(KUBECTL, os.X_OK), reason="no build/tools/bin/kubectl")
@@ -455,6 +471,14 @@ def test_flags_in_every_form_kubectl_takes(env):
         "web-1-r2", "web-1-r1", "bad-sha", "evil", "nobundle")], r.stdout
     r = run(env, "show", "--", "web-1-r2")  # "--" ends the options
     assert r.returncode == 0, r.stderr
+    # the labels the agent puts on its reports
+    r = run(env, "list", "-l", "oomlens.io/verdict=native-leak")
+    assert r.returncode == 0 and names(r) == ["hog-r1"], (r.stdout, r.stderr)
+    r = run(env, "list", "-A", "--selector", "oomlens.io/pod in (db-0,hog)", "-o", "name")
+    assert sorted(r.stdout.decode().split()) == [
+        "oomreport.oomlens.io/hog-r1", "oomreport.oomlens.io/other-r1"], r.stdout
+    r = run(env, "list", "-loomlens.io/pod=web-1,oomlens.io/verdict!=heap-growth")
+    assert r.returncode == 0 and names(r) == [], r.stdout
 
 
 def test_get_prints_reports_and_the_old_download_form_is_answered(env, tmp_path):
@@ -476,6 +500,21 @@ def test_get_prints_reports_and_the_old_download_form_is_answered(env, tmp_path)
     assert (tmp_path / "s.tgz").read_bytes() == env.good
 
 
+def test_get_without_a_name_lists_as_kubectl_get_does(env):
+    """`kubectl get oomreports` with no name lists them: so does get, with
+    list's answer byte for byte, -A and -l included; kubectl's two
+    refusals (a name across all namespaces, a name with a selector)."""
+    for args in ([], ["-A"], ["-o", "json"], ["-l", "oomlens.io/pod=web-1", "-o", "name"]):
+        g, l = run(env, "get", *args), run(env, "list", *args)
+        assert g.returncode == 0 and g.stdout == l.stdout and g.stdout, (args, g.stderr)
+    assert b"\noom-system   other-r1 " in run(env, "get", "-A").stdout
+    for args, says in ((["get", "hog-r1", "-A"], b"by name across all namespaces"),
+                       (["get", "hog-r1", "-l", "a=b"], b"with a selector (-l)")):
+        r = run(env, *args)
+        assert r.returncode == 2 and says in r.stderr, (args, r.stderr)
+        assert r.stdout == b"", args
+
+
 def test_flags_a_command_does_not_take_are_refused(env):
     for args, what in ((["show", "web-1-r2", "--since", "1h"], b"show does not take --since"),
                        (["open", "web-1-r2", "-A"], b"open does not take -A/--all-namespaces"),
@@ -488,10 +527,37 @@ def test_flags_a_command_does_not_take_are_refused(env):
                        (["list", "-n"], b"-n needs a value"),
                        (["list", "-o", "table"], b"expected json, yaml, wide or name"),
                        (["show", "a", "b"], b"usage: kubectl oomlens show REPORT"),
+                       (["--context", "x", "show"], b"show: too few operands"),
                        (["--as-group", "g", "list"], b"--as-group needs --as"),
                        (["list", "--request-timeout", "soon"], b"--request-timeout")):
         r = run(env, *args)
         assert r.returncode == 2 and what in r.stderr, (args, r.stderr)
+
+
+def test_usage_errors_are_one_line_and_a_hint(env):
+    """What is wrong on one line, then where to look; nothing on stdout."""
+    for args, want in ((["show", "a", "b"],
+                        ["kubectl-oomlens: show: unexpected operand 'b'",
+                         "usage: kubectl oomlens show REPORT"]),
+                       (["frobnicate", "-n", "x"],
+                        ["kubectl-oomlens: unknown command 'frobnicate'",
+                         "`kubectl oomlens --help` lists the commands and their options."]),
+                       (["list", "--namespace"],
+                        ["kubectl-oomlens: --namespace needs a value",
+                         "`kubectl oomlens --help` lists the commands and their options."]),
+                       (["open", "r", "--pod", "p"],
+                        ["kubectl-oomlens: open does not take --pod",
+                         "usage: kubectl oomlens open REPORT"]),
+                       (["describe", "pod", "p", "-A"],
+                        ["kubectl-oomlens: describe does not take -A/--all-namespaces",
+                         "usage: kubectl oomlens describe pod POD"]),
+                       (["list", "-o", "table"],
+                        ["kubectl-oomlens: -o: expected json, yaml, wide or name, got 'table'",
+                         "usage: kubectl oomlens list [-n NS | -A] [-l SELECTOR] [--pod P] "
+                         "[--since 24h] [-o json|yaml|wide|name]"])):
+        r = run(env, *args)
+        assert r.returncode == 2 and r.stdout == b"", (args, r.stdout)
+        assert r.stderr.decode().splitlines() == want, (args, r.stderr)
 
 
 def test_each_command_has_its_help(env):
@@ -530,6 +596,36 @@ def test_request_timeout_is_honoured_and_hostile_as_refused(env):
     assert r.returncode == 2 and b"control character" in r.stderr, r.stderr
 
 
+def test_as_and_as_group_impersonate(env, tmp_path):
+    """--as/--as-group reach the server as Impersonate-User/-Group: the
+    request runs with the impersonated user's rights (the fake API does
+    what the real impersonation filter does), and a caller without the
+    right to impersonate is refused by the server."""
+    env.api.add_token("lister-token-0123456789", "lister", rules=[
+        {"apiGroups": ["oomlens.io"], "resources": ["oomreports"], "verbs": ["list"]}])
+    n = len(env.api.requests)
+    r = run(env, "list", "--as", "lister", "-o", "name")
+    assert r.returncode == 0, r.stderr
+    assert "oomreport.oomlens.io/web-1-r2" in r.stdout.decode().split()
+    seen = [q for q in env.api.requests[n:] if q["path"].endswith("/oomreports")]
+    assert [(q["user"], q.get("impersonated_by")) for q in seen] == [("lister", "admin")]
+    r = run(env, "show", "web-1-r2", "--as=lister")  # no get on oomreports
+    assert r.returncode == 4 and b'User "lister" cannot get resource' in r.stderr, r.stderr
+    r = run(env, "list", "--as", "nobody")
+    assert r.returncode == 4 and b'User "nobody" cannot list' in r.stderr, r.stderr
+    n = len(env.api.requests)
+    r = run(env, "list", "--as", "nobody", "--as-group", "system:masters",
+            "--as-group=ops")
+    assert r.returncode == 0, r.stderr
+    assert [q.get("groups") for q in env.api.requests[n:]
+            if q["path"].endswith("/oomreports")] == [["system:masters", "ops"]]
+    agent = env.api.write_kubeconfig(str(tmp_path / "kc-agent"), "agent-token-0123456789")
+    r = run(env, "list", "--as", "admin", kc=agent)
+    assert r.returncode == 4, r.stderr
+    assert (b'users "admin" is forbidden: User "system:serviceaccount:oom-system:oom-agent" '
+            b'cannot impersonate resource "users"') in r.stderr, r.stderr
+
+
 def test_crds_missing_is_said(env, tmp_path):
     api = fakeapi.FakeAPI(tls_dir=str(tmp_path / "tls"), crds=[]).start()
     try:
@@ -537,7 +633,10 @@ def test_crds_missing_is_said(env, tmp_path):
         for args in (["list"], ["show", "x"], ["get", "x"]):
             r = run(env, *args, kc=kc)
             assert r.returncode == 3, (args, r.stderr)
-            assert b"are oomlens' CRDs installed?" in r.stderr, (args, r.stderr)
+            assert (b"kubectl-oomlens: the oomlens CRDs are not installed in this cluster "
+                    b"(it does not serve oomreports.oomlens.io): helm install oomlens "
+                    b"helm/oomlens -n oomlens-system --create-namespace, or kubectl apply "
+                    b"-k manifests/\n") in r.stderr, (args, r.stderr)
     finally:
         api.stop()
 
@@ -564,6 +663,38 @@ def test_completion(env):
     assert {"web-1", "hog"} <= set(comp("describe", "pod", "")[0])
     assert "db-0" not in comp("describe", "pod", "")[0]  # oom-system's
     assert "oom-system" in comp("-n", "")[0]
+    # the namespace in every form the command line takes it
+    for ns in (["--namespace=oom-system"], ["-noom-system"], ["--namespace", "oom-system"]):
+        assert comp(*ns, "open", "")[0] == ["other-r1"], ns
+        assert comp("show", *ns, "")[0] == ["other-r1"], ns
+    assert comp("open", "--namespace=oom-") == (["oom-system"], ":4")
+    assert comp("list", "--output=y") == (["yaml"], ":4")
+    # an option half typed or unknown before the word does not matter
+    assert comp("--frob", "show", "hog")[0] == ["hog-r1"]
+    # --as reaches the API: names only of what that user may list
+    assert comp("--as", "nobody", "show", "")[0] == []
+
+
+def test_completion_offers_nothing_without_an_api(env, tmp_path):
+    """No API server (or no kubeconfig): no names, the directive still
+    printed, within the completion's timeout; nothing but the protocol on
+    stdout."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with open(env.kc) as f:
+        cfg = yaml.safe_load(f)
+    for cl in cfg["clusters"]:
+        cl["cluster"]["server"] = "https://127.0.0.1:%d" % port
+    kc = tmp_path / "kc-down"
+    kc.write_text(yaml.safe_dump(cfg))
+    for words in (["show", ""], ["-n", ""], ["describe", "pod", ""]):
+        r = run(env, "__complete", *words, kc=str(kc))
+        assert r.returncode == 0 and r.stdout == b":4\n", (words, r.stdout)
+    r = run(env, "__complete", "show", "", kc=str(tmp_path / "none"))
+    assert r.returncode == 0 and r.stdout == b":4\n", r.stdout
 
 
 @pytest.mark.skipif(not os.access(KUBECTL, os.X_OK), reason="no build/tools/bin/kubectl")
@@ -639,3 +770,73 @@ def test_the_bundle_is_checked_against_its_report_not_itself(env, tmp_path):
     r = run(env, "show", "web-1-r2")
     assert r.returncode == 0, r.stderr
     assert b"gives no bundleSHA256" in r.stderr, r.stderr
+
+
+def needed_libs(path):
+    """The DT_NEEDED entries of an ELF file, as readelf prints them."""
+    out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True,
+                         check=True).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+
+
+def lean_link():
+    """Whether make linked the programs against the static libraries
+    (build-static-libs.sh's cache): then libc is all they load."""
+    stamp = os.path.join(BUILD, "link-libs.txt")
+    return os.path.exists(stamp) and "-Wl,-Bstatic" in open(stamp).read()
+
+
+def test_plugin_runs_in_a_minimal_root(env, tmp_path):
+    """Issue 25: the plugin a user downloads runs where only it and libc are:
+    a root holding the binary, the dynamic loader and libc (no /etc: no
+    passwd, hosts, resolver or CA store, no /usr), the kubeconfig with its
+    CA inline. list, show and download answer as on the host. With the
+    static cache the binary needs libc alone; linked against Debian's shared
+    libraries (no cache) their closure is copied in and that check is off."""
+    chroot = shutil.which("chroot")
+    if os.geteuid() != 0 or not chroot:
+        pytest.skip("chroot(8) as root needed")
+    root = tmp_path / "root"
+    (root / "tmp").mkdir(parents=True)
+    (root / "home").mkdir()
+    shutil.copy2(CLI, root / "kubectl-oomlens")
+    needed = needed_libs(CLI)
+    if lean_link():
+        # glibc: libc and its loader, nothing else
+        assert "libc.so.6" in needed and all(
+            n == "libc.so.6" or n.startswith("ld-linux") for n in needed), needed
+    # the loader and every library ldd resolves, at their paths
+    ldd = subprocess.run(["ldd", CLI], capture_output=True, text=True, check=True).stdout
+    libs = re.findall(r"(/\S+) \(0x", ldd)
+    assert any("ld-linux" in p for p in libs), ldd
+    for p in libs:
+        dst = root / p.lstrip("/")
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(os.path.realpath(p), dst)
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    assert len(files) == 1 + len(libs), files
+    cfg = json.load(open(env.kc))
+    cluster = cfg["clusters"][0]["cluster"]
+    cluster["certificate-authority-data"] = base64.b64encode(
+        open(cluster.pop("certificate-authority"), "rb").read()).decode()
+    (root / "kc").write_text(json.dumps(cfg))
+
+    def jailed(*args):
+        return subprocess.run([chroot, str(root), "/kubectl-oomlens"] + list(args),
+                              env={"KUBECONFIG": "/kc", "HOME": "/home", "PATH": "/"},
+                              capture_output=True, timeout=60)
+
+    r = jailed("--version")
+    assert r.returncode == 0 and r.stdout.startswith(b"kubectl-oomlens "), r
+    host, jail = run(env, "list", "-A"), jailed("list", "-A")
+    assert jail.returncode == 0, jail.stderr
+    strip_age = lambda out: [ln.rsplit(None, 1)[0] for ln in out.decode().splitlines()]
+    assert strip_age(jail.stdout) == strip_age(host.stdout) and len(host.stdout) > 0
+    r = jailed("show", "web-1-r2")
+    assert r.returncode == 0 and b"Killed process 4242 (java)" in r.stdout, r.stderr
+    r = jailed("download", "web-1-r2", "/tmp/b.tgz")
+    assert r.returncode == 0, r.stderr
+    assert (root / "tmp" / "b.tgz").read_bytes() == env.good
+    # a report with no bundle: the error names the report, through the jail
+    r = jailed("download", "nobundle", "/tmp/n.tgz")
+    assert r.returncode != 0 and b"nobundle" in r.stderr, r

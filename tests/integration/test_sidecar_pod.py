@@ -70,10 +70,14 @@ def make_rootfs(root):
 
 
 @pytest.fixture
-def pod(tmp_path):
+def pod(tmp_path, monkeypatch):
     require_oom_env()
     if not shutil.which("podman") or not shutil.which("runc"):
         pytest.skip("needs podman and runc")
+    # conmon, which podman starts, writes a file named "oom" into its
+    # working directory when the container is OOM-killed: podman runs
+    # from the test's own directory, never from the checkout
+    monkeypatch.chdir(tmp_path)
     conf = tmp_path / "containers.conf"
     conf.write_text(CONF)
     storage = tmp_path / "storage.conf"

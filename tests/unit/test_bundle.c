@@ -648,3 +648,68 @@ Test(bundle, get_json_refuses_a_tree_over_its_budget)
 	bundle_free(b);
 	free(text);
 }
+
+/* The default budget's order (docs/manifest.md): the timeline outlives
+ * the victim's files, the victim's outlive every other process's, whose
+ * maps go first; bundle_fit() decides it before the write and lists it. */
+Test(bundle, fits_the_budget_in_priority_order_victim_first)
+{
+	static const struct {
+		const char *path;
+		enum bundle_prio prio;
+	} f[] = {
+		{"timeline.json", BUNDLE_HIGH},
+		{"processes/7/pmap.txt", BUNDLE_LOW},
+		{"processes/7/status", BUNDLE_NORMAL},
+		{"processes/9/pmap.txt", BUNDLE_LOW},
+		{"processes/9/status", BUNDLE_NORMAL},
+	};
+	struct bundle *b;
+	struct seen s = {0};
+	size_t chunk = 60u * 1024u;
+	char *noise = malloc(chunk);
+	struct json_object *t;
+
+	cr_assert_eq(bundle_new("prio", &b), 0);
+	cr_assert_eq(bundle_add(b, "kernel/oom.txt", "r", 1, BUNDLE_ESSENTIAL),
+		     0);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		fill_random(noise, chunk, 20 + (unsigned)i);
+		cr_assert_eq(bundle_add(b, f[i].path, noise, chunk, f[i].prio),
+			     0);
+	}
+	/* pid 7 is the victim: both its files raised, pid 9's untouched,
+	 * a prefix that is another pid's not matched */
+	cr_assert_eq(bundle_raise_prio(b, "processes/7/", BUNDLE_VICTIM), 2);
+	cr_assert_eq(bundle_raise_prio(b, "processes/7/", BUNDLE_LOW), 0);
+	/* three 60 KiB random files fit in 200 KiB, not four */
+	cr_assert_eq(bundle_fit(b, 200u * 1024u), 2);
+	t = bundle_truncated(b);
+	cr_assert_eq(json_object_array_length(t), 2);
+	cr_assert_str_eq(jget_str(NULL, jget_idx(t, 0), "path"),
+			 "processes/9/pmap.txt");
+	cr_assert_str_eq(jget_str(NULL, jget_idx(t, 1), "path"),
+			 "processes/9/status");
+	/* the write keeps to the plan: nothing more dropped */
+	cr_assert_gt(bundle_write(b, dfd, "prio.tar.gz", 200u * 1024u), 0);
+	cr_assert_eq(json_object_array_length(bundle_truncated(b)), 2);
+	bundle_free(b);
+	cr_assert_eq(bundle_read(dfd, "prio.tar.gz", collect, &s), 0);
+	cr_assert_eq(s.n, 5); /* manifest, kernel, timeline, pid 7's two */
+	cr_assert(strstr(s.manifest, "\"processes/9/status\""));
+	cr_assert_str_eq(s.names[3], "prio/processes/7/pmap.txt");
+	cr_assert_str_eq(s.names[4], "prio/processes/7/status");
+	free(noise);
+}
+
+Test(bundle, fit_within_the_budget_drops_nothing)
+{
+	struct bundle *b;
+
+	cr_assert_eq(bundle_new("small", &b), 0);
+	cr_assert_eq(bundle_add(b, "processes/1/pmap.txt", "x", 1, BUNDLE_LOW),
+		     0);
+	cr_assert_eq(bundle_fit(b, BUNDLE_MIN_BYTES), 0);
+	cr_assert_eq(json_object_array_length(bundle_truncated(b)), 0);
+	bundle_free(b);
+}

@@ -374,6 +374,30 @@ Test(cgroup, read_state_v2_oom_group, .fini = close_case)
 	cgroup_state_release(&s);
 }
 
+/* One file of a cgroup by its path: the real capture's memory.oom.group
+ * and its empty cgroup.procs (the group killed), -ENOENT for a missing
+ * file or cgroup, -EINVAL for a path that climbs out. */
+Test(cgroup, read_file_of_a_cgroup, .fini = close_case)
+{
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	open_case(FIX "v2-6.1-oomgroup/root");
+	strbuf_init(&sb, 4096);
+	cr_assert_eq(
+		cgroup_read_file(&fs, "/demo", "memory.oom.group", 16, &sb), 0);
+	cr_assert_str_eq(sb.buf, "1\n");
+	strbuf_reset(&sb);
+	cr_assert_eq(cgroup_read_file(&fs, "/demo", "cgroup.procs", 4095, &sb),
+		     0);
+	cr_assert_eq(sb.len, 0);
+	cr_assert_eq(cgroup_read_file(&fs, "/demo", "memory.nope", 16, &sb),
+		     -ENOENT);
+	cr_assert_eq(cgroup_read_file(&fs, "/gone", "cgroup.procs", 16, &sb),
+		     -ENOENT);
+	cr_assert_eq(cgroup_read_file(&fs, "/demo/..", "cgroup.procs", 16, &sb),
+		     -EINVAL);
+}
+
 Test(cgroup, read_state_keeps_absent_and_bad_apart, .fini = close_case)
 {
 	struct cgroup_state s = {0};

@@ -8,7 +8,10 @@
 
 #include "forensics/bundle.h"
 #include "forensics/diagnosis.h"
+#include "forensics/report.h"
 #include "base/fileio.h"
+#include "base/jget.h"
+#include "base/strbuf.h"
 #include "kernel/kmsg.h"
 #include "base/util.h"
 
@@ -627,6 +630,127 @@ Test(diagnosis, no_kernel_dir_only_timeline)
 	cr_assert_eq(d.verdicts[0].bytes, 48234496 - 8388608);
 	cr_assert(strstr(d.summary, "spike, 38 MiB of the 48 MiB limit"), "%s",
 		  d.summary);
+	diag_input_release(&in);
+	bundle_free(b);
+}
+
+/* A sidecar's full timeline of many processes: 600 samples of 120
+ * processes is a 6 MB file whose json-c tree (over 60 MiB) passes
+ * BUNDLE_JSON_MAX_TREE; read one element at a time, every sample counts,
+ * for the diagnosis and for the JVM's facts alike. */
+Test(diagnosis, timeline_too_costly_to_parse_whole_is_read_by_sample)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct bundle *b;
+	struct diag_input in;
+	struct diagnosis d;
+
+	strbuf_init(&sb, 64u << 20);
+	strbuf_adds(&sb, "{\"jvms\":[{\"pid\":100,\"t_ms\":1000,\"max_heap\":"
+			 "268435456}],\"samples\":[");
+	for (int i = 0; i < 600; i++) {
+		strbuf_addf(&sb,
+			    "%s{\"t_ms\":%d,\"usage\":%llu,\"limit\":"
+			    "536870912,\"procs\":[",
+			    i ? "," : "", 1000 + 500 * i,
+			    (unsigned long long)(i + 1) << 19);
+		for (int p = 0; p < 120; p++)
+			strbuf_addf(
+				&sb,
+				"%s{\"pid\":%d,\"anon_kb\":%d,\"rss_kb\":%d}",
+				p ? "," : "", 100 + p, 4 * (i + 1),
+				8 * (i + 1));
+		strbuf_adds(&sb, "]}");
+	}
+	strbuf_adds(&sb, "],\"trims\":[{\"pid\":7,\"rss_before\":"
+			 "4194304,\"rss_after\":1048576}]}");
+	cr_assert_gt(jget_tree_cost(sb.buf, sb.len), BUNDLE_JSON_MAX_TREE);
+	cr_assert_eq(bundle_new("oom-tl", &b), 0);
+	bundle_add(b, "timeline.json", sb.buf, sb.len, 1);
+	add_status(b, 7, 2048);
+	run_bundle(b, 0, &d, &in);
+	cr_assert_eq(in.n_tl, 600);
+	cr_assert_eq(in.tl[599].t, 0, "the last sample is the kill's time");
+	cr_assert_eq(in.tl[0].t, -299.5);
+	cr_assert_eq(in.tl[599].usage, 600ull << 19);
+	cr_assert_eq(in.tl[599].nprocs, 120);
+	cr_assert_eq(in.tl[599].anon, 120ull * 4 * 600 * 1024);
+	cr_assert_eq(in.limit_bytes, 536870912);
+	cr_assert(in.procs[0].have_trim);
+	cr_assert_eq(in.procs[0].trim_before_kb, 4096);
+	cr_assert_eq(in.procs[0].trim_after_kb, 1024);
+	/* the JVM's facts and its RSS series come from the same timeline */
+	cr_assert_eq(in.n_jvms, 1);
+	cr_assert_eq(in.jvms[0].pid, 100);
+	cr_assert(in.jvms[0].have_flags);
+	cr_assert_eq(in.jvms[0].max_heap, 268435456);
+	cr_assert(in.jvms[0].have_rss);
+	cr_assert_eq(in.jvms[0].rss_last, 8ull * 600 * 1024);
+	cr_assert_eq(in.notes.n, 0, "%s", in.notes.text[0]);
+	/* report.html draws it: 8 processes and the others, summed */
+	strbuf_reset(&sb);
+	cr_assert_eq(report_render_html(b, &sb), 0);
+	cr_assert(strstr(sb.buf, "Timeline: the last 300 s before the kill"),
+		  "%s", sb.buf);
+	cr_assert(strstr(sb.buf, "<title>pid 107 RSS</title>"));
+	cr_assert_null(strstr(sb.buf, "<title>pid 108 RSS</title>"));
+	cr_assert(strstr(sb.buf, "<title>other processes</title>"));
+	cr_assert_null(strstr(sb.buf, "not parsed"), "%s", sb.buf);
+	diag_input_release(&in);
+	bundle_free(b);
+	strbuf_release(&sb);
+}
+
+/* A bundle holding only timeline.json = tl, loaded with the kill at
+ * t_ms 2000. */
+static struct bundle *load_timeline_text(const char *tl, struct diag_input *in)
+{
+	struct bundle *b;
+
+	cr_assert_eq(bundle_new("oom-tl", &b), 0);
+	add_text(b, "timeline.json", tl);
+	cr_assert_eq(diagnosis_load_bundle(b, NULL, 2000, in), 0);
+	return b;
+}
+
+/* A timeline cut off mid-file (a sidecar killed mid-write): the samples
+ * before the break are kept, and a note says where it broke. */
+Test(diagnosis, broken_timeline_keeps_the_samples_before_the_break)
+{
+	static const char tl[] =
+		"{\"samples\":[{\"t_ms\":1000,\"usage\":1048576},"
+		"{\"t_ms\":2000,\"usage\":2097152},{\"t_ms\":30";
+	struct diag_input in;
+	struct bundle *b = load_timeline_text(tl, &in);
+
+	cr_assert_eq(in.n_tl, 2);
+	cr_assert_eq(in.tl[1].usage, 2097152);
+	cr_assert_eq(in.tl[0].t, -1.0);
+	cr_assert_eq(in.notes.n, 1);
+	cr_assert_str_eq(in.notes.text[0], "timeline.json: not JSON after 2 "
+					   "samples: the rest ignored");
+	diag_input_release(&in);
+	bundle_free(b);
+}
+
+/* A pod's timeline whose samples are not objects (a hostile spool's
+ * millions of []): each is refused alone, the objects among them kept,
+ * and one note counts the rest. */
+Test(diagnosis, timeline_samples_not_objects_are_counted_and_ignored)
+{
+	static const char tl[] = "{\"samples\":[[],1,{\"t_ms\":1000,"
+				 "\"usage\":1048576},\"x\",[[]],"
+				 "{\"t_ms\":2000,\"usage\":2097152}]}";
+	struct diag_input in;
+	struct bundle *b = load_timeline_text(tl, &in);
+
+	cr_assert_eq(in.n_tl, 2);
+	cr_assert_eq(in.tl[0].usage, 1048576);
+	cr_assert_eq(in.tl[1].t, 0.0);
+	cr_assert_eq(in.notes.n, 1);
+	cr_assert_str_eq(in.notes.text[0],
+			 "timeline.json: 4 samples not objects or over "
+			 "BUNDLE_JSON_MAX_TREE alone: ignored");
 	diag_input_release(&in);
 	bundle_free(b);
 }

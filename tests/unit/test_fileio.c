@@ -213,3 +213,38 @@ Test(fileio, mkdir_p_open_at_returns_the_last_directory, .init = setup,
 	cr_assert_eq(mkdir_p_open_at(rootfd, "x/../..", 0750), -EXDEV);
 	cr_assert_eq(mkdir_p_open_at(rootfd, "/tmp", 0750), -EXDEV);
 }
+
+/* Lists names in dirfd/path; the count of entries other than . and .. */
+static int count_entries(DIR *d)
+{
+	struct dirent *de;
+	int n = 0;
+
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+Test(fileio, opendir_at_lists_without_following_or_taking_the_fd, .init = setup,
+     .fini = teardown)
+{
+	DIR *d = NULL, *again = NULL;
+
+	cr_assert_eq(mkdir_p_at(rootfd, "q/a", 0750), 0);
+	cr_assert_eq(mkdir_p_at(rootfd, "q/b", 0750), 0);
+	cr_assert_eq(opendir_at(rootfd, "q", &d), 0);
+	cr_assert_eq(count_entries(d), 2);
+	/* "." is a descriptor of its own: two listings, rootfd still open */
+	cr_assert_eq(opendir_at(rootfd, ".", &d), 0);
+	cr_assert_eq(opendir_at(rootfd, ".", &again), 0);
+	cr_assert_eq(count_entries(d), 1);
+	cr_assert_eq(count_entries(again), 1);
+	cr_assert_eq(fcntl(rootfd, F_GETFD) >= 0, 1);
+	cr_assert_eq(symlinkat("q", rootfd, "link"), 0);
+	/* O_DIRECTORY with O_NOFOLLOW: a symlink is not a directory */
+	cr_assert_eq(opendir_at(rootfd, "link", &d), -ENOTDIR);
+	cr_assert_eq(write_file_atomic_at(rootfd, "f", "x", 1, 0640), 0);
+	cr_assert_eq(opendir_at(rootfd, "f", &d), -ENOTDIR);
+	cr_assert_eq(opendir_at(rootfd, "none", &d), -ENOENT);
+}

@@ -238,3 +238,62 @@ Test(jget, scan_str_finds_a_member_by_path_in_the_text)
 	cr_assert_eq(scan("{\"uid\":\"x\", garbage", top, out, sizeof(out)), 0);
 	cr_assert_str_eq(out, "x");
 }
+
+#define EACH(n, text, ...) jget_scan_each(n, text, strlen(text), __VA_ARGS__)
+
+struct spans {
+	char text[4][32];
+	int n, stop_at;
+};
+
+static int take_span(const char *elem, size_t len, void *ud)
+{
+	struct spans *s = ud;
+
+	if (s->n == s->stop_at)
+		return -ECANCELED;
+	snprintf(s->text[s->n++ % 4], sizeof(s->text[0]), "%.*s", (int)len,
+		 elem);
+	return 0;
+}
+
+Test(jget, scan_each_gives_each_element_of_the_array_at_a_path)
+{
+	static const char t[] = "{\"a\":[9],\"x\":{\"list\": [ {\"k\":[1,2]} ,"
+				"\"s]\" , 3 ,null]},\"list\":[7]}";
+	static const char *const path[] = {"x", "list", NULL};
+	static const char *const top[] = {"list", NULL};
+	static const char *const a[] = {"a", NULL};
+	struct spans s = {.stop_at = -1};
+	struct jget_notes n = {0};
+
+	cr_assert_eq(jget_scan_each(&n, t, strlen(t), path, take_span, &s), 4);
+	cr_assert_str_eq(s.text[0], "{\"k\":[1,2]}");
+	cr_assert_str_eq(s.text[1], "\"s]\"");
+	cr_assert_str_eq(s.text[2], "3");
+	cr_assert_str_eq(s.text[3], "null");
+	s = (struct spans){.stop_at = -1};
+	cr_assert_eq(jget_scan_each(&n, t, strlen(t), top, take_span, &s), 1);
+	cr_assert_str_eq(s.text[0], "7");
+	/* fn's error stops the walk */
+	s = (struct spans){.stop_at = 1};
+	cr_assert_eq(jget_scan_each(&n, t, strlen(t), path, take_span, &s),
+		     -ECANCELED);
+	cr_assert_eq(s.n, 1);
+	/* empty, absent, null: 0 and no note; another type: noted */
+	cr_assert_eq(EACH(&n, "{\"a\":[]}", a, take_span, &s), 0);
+	cr_assert_eq(EACH(&n, "{\"b\":[1]}", a, take_span, &s), 0);
+	cr_assert_eq(EACH(&n, "{\"a\":null}", a, take_span, &s), 0);
+	cr_assert_eq(n.n, 0);
+	jget_where(&n, "timeline.json");
+	cr_assert_eq(EACH(&n, "{\"a\":{\"x\":1}}", a, take_span, &s), 0);
+	cr_assert_str_eq(n.text[0], "timeline.json: \"a\" is an object, not "
+				    "an array: ignored");
+	/* broken: the elements before the break were given */
+	s = (struct spans){.stop_at = -1};
+	cr_assert_eq(EACH(&n, "{\"a\":[1,2,{\"b\"", a, take_span, &s),
+		     -EBADMSG);
+	cr_assert_eq(s.n, 2);
+	cr_assert_eq(EACH(&n, "{\"a\":[1 2]}", a, take_span, &s), -EBADMSG);
+	cr_assert_eq(EACH(&n, "[1]", a, take_span, &s), -EBADMSG);
+}

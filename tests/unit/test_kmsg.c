@@ -832,6 +832,50 @@ Test(kmsg, assembler_ready_rules)
 	kmsg_assembler_free(NULL);
 }
 
+#define KILLED(pid)                                                         \
+	"Memory cgroup out of memory: Killed process " #pid " (hog) "       \
+	"total-vm:5100kB, anon-rss:3900kB, file-rss:4kB, shmem-rss:644kB, " \
+	"UID:0 pgtables:44kB oom_score_adj:0"
+
+/* A memory.oom.group kill is walked once every task its cgroup still
+ * lists has its line, the first victim its second one (the order of
+ * v2-6.1-oomgroup); a pid the reader cannot name (0) or a malformed line
+ * is a task whose line may still come. */
+Test(kmsg, oom_group_walk_done_when_every_listed_task_has_its_line)
+{
+	struct kmsg_assembler *a = kmsg_assembler_new();
+	const struct oom_report *r;
+
+	cr_assert_eq(feed_text(a, 1, "hog invoked oom-killer: order=0"), 0);
+	cr_assert_eq(feed_text(a, 2, KILLED(138)), 0);
+	r = kmsg_assembler_current(a);
+	cr_assert_not_null(r);
+	cr_assert_not(oom_report_group_walked(r, "", 0), "not a group kill");
+	cr_assert(kmsg_assembler_may_grow(a) == false);
+	cr_assert_eq(feed_text(a, 3,
+			       "Tasks in /demo are going to be killed due to "
+			       "memory.oom.group set"),
+		     0);
+	cr_assert(kmsg_assembler_may_grow(a));
+	cr_assert(oom_report_group_walked(r, "", 0), "nobody left");
+	cr_assert_not(oom_report_group_walked(r, "138\n", 4), "no 2nd line");
+	cr_assert_eq(feed_text(a, 4, KILLED(110)), 0);
+	cr_assert(oom_report_group_walked(r, "110\n", 4));
+	cr_assert_not(oom_report_group_walked(r, "110\n111\n", 8));
+	cr_assert_eq(feed_text(a, 5, KILLED(111)), 0);
+	cr_assert(oom_report_group_walked(r, "110\n111", 7), "no last \\n");
+	cr_assert_not(oom_report_group_walked(r, "110\n0\n", 6), "pid ns");
+	cr_assert_not(oom_report_group_walked(r, "110\nx\n", 6));
+	cr_assert_not(oom_report_group_walked(r, "99999999999\n", 12));
+	cr_assert_not(oom_report_group_walked(r, "110\n138\n111\n", 12));
+	cr_assert_eq(feed_text(a, 6, KILLED(138)), 0);
+	cr_assert(oom_report_group_walked(r, "110\n138\n111\n\n", 13));
+	cr_assert_eq(r->kills_repeated, 1);
+	cr_assert_eq(kmsg_assembler_flush(a, false), 1);
+	cr_assert_null(kmsg_assembler_current(a));
+	kmsg_assembler_free(a);
+}
+
 Test(kmsg, assembler_seq_gap_is_incomplete)
 {
 	struct kmsg_assembler *a = kmsg_assembler_new();

@@ -201,6 +201,38 @@ Test(kube_files, kubeconfig_kubeconfig_list_merges_first_wins)
 	cr_assert_eq(kube_config_load_kubeconfig(&o, &c, &e), -ENOENT);
 }
 
+Test(kube_files, kubeconfig_contexts_listed_merged_in_order)
+{
+	char paths[256];
+	struct kube_kubeconfig_options o = {.paths = paths};
+	struct json_object *names = NULL;
+	struct kube_error e;
+
+	put("c1", "contexts:\n- {name: b, context: {cluster: c}}\n", 0600);
+	put("c2",
+	    "contexts:\n- {name: a, context: {cluster: c}}\n"
+	    "- {name: b, context: {cluster: d}}\n- {context: {}}\n",
+	    0600);
+	snprintf(paths, sizeof(paths), "%s/c1:%s/missing:%s/c2", tmp, tmp, tmp);
+	cr_assert_eq(kube_config_list_contexts(&o, &names, &e), 0, "%s",
+		     e.message);
+	cr_assert_str_eq(
+		json_object_to_json_string_ext(names, JSON_C_TO_STRING_PLAIN),
+		"[\"b\",\"a\"]",
+		"first file first, b once, "
+		"the nameless one left out");
+	json_object_put(names);
+	put("c3", "current-context: x\n", 0600);
+	snprintf(paths, sizeof(paths), "%s/c3", tmp);
+	cr_assert_eq(kube_config_list_contexts(&o, &names, &e), 0);
+	cr_assert_eq(json_object_array_length(names), 0);
+	json_object_put(names);
+	snprintf(paths, sizeof(paths), "%s/missing", tmp);
+	names = NULL;
+	cr_assert_eq(kube_config_list_contexts(&o, &names, &e), -ENOENT);
+	cr_assert_null(names, "untouched on failure");
+}
+
 Test(kube_files, kubeconfig_env_kubeconfig_is_used)
 {
 	char paths[256];

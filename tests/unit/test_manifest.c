@@ -161,10 +161,13 @@ Test(manifest, cluster_page_names_the_pod_and_labels_each_pid)
 
 	strbuf_init(&out, 0);
 	cr_assert_eq(report_render_html(b, &out), 0);
-	cr_assert(strstr(out.buf, "<h1>OOM kill of java (pid 29561 on the "
-				  "node) in <code>oomlens-inject-apps/"
-				  "jvm-heap/app</code></h1>"),
+	cr_assert(strstr(out.buf, "<h1><code>oomlens-inject-apps/jvm-heap/"
+				  "app</code>: OOM kill of java (pid 29561 "
+				  "on the node)</h1>"),
 		  "%.600s", strstr(out.buf, "<h1>"));
+	cr_assert(strstr(out.buf, "<title>oomlens: oomlens-inject-apps/"
+				  "jvm-heap/app — "),
+		  "%.300s", strstr(out.buf, "<title>"));
 	cr_assert(strstr(out.buf, "<th class=\"n\">pid in the pod</th>"));
 	cr_assert(strstr(out.buf, "<td class=\"n\">6</td><td>java</td>"));
 	cr_assert_null(strstr(out.buf, "Ignored in this bundle"));

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The Prometheus registry against the exact text exposition format 0.0.4:
  * HELP/TYPE lines, label and HELP escaping, histogram buckets (cumulative,
- * +Inf) with _sum and _count, series removal and the series cap. */
+ * +Inf) with _sum and _count, series removal and the series cap, and the
+ * count of the series a full family refused (logged once a family). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "base/strbuf.h"
 #include "obs/metrics.h"
@@ -184,23 +188,175 @@ Test(metrics, bad_registrations)
 	metrics_free(m);
 }
 
+/* Fills family f (labels {"i"}) with METRICS_MAX_SERIES series. */
+static void fill(struct metric *f, bool gauge)
+{
+	char name[16];
+	const char *v[] = {name, NULL};
+
+	for (int i = 0; i < METRICS_MAX_SERIES; i++) {
+		snprintf(name, sizeof(name), "%d", i);
+		cr_assert_eq(gauge ? metric_set(f, v, i) : metric_inc(f, v, 1),
+			     0);
+	}
+}
+
+static double dropped(struct metric *d, const char *family)
+{
+	const char *const v[] = {family, NULL};
+	double n = -1;
+
+	cr_assert_eq(metric_get(d, v, &n), 0, "no dropped series for %s",
+		     family);
+	return n;
+}
+
 Test(metrics, series_cap)
 {
 	struct metrics *m;
 	const char *const labels[] = {"i", NULL};
+	const char *const fresh[] = {"new", NULL}, *const seven[] = {"7", NULL};
 	struct metric *c;
-	char name[16];
-	const char *v[] = {name, NULL};
+	double v = 0;
 
 	cr_assert_eq(metrics_new(&m), 0);
 	c = metrics_add(m, "c_total", "C.", METRIC_COUNTER, labels, NULL, 0);
-	for (int i = 0; i < METRICS_MAX_SERIES; i++) {
-		snprintf(name, sizeof(name), "%d", i);
-		cr_assert_eq(metric_inc(c, v, 1), 0);
-	}
-	snprintf(name, sizeof(name), "new");
-	cr_assert_eq(metric_inc(c, v, 1), -ENOSPC);
-	snprintf(name, sizeof(name), "7");
-	cr_assert_eq(metric_inc(c, v, 1), 0); /* existing ones still count */
+	fill(c, false);
+	cr_assert_eq(metric_inc(c, fresh, 1), -ENOSPC);
+	cr_assert_eq(metric_get(c, fresh, &v), -ENOENT);
+	cr_assert_eq(metric_inc(c, seven, 1), 0); /* existing ones count */
+	cr_assert_eq(metric_get(c, seven, &v), 0);
+	cr_assert_eq(v, 2);
+	metrics_free(m);
+}
+
+/* The dropped family has a series (0) for each family with labels added
+ * after it, from the start; none for a family without labels (it cannot
+ * refuse one), none for itself. */
+Test(metrics, dropped_registered_up_front)
+{
+	struct metrics *m;
+	const char *const labels[] = {"i", NULL};
+	char *t;
+
+	cr_assert_eq(metrics_new(&m), 0);
+	cr_assert_not_null(metrics_add_dropped(m, "d_total", "D."));
+	cr_assert_null(metrics_add_dropped(m, "d2_total", "D."));
+	cr_assert_not_null(
+		metrics_add(m, "u", "U.", METRIC_GAUGE, NULL, NULL, 0));
+	cr_assert_not_null(metrics_add(m, "c_total", "C.", METRIC_COUNTER,
+				       labels, NULL, 0));
+	t = render(m);
+	cr_assert_str_eq(t, "# HELP d_total D.\n"
+			    "# TYPE d_total counter\n"
+			    "d_total{family=\"c_total\"} 0\n"
+			    "# HELP u U.\n"
+			    "# TYPE u gauge\n"
+			    "u 0\n"
+			    "# HELP c_total C.\n"
+			    "# TYPE c_total counter\n");
+	free(t);
+	metrics_free(m);
+}
+
+/* Runs fn with stderr into a file; returns what was written. */
+static char *stderr_of(void (*fn)(void *), void *ud)
+{
+	char *buf = calloc(1, 65536);
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	cr_assert(buf && f && saved >= 0);
+	fflush(stderr);
+	cr_assert_geq(dup2(fileno(f), STDERR_FILENO), 0);
+	fn(ud);
+	fflush(stderr);
+	cr_assert_geq(dup2(saved, STDERR_FILENO), 0);
+	close(saved);
+	rewind(f);
+	n = fread(buf, 1, 65535, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void refuse_three(void *ud)
+{
+	struct metric *c = ud;
+	const char *const a[] = {"a", NULL}, *const b[] = {"b", NULL};
+
+	cr_assert_eq(metric_inc(c, a, 1), -ENOSPC);
+	cr_assert_eq(metric_inc(c, b, 1), -ENOSPC);
+	cr_assert_eq(metric_inc(c, a, 1), -ENOSPC);
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* Every refused series counted, in its family's series; the refusal
+ * logged once a family, not once a drop. */
+Test(metrics, dropped_counted_and_logged_once)
+{
+	struct metrics *m;
+	const char *const labels[] = {"i", NULL};
+	const char *const seven[] = {"7", NULL};
+	struct metric *d, *c, *g;
+	char *t, *err;
+
+	cr_assert_eq(metrics_new(&m), 0);
+	d = metrics_add_dropped(m, "oomlens_metrics_series_dropped_total", "");
+	c = metrics_add(m, "c_total", "C.", METRIC_COUNTER, labels, NULL, 0);
+	g = metrics_add(m, "g", "G.", METRIC_GAUGE, labels, NULL, 0);
+	cr_assert(d && c && g);
+	fill(c, false);
+	cr_assert_eq(dropped(d, "c_total"), 0);
+	err = stderr_of(refuse_three, c);
+	cr_assert_eq(count_of(err, "metric c_total: 4096 series"), 1, "%s",
+		     err);
+	cr_assert_eq(count_of(err, "level=warn"), 1, "%s", err);
+	free(err);
+	cr_assert_eq(dropped(d, "c_total"), 3);
+	cr_assert_eq(dropped(d, "g"), 0);
+	cr_assert_eq(metric_inc(c, seven, 1), 0); /* no drop */
+	cr_assert_eq(dropped(d, "c_total"), 3);
+	t = render(m);
+	cr_assert(strstr(t, "oomlens_metrics_series_dropped_total"
+			    "{family=\"c_total\"} 3\n"),
+		  "%s", t);
+	cr_assert(strstr(t, "oomlens_metrics_series_dropped_total"
+			    "{family=\"g\"} 0\n"),
+		  "%s", t);
+	free(t);
+	metrics_free(m);
+}
+
+/* A gauge whose series are removed when their value goes holds room for
+ * new ones: a full family refuses, one removal lets the next in. */
+Test(metrics, removal_frees_room)
+{
+	struct metrics *m;
+	const char *const labels[] = {"i", NULL};
+	const char *const fresh[] = {"new", NULL}, *const five[] = {"5", NULL};
+	struct metric *d, *g;
+	double v = 0;
+
+	cr_assert_eq(metrics_new(&m), 0);
+	d = metrics_add_dropped(m, "d_total", "");
+	g = metrics_add(m, "g", "G.", METRIC_GAUGE, labels, NULL, 0);
+	fill(g, true);
+	cr_assert_eq(metric_set(g, fresh, 1), -ENOSPC);
+	cr_assert_eq(dropped(d, "g"), 1);
+	cr_assert_eq(metric_remove(g, five), 0);
+	cr_assert_eq(metric_set(g, fresh, 42), 0);
+	cr_assert_eq(metric_get(g, fresh, &v), 0);
+	cr_assert_eq(v, 42);
+	cr_assert_eq(dropped(d, "g"), 1);
 	metrics_free(m);
 }

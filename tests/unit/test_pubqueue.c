@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "publish/pubqueue.h"
 #include "obs/metrics_agent.h"
 #include "base/fileio.h"
+#include "base/strbuf.h"
 #include "base/util.h"
 
 #define OPS                                                             \
@@ -379,6 +381,97 @@ Test(pubqueue, permanent_422_moves_to_failed)
 	cr_assert_eq(faccessat(state_fd, "queue/failed/oom-a-4.json", F_OK, 0),
 		     0);
 	pubqueue_free(q);
+}
+
+/* queue/failed/ holds the newest 64 items: older ones planted there go at
+ * open, and again after each item given up on; other files and symlinks
+ * stay. */
+Test(pubqueue, failed_items_kept_newest_64)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item a = item("oom-new", "reports/x.tar.gz");
+	char name[64];
+	int dfd;
+
+	cr_assert_eq(mkdir_p_at(state_fd, "queue/failed", 0750), 0);
+	dfd = openat(state_fd, "queue/failed", O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(dfd, 0);
+	for (int i = 0; i < 70; i++) {
+		/* oom-00 oldest, oom-69 newest, a second apart */
+		struct timespec t[2] = {{.tv_sec = 1000000 + i},
+					{.tv_sec = 1000000 + i}};
+
+		snprintf(name, sizeof(name), "oom-%02d.json", i);
+		cr_assert_eq(write_file_atomic_at(dfd, name, "{}", 2, 0640), 0);
+		cr_assert_eq(utimensat(dfd, name, t, 0), 0);
+	}
+	cr_assert_eq(write_file_atomic_at(dfd, "notes.txt", "x", 1, 0640), 0);
+	cr_assert_eq(symlinkat("oom-00.json", dfd, "link.json"), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	for (int i = 0; i < 70; i++) {
+		snprintf(name, sizeof(name), "oom-%02d.json", i);
+		cr_assert_eq(faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) ==
+				     0,
+			     i >= 6, "%s", name);
+	}
+	cr_assert_eq(faccessat(dfd, "notes.txt", F_OK, 0), 0);
+	cr_assert_eq(faccessat(dfd, "link.json", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+	f.script[0][0] = -EINVAL; /* 422: given up on, the newest */
+	cr_assert_eq(pubqueue_add(q, &a), 0);
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
+	cr_assert_eq(faccessat(dfd, "oom-new.json", F_OK, 0), 0);
+	cr_assert_neq(faccessat(dfd, "oom-06.json", F_OK, 0), 0);
+	cr_assert_eq(faccessat(dfd, "oom-07.json", F_OK, 0), 0);
+	pubqueue_free(q);
+	close(dfd);
+}
+
+/* More items on disk than the queue holds (4096: an API away for long):
+ * the rest stay in queue/ for a later start, never moved to failed/ as
+ * if unreadable, and their bundles are still the queue's. */
+Test(pubqueue, items_past_the_most_stay_queued)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item it = item("oom-0", "reports/0.tar.gz");
+	struct strbuf sb = STRBUF_INIT;
+	char name[64];
+	int dfd, n = 0;
+	DIR *d;
+	struct dirent *de;
+
+	cr_assert_eq(mkdir_p_at(state_fd, "queue", 0750), 0);
+	cr_assert_eq(pubqueue_stage(state_fd, &it), 0);
+	dfd = openat(state_fd, "queue", O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(dfd, 0);
+	strbuf_init(&sb, 1 << 16);
+	cr_assert_geq(read_file_at(dfd, "oom-0.json", 1 << 16, &sb), 0);
+	for (int i = 1; i <= 4096; i++) {
+		int fd;
+
+		snprintf(name, sizeof(name), "oom-%d.json", i);
+		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		cr_assert_geq(fd, 0);
+		cr_assert_eq(write_all(fd, sb.buf, sb.len), 0);
+		close(fd);
+	}
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_depth(q), 4096);
+	cr_assert_eq(opendir_at(dfd, ".", &d), 0);
+	while ((de = readdir(d)))
+		n += strstr(de->d_name, ".json") != NULL;
+	closedir(d);
+	cr_assert_eq(n, 4097, "every item still in queue/");
+	cr_assert_eq(opendir_at(state_fd, "queue/failed", &d), 0);
+	n = 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	cr_assert_eq(n, 0, "nothing taken for unreadable");
+	pubqueue_free(q);
+	strbuf_release(&sb);
+	close(dfd);
 }
 
 Test(pubqueue, pod_gone_skips_event_only)
@@ -858,4 +951,40 @@ ParameterizedTest(struct reason_case *c, pubqueue,
 		cr_assert_str_eq(got ? got : "(null)", c->want, "%d/%ld", c->r,
 				 c->status);
 	cr_assert_str_eq(pub_failure_reason(-EIO, NULL), "http_5xx");
+}
+
+static void collect_bundle(const char *bundle_file, void *ud)
+{
+	struct strbuf *sb = ud;
+
+	strbuf_addf(sb, "%s;", bundle_file);
+}
+
+Test(pubqueue, bundles_lists_staged_and_queued_not_failed)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item a = item("oom-b-1", "reports/oom-b-1.tar.gz");
+	struct pub_item b = item("oom-b-2", "reports/oom-b-2.tar.gz");
+	struct pub_item c = item("oom-b-3", "reports/oom-b-3.tar.gz");
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+
+	strbuf_init(&sb, 4096);
+	cr_assert_eq(pubqueue_bundles(state_fd, collect_bundle, &sb), -ENOENT,
+		     "no queue before the first start");
+	f.script[0][0] = -EINVAL; /* a: 422, to queue/failed/ */
+	f.script[0][1] = -EIO;	  /* b: waits for its retry */
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_add(q, &a), 0);
+	cr_assert_eq(pubqueue_add(q, &b), 0);
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
+	cr_assert_eq(pubqueue_stage(state_fd, &c), 0, "the detector's");
+	cr_assert_eq(
+		write_file_atomic_at(state_fd, "queue/junk.json", "{", 1, 0600),
+		0);
+	cr_assert_eq(pubqueue_bundles(state_fd, collect_bundle, &sb), 2);
+	cr_assert(strstr(sb.buf, "reports/oom-b-2.tar.gz;"), "%s", sb.buf);
+	cr_assert(strstr(sb.buf, "reports/oom-b-3.tar.gz;"), "%s", sb.buf);
+	cr_assert_not(strstr(sb.buf, "oom-b-1"), "%s", sb.buf);
+	pubqueue_free(q);
 }

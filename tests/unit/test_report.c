@@ -567,3 +567,38 @@ Test(report, class_histogram_not_taken_says_why)
 	cr_assert(strstr(out.buf, "  not taken (threshold-80"), "%s", out.buf);
 	bundle_free(b);
 }
+
+/* What the budget cut is on the page and in the text, escaped, from the
+ * bundle being built (the agent renders before it writes) and from the
+ * manifest of a bundle read back. */
+Test(report, what_was_left_out_is_listed)
+{
+	struct bundle *b = make();
+	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
+	const char man[] = "{\"truncated\":[{\"path\":\"processes/9/pmap.txt\","
+			   "\"reason\":\"dropped to fit the bundle size "
+			   "cap\"}]}";
+
+	strbuf_init(&out, 0);
+	cr_assert_eq(report_render_html(b, &out), 0);
+	cr_assert_null(strstr(out.buf, "Left out of this bundle"));
+	bundle_note_truncated(b, "spool/<x>", "cut short: 8 MiB");
+	strbuf_reset(&out);
+	cr_assert_eq(report_render_html(b, &out), 0);
+	cr_assert(strstr(out.buf, "Left out of this bundle"));
+	cr_assert(strstr(out.buf, "<li><code>spool/&lt;x&gt;</code>: cut "
+				  "short: 8 MiB</li>"),
+		  "%s", out.buf);
+	strbuf_reset(&out);
+	cr_assert_eq(report_render_text(b, false, &out), 0);
+	cr_assert(strstr(out.buf, "Left out of this bundle (1)\n"
+				  "  spool/<x>: cut short: 8 MiB\n"));
+	/* a bundle read back: its manifest.json's list, not the notes */
+	bundle_add(b, "manifest.json", man, sizeof(man) - 1, BUNDLE_ESSENTIAL);
+	strbuf_reset(&out);
+	cr_assert_eq(report_render_html(b, &out), 0);
+	cr_assert(strstr(out.buf, "<code>processes/9/pmap.txt</code>: dropped "
+				  "to fit the bundle size cap"));
+	cr_assert_null(strstr(out.buf, "spool/&lt;x&gt;"));
+	bundle_free(b);
+}

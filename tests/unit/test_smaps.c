@@ -269,6 +269,27 @@ static const char *const many_fields[] = {
 
 /* 20,000 mappings (~14 MB of text) parse and render in well under a
  * second: linear, no quadratic step. */
+struct chunks {
+	struct strbuf all;
+	size_t n, biggest, fail_after;
+};
+
+static int keep_chunk(struct strbuf *out, void *ud)
+{
+	struct chunks *c = ud;
+
+	cr_assert_eq(out->buf[out->len - 1], '\n', "a chunk of whole lines");
+	if (out->len > c->biggest)
+		c->biggest = out->len;
+	if (c->fail_after && c->n++ == c->fail_after)
+		return -EPIPE;
+	if (!c->fail_after)
+		c->n++;
+	cr_assert_eq(strbuf_add(&c->all, out->buf, out->len), 0);
+	strbuf_reset(out);
+	return 0;
+}
+
 Test(smaps, twenty_thousand_mappings, .timeout = 20)
 {
 	struct strbuf sb, out;
@@ -306,6 +327,32 @@ Test(smaps, twenty_thousand_mappings, .timeout = 20)
 	cr_assert_eq(total(&s, SMAPS_F_SIZE), 4 * n);
 	cr_assert_eq(total(&s, SMAPS_F_RSS), 4 * n / 2);
 	cr_assert(strstr(out.buf, " 80000 ") != NULL, "Size total column");
+	/* a chunk at a time: the same bytes, never more than a chunk and a
+	 * row held, each chunk whole lines */
+	{
+		struct chunks c = {.all = STRBUF_INIT};
+		struct strbuf part = STRBUF_INIT;
+
+		strbuf_init(&c.all, 64u << 20);
+		strbuf_init(&part, 1u << 20);
+		cr_assert_eq(smaps_render_pmap_each(&s, 42, "many", &part,
+						    keep_chunk, &c),
+			     0);
+		cr_assert_eq(part.len, 0);
+		cr_assert_eq(c.all.len, out.len);
+		cr_assert_eq(memcmp(c.all.buf, out.buf, out.len), 0);
+		cr_assert_gt(c.n, out.len / SMAPS_RENDER_CHUNK - 1);
+		cr_assert_lt(c.biggest, SMAPS_RENDER_CHUNK + 4096);
+		/* a failing flush stops the render with its error */
+		c.fail_after = 2;
+		c.n = 0;
+		cr_assert_eq(smaps_render_pmap_each(&s, 42, "many", &part,
+						    keep_chunk, &c),
+			     -EPIPE);
+		cr_assert_eq(c.n, 3);
+		strbuf_release(&c.all);
+		strbuf_release(&part);
+	}
 	smaps_release(&s);
 	strbuf_release(&sb);
 	strbuf_release(&out);

@@ -615,3 +615,44 @@ Test(spool, prune_keeps_the_last_jvm_answer)
 		cr_assert(snap_there(names[i]));
 	close(fd);
 }
+
+static void add_status(struct bundle *b, int pid, const char *name,
+		       unsigned anon_kb)
+{
+	char path[64], text[256];
+
+	snprintf(path, sizeof(path), "processes/%d/status", pid);
+	snprintf(text, sizeof(text),
+		 "Name:\t%s\nPid:\t%d\nPPid:\t1\nVmRSS:\t%u kB\n"
+		 "RssAnon:\t%u kB\nRssFile:\t0 kB\nRssShmem:\t0 kB\n",
+		 name, pid, anon_kb, anon_kb);
+	cr_assert_eq(bundle_add(b, path, text, strlen(text), BUNDLE_NORMAL), 0);
+}
+
+/* The kernel's pid is the node's; the snapshot's the pod's. */
+Test(spool, victim_is_found_by_pid_then_name_and_rss)
+{
+	struct bundle *b;
+
+	cr_assert_eq(bundle_new("v", &b), 0);
+	add_status(b, 7, "java", 900000);
+	add_status(b, 12, "java", 40000);
+	add_status(b, 30, "sh", 1000);
+	cr_assert_eq(bundle_add(b, "processes/31/jvm/status",
+				"Name:\tjava\n"
+				"Pid:\t31\n",
+				20, BUNDLE_NORMAL),
+		     0);
+	/* in a pid namespace: by name, the nearest RSS */
+	cr_assert_eq(spool_victim_pid(b, 10247, "java", 880000), 7);
+	cr_assert_eq(spool_victim_pid(b, 10247, "java", 50000), 12);
+	/* the same pid with the same name wins over a nearer RSS */
+	cr_assert_eq(spool_victim_pid(b, 12, "java", 900000), 12);
+	/* the same pid with another name is not the victim */
+	cr_assert_eq(spool_victim_pid(b, 30, "java", 1000), 12);
+	/* no process of that name: nothing guessed */
+	cr_assert_eq(spool_victim_pid(b, 7, "python3", 900000), -1);
+	cr_assert_eq(spool_victim_pid(b, 7, "", 900000), -1);
+	cr_assert_eq(spool_victim_pid(b, 7, NULL, 900000), -1);
+	bundle_free(b);
+}

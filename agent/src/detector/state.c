@@ -24,7 +24,6 @@ static void walk(struct agent *a, const char *path, int depth, count_fn fn,
 		 void *ud)
 {
 	struct cgroup_events ev;
-	int fd;
 	DIR *d;
 	struct dirent *de;
 
@@ -32,12 +31,9 @@ static void walk(struct agent *a, const char *path, int depth, count_fn fn,
 		fn(a, path, ev.oom_kill, ud);
 	if (depth >= WALK_DEPTH)
 		return;
-	fd = openat(a->cgfs.mem_fd, streq(path, "/") ? "." : path + 1,
-		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		closep(&fd);
+	if (opendir_at(a->cgfs.mem_fd, streq(path, "/") ? "." : path + 1, &d) <
+	    0)
 		return;
-	}
 	while ((de = readdir(d))) {
 		char sub[4096];
 

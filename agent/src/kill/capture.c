@@ -473,18 +473,24 @@ static void print_line(const char *id, const char *path,
 	json_object_put(o);
 }
 
-/* oomlens_oom_kills_total by the victim's pod and container (cluster
- * mode), else by its cgroup. */
-static void count_kill(const struct agent_kill_pod *kp, const char *cgroup,
-		       const char *verdict, int64_t latency,
-		       const struct bundle *b)
+/* oomlens_oom_kills_total by the victim's namespace, container and
+ * workload (cluster mode, a kill in a known pod), else by its verdict
+ * alone: a cgroup path is no bounded label (a scope, a container id). */
+static void count_kill(const struct agent_kill_pod *kp, const char *verdict,
+		       int64_t latency, const struct bundle *b)
 {
-	if (kp->have && kp->m.pod)
-		agent_metrics_on_capture(kp->m.pod->ns, kp->m.pod->name,
-					 kp->m.container ? kp->m.container : "",
-					 verdict, latency, b);
-	else
-		agent_metrics_on_capture("", "", cgroup, verdict, latency, b);
+	const struct cluster_pod *p = kp->have ? kp->m.pod : NULL;
+	/* as the OOMReport says it (cluster_capture.c) */
+	struct agent_kill_labels l = {
+		.verdict = verdict && verdict[0] ? verdict : "unknown"};
+
+	if (p) {
+		l.ns = p->ns;
+		l.container = kp->m.container;
+		l.owner_kind = p->workload_kind;
+		l.owner = p->workload;
+	}
+	agent_metrics_on_capture(&l, latency, b);
 }
 
 int agent_capture(struct agent *a, struct corr_kill *k)
@@ -549,9 +555,9 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	agent_bundle_diagnose(b, r, man, kill_ms, &verdict);
 	agent_bundle_report(a, b, id);
 	snprintf(name, sizeof(name), "%s.tar.gz", id);
-	size = bundle_write(b, a->reports_fd, name, 0);
+	size = bundle_write(b, a->reports_fd, name, a->opts.bundle_max);
 	if (size < 0) {
-		count_kill(&kp, k->cgroup, verdict.verdict, latency, b);
+		count_kill(&kp, verdict.verdict, latency, b);
 		bundle_free(b);
 		return (int)size;
 	}
@@ -564,7 +570,7 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	if (a->cluster && agent_cluster_snap_wait(a, k, &kp, b, id, &verdict,
 						  kill_ms, latency))
 		return 0;
-	count_kill(&kp, k->cgroup, verdict.verdict, latency, b);
+	count_kill(&kp, verdict.verdict, latency, b);
 	bundle_free(b);
 	if (a->cluster)
 		agent_cluster_publish(a, k, &kp, id, &verdict, kill_ms);

@@ -11,6 +11,8 @@
 #include "forensics/diagnosis.h"
 #include "forensics/manifest.h"
 #include "forensics/report.h"
+#include "forensics/spool.h"
+#include "base/bundle_paths.h"
 #include "base/fileio.h"
 #include "base/jget.h"
 #include "base/log.h"
@@ -68,7 +70,45 @@ static void check_manifest(struct bundle *b)
 			 notes.text[i]);
 }
 
-/* report.html inside the bundle, and beside it on disk for a browser. */
+/* The kernel's first victim's own files (processes/<pid>/ of the
+ * snapshot, found by its name and RSS: the snapshot's pids are the pod's)
+ * are kept before every other process's. */
+static void raise_victim(struct bundle *b)
+{
+	struct json_object *v =
+		jget_idx(jget_array(NULL, bundle_manifest(b), "victims"), 0);
+	uint64_t rss = jget_u64_or0(NULL, v, "anon_rss_kb") +
+		       jget_u64_or0(NULL, v, "file_rss_kb") +
+		       jget_u64_or0(NULL, v, "shmem_rss_kb");
+	char dir[64];
+	int pid = -1;
+
+	if (!v || !jget_int(NULL, v, "pid", &pid))
+		return;
+	pid = spool_victim_pid(b, pid, jget_str(NULL, v, "comm"), rss);
+	if (pid < 0)
+		return;
+	snprintf(dir, sizeof(dir), BP_PROC_DIR_FMT "/", pid);
+	bundle_raise_prio(b, dir, BUNDLE_VICTIM);
+}
+
+static int render(struct bundle *b, struct strbuf *html)
+{
+	int q;
+
+	strbuf_reset(html);
+	q = report_render_html(b, html);
+	if (q < 0)
+		bundle_note_truncated(b, "report.html", strerror(-q));
+	else
+		bundle_add(b, "report.html", html->buf, html->len,
+			   BUNDLE_ESSENTIAL);
+	return q;
+}
+
+/* report.html inside the bundle, and beside it on disk for a browser. The
+ * bundle is fitted to its budget first, so that the page lists what was
+ * left out (rendered again when the fit dropped anything). */
 void agent_bundle_report(struct agent *a, struct bundle *b, const char *id)
 {
 	_cleanup_strbuf_ struct strbuf html = STRBUF_INIT;
@@ -76,13 +116,13 @@ void agent_bundle_report(struct agent *a, struct bundle *b, const char *id)
 	int q;
 
 	check_manifest(b);
+	raise_victim(b);
 	strbuf_init(&html, 4u << 20);
-	q = report_render_html(b, &html);
-	if (q < 0) {
-		bundle_note_truncated(b, "report.html", strerror(-q));
+	if (render(b, &html) < 0)
 		return;
-	}
-	bundle_add(b, "report.html", html.buf, html.len, BUNDLE_ESSENTIAL);
+	q = bundle_fit(b, a->opts.bundle_max);
+	if (q > 0 && render(b, &html) < 0)
+		return;
 	snprintf(name, sizeof(name), "%s.html", id);
 	q = write_file_atomic_at(a->reports_fd, name, html.buf, html.len, 0640);
 	if (q < 0)

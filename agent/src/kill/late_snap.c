@@ -147,7 +147,7 @@ static int merge(struct agent *a, struct agent_snap_wait *w,
 		agent_bundle_diagnose(w->b, NULL, man, w->kill_ms, v);
 	agent_bundle_report(a, w->b, s->id);
 	snprintf(name, sizeof(name), "%s.tar.gz", s->id);
-	size = bundle_write(w->b, a->reports_fd, name, 0);
+	size = bundle_write(w->b, a->reports_fd, name, a->opts.bundle_max);
 	if (size < 0)
 		return snprintf(s->why, sizeof(s->why), "%s",
 				strerror((int)-size)),
@@ -171,8 +171,13 @@ static void release(struct agent *a, struct agent_snap_wait *w,
 		if (v->usage)
 			it->usage = (int64_t)v->usage;
 	}
-	agent_metrics_on_capture(it->ns, it->pod, it->container, it->verdict,
-				 w->latency, w->b);
+	agent_metrics_on_capture(
+		&(struct agent_kill_labels){.ns = it->ns,
+					    .container = it->container,
+					    .verdict = it->verdict,
+					    .owner_kind = it->workload_kind,
+					    .owner = it->workload},
+		w->latency, w->b);
 	bundle_free(w->b);
 	if (cluster_publish(a->cluster, it) < 0) {
 		log_error("report %s: the publisher's hand-over is full; "

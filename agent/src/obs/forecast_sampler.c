@@ -76,6 +76,7 @@ static struct {
 	} retired[RETIRED_MAX];
 	unsigned retired_next;
 	struct forecast_history cur, before; /* a tick's unpacked ring */
+	struct forecast_target resolved;     /* a tick's resolver answer */
 } S = {.tfd = -1};
 
 void forecast_sampler_set_resolver(forecast_resolve_fn fn, void *ud)
@@ -432,6 +433,29 @@ static void push_sample(struct tracked *t, uint64_t now_ms, uint64_t usage,
 	pack(&S.cur, &t->ring);
 }
 
+static bool same_target(const struct forecast_target *a,
+			const struct forecast_target *b)
+{
+	return streq(a->namespace, b->namespace) && streq(a->pod, b->pod) &&
+	       streq(a->container, b->container);
+}
+
+/* t's target, resolved again each tick. A series exported under other
+ * labels (the container's id until the pod cache had its name) is removed
+ * first: nothing else would remove it, the sampler drops the series it
+ * knows by its current labels. */
+static bool resolve(struct tracked *t)
+{
+	if (!t->target && !(t->target = calloc(1, sizeof(*t->target))))
+		return false;
+	if (!S.resolve(t->path, &S.resolved, S.resolve_ud))
+		return false;
+	if (t->exported && !same_target(t->target, &S.resolved))
+		drop_series(t);
+	*t->target = S.resolved;
+	return true;
+}
+
 static void sample_one(struct tracked *t, uint64_t now_ms)
 {
 	struct forecast f;
@@ -446,8 +470,7 @@ static void sample_one(struct tracked *t, uint64_t now_ms)
 	if (!forecast_predict(&S.cur.ring, t->limit, 0, NULL, &f) ||
 	    forecast_predict(&S.cur.ring, t->limit, reclaimable(t->path), NULL,
 			     &f) < 1 ||
-	    (!t->target && !(t->target = calloc(1, sizeof(*t->target)))) ||
-	    !S.resolve(t->path, t->target, S.resolve_ud)) {
+	    !resolve(t)) {
 		drop_series(t);
 		return;
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <stdio.h>
+#include "base/log.h"
 #include "base/util.h"
 #include "obs/metrics.h"
 
@@ -29,12 +30,14 @@ struct metric {
 	size_t n_buckets;
 	struct series **series;
 	size_t n_series, cap_series;
+	bool warned; /* a refused series was logged */
 	struct metric *next;
 };
 
 struct metrics {
 	pthread_mutex_t lock;
 	struct metric *first, *last;
+	struct metric *dropped; /* metrics_add_dropped()'s, or NULL */
 };
 
 int metrics_new(struct metrics **ret)
@@ -130,6 +133,8 @@ static int family_init(struct metric *f, const char *name, const char *help,
 
 static int add_series(struct metric *f, const char *const *values,
 		      struct series **ret);
+static int get_series(struct metric *f, const char *const *values,
+		      struct series **ret);
 
 struct metric *metrics_add(struct metrics *m, const char *name,
 			   const char *help, enum metric_type type,
@@ -153,12 +158,39 @@ struct metric *metrics_add(struct metrics *m, const char *name,
 		return NULL;
 	}
 	pthread_mutex_lock(&m->lock);
+	/* its count of refused series exists (0) before anything is refused:
+	 * counting a drop then needs no memory, and increase() sees the
+	 * first one */
+	if (m->dropped && f->n_labels &&
+	    get_series(m->dropped, (const char *const[]){f->name, NULL}, &s) <
+		    0) {
+		pthread_mutex_unlock(&m->lock);
+		family_free(f);
+		return NULL;
+	}
 	if (m->last)
 		m->last->next = f;
 	else
 		m->first = f;
 	m->last = f;
 	pthread_mutex_unlock(&m->lock);
+	return f;
+}
+
+struct metric *metrics_add_dropped(struct metrics *m, const char *name,
+				   const char *help)
+{
+	static const char *const labels[] = {"family", NULL};
+	struct metric *f;
+
+	if (!m || m->dropped)
+		return NULL;
+	f = metrics_add(m, name, help, METRIC_COUNTER, labels, NULL, 0);
+	if (f) {
+		pthread_mutex_lock(&m->lock);
+		m->dropped = f;
+		pthread_mutex_unlock(&m->lock);
+	}
 	return f;
 }
 
@@ -252,10 +284,43 @@ static void apply(struct metric *f, struct series *s, enum op op, double v)
 	}
 }
 
+/* Under the lock: f could not have the series it was asked for (the cap,
+ * out of memory), counted in the registry's dropped family. The count of
+ * a family added before that one is made here, and is lost only when that
+ * fails too. Returns whether this is f's first refusal, the one logged. */
+static bool count_dropped(struct metric *f)
+{
+	struct metric *d = f->owner->dropped;
+	struct series *s;
+	bool first = !f->warned;
+
+	if (d && d != f &&
+	    get_series(d, (const char *const[]){f->name, NULL}, &s) == 0)
+		apply(d, s, OP_INC, 1);
+	f->warned = true;
+	return first;
+}
+
+/* Once a family, not once a drop: a full family refuses every new label
+ * set from then on. */
+static void log_dropped(const struct metric *f, int r)
+{
+	if (r == -ENOSPC)
+		log_warn("metric %s: %d series, the most a family holds; new "
+			 "label sets are not counted from now on, each one "
+			 "counted as dropped instead (logged once)",
+			 f->name, METRICS_MAX_SERIES);
+	else
+		log_warn("metric %s: cannot create a series (%s); each one "
+			 "not created is counted as dropped (logged once)",
+			 f->name, strerror(-r));
+}
+
 static int update(struct metric *f, const char *const *values, enum op op,
 		  double v)
 {
 	struct series *s;
+	bool warn = false;
 	int r;
 
 	if (!f)
@@ -268,7 +333,12 @@ static int update(struct metric *f, const char *const *values, enum op op,
 	r = get_series(f, values, &s);
 	if (r == 0)
 		apply(f, s, op, v);
+	else
+		warn = count_dropped(f);
 	pthread_mutex_unlock(&f->owner->lock);
+	/* outside the lock: the registry's lock is never held across I/O */
+	if (warn)
+		log_dropped(f, r);
 	return r;
 }
 

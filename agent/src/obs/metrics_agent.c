@@ -16,9 +16,9 @@
 #endif
 
 static struct metrics *reg;
-static struct metric *m_kills, *m_detect, *m_publish, *m_pubfail, *m_depth,
-	*m_watched, *m_kmsg, *m_trims, *m_trim_bytes, *m_build, *m_tto,
-	*m_unreported;
+static struct metric *m_dropped, *m_kills, *m_detect, *m_publish, *m_pubfail,
+	*m_depth, *m_watched, *m_kmsg, *m_trims, *m_trim_bytes, *m_build,
+	*m_tto, *m_unreported;
 
 /* Detection is sub-second when things go well; publishing includes API
  * round trips and retries. */
@@ -33,10 +33,16 @@ static struct metric *add(const char *name, const char *help,
 	return metrics_add(reg, name, help, t, labels, NULL, 0);
 }
 
+#define SERIES_CAP STR_OF(METRICS_MAX_SERIES)
+static const char dropped_help[] =
+	"Series a metric family could not create (its cap of " SERIES_CAP
+	" label sets reached, or no memory): updates not counted.";
+
 static int add_all(void)
 {
-	static const char *const kill_l[] = {"namespace", "pod", "container",
-					     "verdict", NULL};
+	static const char *const kill_l[] = {"namespace", "container",
+					     "verdict",	  "owner_kind",
+					     "owner",	  NULL};
 	static const char *const pod_l[] = {"namespace", "pod", "container",
 					    NULL};
 	static const char *const reason_l[] = {"reason", NULL};
@@ -45,7 +51,12 @@ static int add_all(void)
 	static const char *const version_l[] = {"version", NULL};
 	static const char *const version_v[] = {OOMLENS_VERSION, NULL};
 
-	m_kills = add("oomlens_oom_kills_total", "OOM kills reported.",
+	/* first: every family after it has its count there from the start */
+	m_dropped = metrics_add_dropped(
+		reg, "oomlens_metrics_series_dropped_total", dropped_help);
+	m_kills = add("oomlens_oom_kills_total",
+		      "OOM kills reported, by the victim's namespace, "
+		      "container, verdict and the top of its pod's owners.",
 		      METRIC_COUNTER, kill_l);
 	m_detect = metrics_add(reg, "oomlens_detect_latency_seconds",
 			       "From the kernel's kill to the bundle written.",
@@ -87,9 +98,9 @@ static int add_all(void)
 		    "reaches its limit at the current growth; only while it "
 		    "grows.",
 		    METRIC_GAUGE, pod_l);
-	if (!m_kills || !m_detect || !m_publish || !m_pubfail || !m_depth ||
-	    !m_watched || !m_kmsg || !m_trims || !m_trim_bytes || !m_build ||
-	    !m_tto || !m_unreported)
+	if (!m_dropped || !m_kills || !m_detect || !m_publish || !m_pubfail ||
+	    !m_depth || !m_watched || !m_kmsg || !m_trims || !m_trim_bytes ||
+	    !m_build || !m_tto || !m_unreported)
 		return -ENOMEM;
 	return metric_set(m_build, version_v, 1);
 }
@@ -113,8 +124,8 @@ void agent_metrics_free(void)
 {
 	metrics_free(reg);
 	reg = NULL;
-	m_kills = m_detect = m_publish = m_pubfail = m_depth = m_watched =
-		m_kmsg = m_trims = m_trim_bytes = m_build = m_tto =
+	m_dropped = m_kills = m_detect = m_publish = m_pubfail = m_depth =
+		m_watched = m_kmsg = m_trims = m_trim_bytes = m_build = m_tto =
 			m_unreported = NULL;
 }
 
@@ -123,10 +134,10 @@ int agent_metrics_render(struct strbuf *out)
 	return reg ? metrics_render(reg, out) : -ENODEV;
 }
 
-void agent_metrics_kill(const char *ns, const char *pod, const char *container,
-			const char *verdict, double latency_s)
+void agent_metrics_kill(const struct agent_kill_labels *l, double latency_s)
 {
-	const char *const v[] = {ns, pod, container, verdict, NULL};
+	const char *const v[] = {l->ns,		l->container, l->verdict,
+				 l->owner_kind, l->owner,     NULL};
 
 	if (!reg)
 		return;
@@ -252,16 +263,12 @@ static void count_trims(const struct bundle *b)
 	json_object_put(tl);
 }
 
-void agent_metrics_on_capture(const char *ns, const char *pod,
-			      const char *container, const char *verdict,
+void agent_metrics_on_capture(const struct agent_kill_labels *l,
 			      int64_t latency_us, const struct bundle *b)
 {
 	if (!reg)
 		return;
-	agent_metrics_kill(ns ? ns : "", pod ? pod : "",
-			   container ? container : "",
-			   verdict && *verdict ? verdict : "",
-			   latency_us >= 0 ? (double)latency_us / 1e6 : -1);
+	agent_metrics_kill(l, latency_us >= 0 ? (double)latency_us / 1e6 : -1);
 	if (b)
 		count_trims(b);
 }

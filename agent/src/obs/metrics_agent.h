@@ -18,15 +18,22 @@ void agent_metrics_free(void);
 /* Appends the exposition text (metrics_render). */
 int agent_metrics_render(struct strbuf *out);
 
+/* Whom oomlens_oom_kills_total counts a kill for; NULL counts as "".
+ * Cluster mode: the victim's namespace and container name, and the top of
+ * its pod's owner chain (a Deployment above its ReplicaSet; "" and "" for
+ * a pod without an owner). Never a pod's name: a Deployment's pods are
+ * named anew at each rollout and eviction, and a family of pod names grows
+ * for the agent's whole life. A kill outside a pod, and every kill in
+ * standalone mode, has only its verdict. */
+struct agent_kill_labels {
+	const char *ns, *container, *verdict, *owner_kind, *owner;
+};
+
 /* One kill reported: oomlens_oom_kills_total; latency_s < 0 = unknown. */
-void agent_metrics_kill(const char *ns, const char *pod, const char *container,
-			const char *verdict, double latency_s);
+void agent_metrics_kill(const struct agent_kill_labels *l, double latency_s);
 /* After a bundle is built: the kill, its latency, and the sidecar's trim
- * records in its timeline (each trim counted once across bundles). ns, pod
- * and container are the victim's (cluster mode; "" when unknown);
- * standalone passes "", "" and the cgroup path as container. */
-void agent_metrics_on_capture(const char *ns, const char *pod,
-			      const char *container, const char *verdict,
+ * records in its timeline (each trim counted once across bundles). */
+void agent_metrics_on_capture(const struct agent_kill_labels *l,
 			      int64_t latency_us, const struct bundle *b);
 void agent_metrics_kmsg_report(bool complete);
 /* n kills counted by a cgroup whose kernel report was not read:
@@ -36,7 +43,9 @@ void agent_metrics_publish(double latency_s);
 void agent_metrics_publish_failure(const char *reason);
 void agent_metrics_queue_depth(unsigned n);
 void agent_metrics_watched(unsigned n);
-/* seconds < 0 drops the series (no prediction now). */
+/* seconds < 0 removes the series (no prediction now, the cgroup gone):
+ * the forecast sampler keeps one only while a container's forecast
+ * exists. */
 void agent_metrics_time_to_oom(const char *ns, const char *pod,
 			       const char *container, double seconds);
 

@@ -27,6 +27,10 @@ struct cluster_opts {
 	int n_exclude;
 	unsigned keep_per_namespace; /* default 50 */
 	uint64_t max_age_s;	     /* default 30 d */
+	/* the bundles of a namespace's reports together (spec.bundleSize),
+	 * default 16 MiB */
+	uint64_t max_bytes_per_namespace;
+	uint64_t retention_interval_s; /* a round each, default 10 min */
 };
 
 /* Counters other threads (the HTTP server's /metrics, /readyz) read. */

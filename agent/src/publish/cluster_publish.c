@@ -10,13 +10,22 @@
 #include <time.h>
 
 #include "cluster_internal.h"
+#include "publish/event_counts.h"
 #include "base/fileio.h"
 #include "base/jget.h"
 #include "base/log.h"
 #include "base/util.h"
 
 #define EVENTS_FILE "events.json"
-#define RETENTION_US (600ull * 1000000)
+/* What events_load() reads, and the size the file is kept under: the
+ * entries past their Event's lifetime are dropped at each kill's Event,
+ * and the oldest too while the rest pass EVENTS_CAP (about 3,000 pods'
+ * containers killed within an hour), so the file always reads back. */
+#define EVENTS_READ_MAX (1u << 20)
+#define EVENTS_CAP (512u << 10)
+/* Room for the entry the Event being posted adds after the pruning: a
+ * key of a UID and a container name (63), a report id (95), two numbers. */
+#define EVENTS_ENTRY_MAX 1024u
 
 static void api_ok(struct cluster *c)
 {
@@ -252,15 +261,47 @@ static struct json_object *events_load(struct cluster *c)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct json_object *o = NULL;
+	int r;
 
-	strbuf_init(&sb, 1u << 20);
-	if (read_file_at_nofollow(c->state_fd, EVENTS_FILE, 1u << 20, &sb) >= 0)
+	strbuf_init(&sb, EVENTS_READ_MAX);
+	r = read_file_at_nofollow(c->state_fd, EVENTS_FILE, EVENTS_READ_MAX,
+				  &sb);
+	if (r >= 0)
 		o = json_tokener_parse(sb.buf);
 	if (!o || !json_object_is_type(o, json_type_object)) {
+		/* each Event's next kill then creates it again (count 1,
+		 * or 2 after the 409 of one still there) */
+		if (r != -ENOENT)
+			log_warn("\"%s\" unreadable (%s): the kill Events' "
+				 "counts start again",
+				 EVENTS_FILE,
+				 r < 0 ? strerror(-r) : "not a JSON object");
 		json_object_put(o);
 		o = json_object_new_object();
 	}
 	return o;
+}
+
+/* Drops the entries whose Events the API server has deleted, and the
+ * oldest while the file would pass EVENTS_CAP (event_counts.h). */
+static void events_prune(struct json_object *all)
+{
+	struct event_counts_pruned p;
+	int64_t now_ms = (int64_t)(now_realtime_us() / 1000);
+
+	if (event_counts_prune(all, now_ms, EVENTS_CAP - EVENTS_ENTRY_MAX, &p) <
+	    0)
+		return; /* -ENOMEM: kept whole, the next Event tries again */
+	if (p.expired)
+		log_debug("\"%s\": %u entries past their Event's %lld s "
+			  "lifetime dropped",
+			  EVENTS_FILE, p.expired,
+			  (long long)(EVENT_COUNTS_TTL_MS / 1000));
+	if (p.over_cap)
+		log_warn("\"%s\" over %u bytes: dropped its %u oldest "
+			 "entries; those containers' next kill restarts its "
+			 "Event's count",
+			 EVENTS_FILE, EVENTS_CAP, p.over_cap);
 }
 
 static void now_rfc3339(char buf[32])
@@ -350,6 +391,7 @@ static int post_event(void *ud, const struct pub_item *it, unsigned *ret_count,
 	snprintf(key, sizeof(key), "%s/%s", it->pod_uid, it->container);
 	snprintf(name, sizeof(name), "oomlens-%s-%s", it->pod_uid,
 		 it->container);
+	events_prune(all);
 	if (json_object_object_get_ex(all, key, &ent)) {
 		if (json_object_object_get_ex(ent, "report", &v) &&
 		    streq(json_object_get_string(v), it->id)) {
@@ -373,6 +415,11 @@ static int post_event(void *ud, const struct pub_item *it, unsigned *ret_count,
 				       json_object_new_int((int)count));
 		json_object_object_add(ent, "report",
 				       json_object_new_string(it->id));
+		/* the Event's lifetime runs from its last write */
+		json_object_object_add(
+			ent, "sent_ms",
+			json_object_new_int64(
+				(int64_t)(now_realtime_us() / 1000)));
 		json_object_object_add(all, key, ent);
 		s = json_object_to_json_string_length(
 			all, JSON_C_TO_STRING_PLAIN, &len);
@@ -526,7 +573,8 @@ void *cluster_pub_main(void *ud)
 		cluster_events_post(c); /* after the kills: those come first */
 		if (now_monotonic_us() >= next_retention) {
 			cluster_retention(c);
-			next_retention = now_monotonic_us() + RETENTION_US;
+			next_retention = now_monotonic_us() +
+					 c->o.retention_interval_s * 1000000;
 		}
 		now = now_monotonic_us() / 1000;
 		wait = next_ms > now ? next_ms - now : 0;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "publish/pubqueue.h"
@@ -19,6 +20,9 @@
 #define FAILED_DIR "queue/failed"
 #define ITEM_MAX (64u << 10)
 #define MAX_ITEMS 4096
+/* Items given up on, kept for whoever looks into why: the newest ones
+ * (at most FAILED_KEEP * ITEM_MAX bytes; items are a few hundred). */
+#define FAILED_KEEP 64
 
 struct pubqueue {
 	int dir_fd, failed_fd;
@@ -192,43 +196,59 @@ static int push(struct pubqueue *q, const struct pub_item *it)
 	return 0;
 }
 
-static int load_one(struct pubqueue *q, const char *name)
+/* The item in dir_fd/name, or -errno. */
+static int read_item(int dir_fd, const char *name, struct pub_item *ret)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct json_object *o;
-	struct pub_item it;
 	int r;
 
 	strbuf_init(&sb, ITEM_MAX);
-	r = read_file_at_nofollow(q->dir_fd, name, ITEM_MAX, &sb);
+	r = read_file_at_nofollow(dir_fd, name, ITEM_MAX, &sb);
 	if (r < 0)
 		return r;
 	o = json_tokener_parse(sb.buf);
-	r = o ? item_parse(o, &it) : -EBADMSG;
+	r = o ? item_parse(o, ret) : -EBADMSG;
 	json_object_put(o);
+	return r;
+}
+
+static bool is_item_name(const struct dirent *de)
+{
+	size_t len = strlen(de->d_name);
+
+	/* DT_UNKNOWN on file systems that do not fill d_type: the read
+	 * (O_NOFOLLOW, regular files only) decides; an item skipped here
+	 * would lose its bundle to retention (kill/reports.c) */
+	return (de->d_type == DT_REG || de->d_type == DT_UNKNOWN) && len >= 6 &&
+	       streq(de->d_name + len - 5, ".json");
+}
+
+static int load_one(struct pubqueue *q, const char *name)
+{
+	struct pub_item it;
+	int r = read_item(q->dir_fd, name, &it);
+
 	return r < 0 ? r : push(q, &it);
 }
 
 static int load(struct pubqueue *q)
 {
-	int fd = dup(q->dir_fd);
 	struct dirent *de;
 	DIR *d;
+	int r = opendir_at(q->dir_fd, ".", &d);
 
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return -errno;
-	}
+	if (r < 0)
+		return r;
+	size_t left = 0; /* past MAX_ITEMS: kept on disk for a later start */
+
 	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		int r;
-
-		if (de->d_type != DT_REG || len < 6 ||
-		    !streq(de->d_name + len - 5, ".json"))
+		if (!is_item_name(de))
 			continue;
-		r = load_one(q, de->d_name);
-		if (r < 0) {
+		r = q->n < MAX_ITEMS ? load_one(q, de->d_name) : -ENOSPC;
+		if (r == -ENOSPC) {
+			left++;
+		} else if (r < 0) {
 			log_warn("queue item \"%s\" unreadable (%s), moved to "
 				 "%s",
 				 de->d_name, strerror(-r), FAILED_DIR);
@@ -237,8 +257,86 @@ static int load(struct pubqueue *q)
 		}
 	}
 	closedir(d);
+	if (left)
+		log_warn("the queue holds %u items, the most: %zu more stay in "
+			 "%s for a later start",
+			 MAX_ITEMS, left, QUEUE_DIR);
 	qsort(q->items, q->n, sizeof(*q->items), cmp_added);
 	return 0;
+}
+
+int pubqueue_bundles(int state_fd,
+		     void (*fn)(const char *bundle_file, void *ud), void *ud)
+{
+	struct dirent *de;
+	struct pub_item it;
+	int n = 0;
+	DIR *d;
+	int r = opendir_at(state_fd, QUEUE_DIR, &d);
+
+	if (r < 0)
+		return r;
+	while ((de = readdir(d)))
+		if (is_item_name(de) &&
+		    read_item(dirfd(d), de->d_name, &it) >= 0) {
+			fn(it.bundle_file, ud);
+			n++;
+		}
+	closedir(d);
+	return n;
+}
+
+struct failed_file {
+	char name[256];
+	int64_t mtime_ns;
+};
+
+static int oldest_first(const void *pa, const void *pb)
+{
+	const struct failed_file *a = pa, *b = pb;
+
+	if (a->mtime_ns != b->mtime_ns)
+		return a->mtime_ns < b->mtime_ns ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/* queue/failed/ down to its newest FAILED_KEEP items, the rest logged. */
+static void prune_failed(struct pubqueue *q)
+{
+	struct failed_file *v = NULL, *nv;
+	size_t n = 0, cap = 0, removed = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if (opendir_at(q->failed_fd, ".", &d) < 0)
+		return;
+	while ((de = readdir(d))) {
+		if (!is_item_name(de) ||
+		    strlen(de->d_name) >= sizeof(v->name) ||
+		    fstatat(q->failed_fd, de->d_name, &st,
+			    AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : FAILED_KEEP * 2;
+			if (!(nv = realloc(v, cap * sizeof(*v))))
+				break;
+			v = nv;
+		}
+		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+		v[n++].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+				  st.st_mtim.tv_nsec;
+	}
+	closedir(d);
+	if (n > FAILED_KEEP) {
+		qsort(v, n, sizeof(*v), oldest_first);
+		for (size_t i = 0; i < n - FAILED_KEEP; i++)
+			removed += unlinkat(q->failed_fd, v[i].name, 0) == 0;
+		log_warn("removed the %zu oldest of %zu items in %s (%u kept)",
+			 removed, n, FAILED_DIR, FAILED_KEEP);
+	}
+	free(v);
 }
 
 int pubqueue_open(int state_fd, const struct pub_ops *ops, void *ud,
@@ -263,6 +361,8 @@ int pubqueue_open(int state_fd, const struct pub_ops *ops, void *ud,
 		q->failed_fd = openat(state_fd, FAILED_DIR,
 				      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		r = q->dir_fd < 0 || q->failed_fd < 0 ? -errno : load(q);
+		if (r >= 0)
+			prune_failed(q);
 	}
 	if (r < 0) {
 		pubqueue_free(q);
@@ -555,6 +655,7 @@ static void fail_item(struct pubqueue *q, size_t i, int r,
 		item_unlink(q, it);
 	q->stats.failed++;
 	drop(q, i);
+	prune_failed(q);
 }
 
 static void retry_item(struct pubqueue *q, struct pub_item *it, int r,

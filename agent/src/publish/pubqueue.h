@@ -127,6 +127,16 @@ int pubqueue_add(struct pubqueue *q, const struct pub_item *it);
  * publishes it at its next start (pubqueue_open loads it). The publisher's
  * pubqueue_add then writes the same item again. Returns 0 or -errno. */
 int pubqueue_stage(int state_fd, const struct pub_item *it);
+/* Calls fn with the bundle_file (state-dir relative, "reports/<id>.tar.gz")
+ * of every item saved in state_fd/queue, staged or taken by the publisher:
+ * the bundles the queue still needs, which node-local retention spares
+ * (kill/reports.c). Items in queue/failed/ are not read: nothing publishes
+ * them again. An item that cannot be read is skipped (the queue moves it
+ * to failed/ when it loads). Any thread; reads the directory, blocks on
+ * disk I/O only. Returns the number of items read or -errno (the
+ * directory cannot be opened; -ENOENT before the first kill). */
+int pubqueue_bundles(int state_fd,
+		     void (*fn)(const char *bundle_file, void *ud), void *ud);
 /* Runs every item that is due at now_ms until it is done or waits.
  * *ret_next_ms (optional): when the next one is due, UINT64_MAX for none.
  * Returns the number of items finished (published or failed). Blocks in

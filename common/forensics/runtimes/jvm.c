@@ -16,6 +16,7 @@
  * heap ranges, the NMT history), is in sidecar/src/run_jvm.c. The JVM's
  * facts predate the seam and stay in struct diag_input (diag_proc's
  * JVM fields, in->jvms), which the unit tests fill directly. */
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 
@@ -735,19 +736,24 @@ static void load_container(struct diag_input *in, struct json_object *facts,
 	j->jvm_limit_from_container = from && streq(from, "container");
 }
 
-static void load_flags(struct json_object *tl, uint64_t kill_ms,
-		       struct diag_input *in)
+/* A timeline read one element at a time (jget_scan_each: a sidecar's
+ * full timeline of many processes is too big a tree to parse whole). */
+struct tl_walk {
+	struct diag_input *in;
+	uint64_t kill_ms;
+	double best[DIAG_MAX_JVMS]; /* load_rss: nearest to the snapshot */
+};
+
+/* One element of timeline.json "jvms": that JVM's flags and limits. */
+static int load_flags(const char *text, size_t len, void *ud)
 {
-	struct json_object *a;
+	struct tl_walk *w = ud;
+	struct json_object *o =
+		jget_parse_object(text, len, BUNDLE_JSON_MAX_TREE);
+	struct diag_jvm *j =
+		o ? jvm_of(w->in, (int)jnum(o, "pid"), true) : NULL;
 
-	if (!(a = jget_array(NULL, tl, "jvms")))
-		return;
-	for (size_t i = 0; i < json_object_array_length(a); i++) {
-		struct json_object *o = json_object_array_get_idx(a, i);
-		struct diag_jvm *j = jvm_of(in, (int)jnum(o, "pid"), true);
-
-		if (!j)
-			return;
+	if (j) {
 		j->have_flags = true;
 		j->max_heap = jnum(o, "max_heap");
 		j->max_direct = jnum(o, "max_direct");
@@ -756,9 +762,11 @@ static void load_flags(struct json_object *tl, uint64_t kill_ms,
 		j->limit = jnum(o, "limit");
 		j->outgrows = jbool(o, "outgrows");
 		j->heap_outgrows = jbool(o, "heap_outgrows");
-		j->flags_age_s = age(kill_ms, jnum(o, "t_ms"));
-		load_container(in, o, j);
+		j->flags_age_s = age(w->kill_ms, jnum(o, "t_ms"));
+		load_container(w->in, o, j);
 	}
+	json_object_put(o);
+	return o && !j ? -ENOSPC : 0; /* DIAG_MAX_JVMS reached */
 }
 
 static void load_heap_rss(const struct bundle *b, uint64_t kill_ms,
@@ -795,32 +803,33 @@ static uint64_t rss_in(struct json_object *s, int pid)
 	return 0;
 }
 
-static void load_rss(struct json_object *tl, uint64_t kill_ms,
-		     struct diag_jvm *j)
+/* One sample of timeline.json: each JVM's RSS in it, the last one before
+ * the kill and the one nearest its heap_rss.json. */
+static int load_rss(const char *text, size_t len, void *ud)
 {
-	struct json_object *samples;
-	double best = 1e9;
-	size_t n;
+	struct tl_walk *w = ud;
+	struct json_object *s =
+		jget_parse_object(text, len, BUNDLE_JSON_MAX_TREE);
+	uint64_t t = jnum(s, "t_ms");
 
-	if (!(samples = jget_array(NULL, tl, "samples")))
-		return;
-	n = json_object_array_length(samples);
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *s = json_object_array_get_idx(samples, i);
-		uint64_t t = jnum(s, "t_ms"), rss = rss_in(s, j->pid);
-		double a = age(kill_ms, t), d;
+	for (size_t i = 0; s && t <= w->kill_ms && i < w->in->n_jvms; i++) {
+		struct diag_jvm *j = &w->in->jvms[i];
+		uint64_t rss = rss_in(s, j->pid);
+		double a = age(w->kill_ms, t), d;
 
-		if (!rss || t > kill_ms)
+		if (!rss)
 			continue;
 		j->have_rss = true;
 		j->rss_last = rss;
 		j->rss_last_age_s = a;
 		d = a - j->heap_rss_age_s;
-		if (j->have_heap_rss && (d < 0 ? -d : d) < best) {
-			best = d < 0 ? -d : d;
+		if (j->have_heap_rss && (d < 0 ? -d : d) < w->best[i]) {
+			w->best[i] = d < 0 ? -d : d;
 			j->rss_at_snapshot = rss;
 		}
 	}
+	json_object_put(s);
+	return 0;
 }
 
 static int by_growth(const void *a, const void *b)
@@ -1040,12 +1049,16 @@ static void jvm_release(void *data)
 static void jvm_load(const struct bundle *b, uint64_t kill_ms,
 		     struct diag_input *in, void **data)
 {
-	struct json_object *tl = bundle_get_json(b, BP_TIMELINE);
+	static const char *const jvms[] = {"jvms", NULL};
+	static const char *const samples[] = {"samples", NULL};
+	struct tl_walk w = {.in = in, .kill_ms = kill_ms};
+	size_t len;
+	const char *tl = bundle_get(b, BP_TIMELINE, &len);
 
 	*data = load_histos(b, kill_ms, in);
 	if (!tl)
 		return;
-	load_flags(tl, kill_ms, in);
+	(void)jget_scan_each(NULL, tl, len, jvms, load_flags, &w);
 	/* a JVM seen only in a snapshot (no facts at first sight) */
 	for (size_t i = 0; i < in->n_procs; i++)
 		if (in->procs[i].jvm)
@@ -1053,9 +1066,9 @@ static void jvm_load(const struct bundle *b, uint64_t kill_ms,
 	for (size_t i = 0; i < in->n_jvms; i++) {
 		load_heap_rss(b, kill_ms, &in->jvms[i]);
 		load_nmt_history(b, kill_ms, in, &in->jvms[i]);
-		load_rss(tl, kill_ms, &in->jvms[i]);
+		w.best[i] = 1e9;
 	}
-	json_object_put(tl);
+	(void)jget_scan_each(NULL, tl, len, samples, load_rss, &w);
 }
 
 /* ---- report.html ---- */

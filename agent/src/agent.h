@@ -154,13 +154,20 @@ bool agent_cluster_resolve(const char *cgroup, struct forecast_target *ret,
  * agent): queues an OOMPredicted Event on the pod for the publisher
  * thread, at most once per container per 10 min. Never blocks. */
 void agent_cluster_predicted(const struct forecast_warning *w, void *ud);
-/* Hands the saved bundle to the publisher. */
+/* Stages the saved bundle's publish item (agent_cluster_item) and hands
+ * it over. */
 void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 			   const struct agent_kill_pod *p, const char *id,
 			   const struct agent_verdict *v, uint64_t kill_ms);
-/* The publish item of a kill (heap; NULL on ENOMEM), staged in the state
- * dir's queue as soon as it is made (pubqueue_stage): an agent killed
- * before the publisher took the kill publishes it at its next start. */
+/* Wakes the publisher for the item staged under id: the staged file is
+ * the hand-over (pubqueue_take reads it); a full hand-over is logged and
+ * the item waits for the agent's next start. */
+void agent_cluster_hand_over(struct agent *a, const char *id);
+/* The publish item of a kill (heap), staged in the state dir's queue as
+ * soon as it is made (pubqueue_stage): an agent killed before the
+ * publisher took the kill publishes it at its next start. NULL when it
+ * could not be staged (memory, the write: logged; nothing publishes the
+ * bundle). */
 struct pub_item *
 agent_cluster_item(const struct agent *a, const struct corr_kill *k,
 		   const struct agent_kill_pod *p, const char *id,

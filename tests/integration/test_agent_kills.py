@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import tarfile
+import time
 
 import pytest
 
@@ -156,6 +157,43 @@ def test_restart_between_kills_neither_loses_nor_repeats(cg, agent_factory, tmp_
     v3, _, _ = hog(cg, "/app")
     assert second.next()["victims"][0]["pid"] == v3
     assert len([f for f in os.listdir(state / "reports") if f.endswith(".tar.gz")]) == 3
+
+
+def test_report_met_again_after_a_forced_stop_is_not_captured_twice(
+        cg, agent_factory, tmp_path):
+    """An agent stopped by force after it wrote a kill's bundle but before
+    it saved its progress meets the same kernel report at its next start:
+    the bundle (its id is the report's boot and sequence) stays the one
+    already written, and no second line is printed."""
+    cg.mkdir("/app", limit_mb=16)
+    state = tmp_path / "state"
+    first = agent_factory(state=state)
+    wait_oom_ratelimit()
+    v1, _, _ = hog(cg, "/app")
+    line = first.next()
+    assert line["victims"][0]["pid"] == v1
+    assert first.stop() == 0
+    before = os.stat(line["path"])
+    # the progress as it was before the kill: the last record before its
+    # report, whose sequence ends the id
+    seq = int(line["id"].rsplit("-", 1)[1])
+    st = json.loads((state / "state.json").read_text())
+    assert int(st["last_seq"]) >= seq
+    st["last_seq"] = str(seq - 1)
+    (state / "state.json").write_text(json.dumps(st))
+    second = agent_factory(state=state)
+    want = "report %s: captured before the agent's last stop" % line["id"]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any(
+            want in l for l in second.stderr):
+        time.sleep(0.1)
+    assert any(want in l for l in second.stderr), second.log()
+    assert second.drain(0.5) == [], "no second line for the same kill"
+    after = os.stat(line["path"])
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == \
+        (before.st_ino, before.st_mtime_ns, before.st_size)
+    assert sorted(f for f in os.listdir(state / "reports")
+                  if f.endswith(".tar.gz")) == [line["id"] + ".tar.gz"]
 
 
 def test_cgroup_created_after_start_is_watched(cg, agent_factory):

@@ -988,3 +988,43 @@ Test(pubqueue, bundles_lists_staged_and_queued_not_failed)
 	cr_assert_not(strstr(sb.buf, "oom-b-1"), "%s", sb.buf);
 	pubqueue_free(q);
 }
+
+/* The detector's staged file is the hand-over: the publisher takes the
+ * item from it and writes nothing; a second hand-over of the same id, an
+ * id with nothing staged and an id that is no file name are refused, and
+ * a staged file that does not parse goes to queue/failed/. */
+Test(pubqueue, take_reads_the_staged_file_and_writes_nothing)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item a = item("oom-t-1", "reports/oom-t-1.tar.gz");
+	struct stat before, after;
+
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	a.limit = 123456789;
+	cr_assert_eq(pubqueue_stage(state_fd, &a), 0);
+	cr_assert_eq(fstatat(state_fd, "queue/oom-t-1.json", &before, 0), 0);
+	cr_assert_eq(pubqueue_depth(q), 0, "staged is not yet taken");
+	cr_assert_eq(pubqueue_take(q, "oom-t-1"), 0);
+	cr_assert_eq(fstatat(state_fd, "queue/oom-t-1.json", &after, 0), 0);
+	cr_assert_eq(before.st_ino, after.st_ino, "not written again");
+	cr_assert_eq(pubqueue_depth(q), 1);
+	cr_assert_eq(pubqueue_item(q, 0)->limit, 123456789, "from the file");
+	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_REPORT);
+	cr_assert_eq(pubqueue_take(q, "oom-t-1"), -EEXIST);
+	cr_assert_eq(pubqueue_take(q, "oom-t-2"), -ENOENT);
+	cr_assert_eq(pubqueue_take(q, "../oom-t-1"), -EINVAL);
+	cr_assert_eq(pubqueue_take(q, ""), -EINVAL);
+	cr_assert_eq(write_file_atomic_at(state_fd, "queue/oom-t-3.json",
+					  "{\"id\":", 6, 0600),
+		     0);
+	cr_assert_eq(pubqueue_take(q, "oom-t-3"), -EBADMSG);
+	cr_assert_not(queued_file("oom-t-3"));
+	cr_assert_eq(faccessat(state_fd, "queue/failed/oom-t-3.json", F_OK, 0),
+		     0, "kept for whoever looks");
+	cr_assert_eq(pubqueue_depth(q), 1);
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
+	cr_assert_eq(f.calls[0], 1, "one report");
+	cr_assert_not(queued_file("oom-t-1"));
+	pubqueue_free(q);
+}

@@ -2,9 +2,11 @@
 /* One kill → one bundle: the kernel report, the cgroup's counters and files,
  * written atomically, then one JSON line on stdout. */
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "agent.h"
@@ -493,6 +495,32 @@ static void count_kill(const struct agent_kill_pod *kp, const char *verdict,
 	agent_metrics_on_capture(&l, latency, b);
 }
 
+/* A kernel report's id is its boot and sequence: an agent stopped by force
+ * after it wrote the bundle but before it saved its progress
+ * (detector/state.c) meets the same report again at its next start. Its
+ * bundle is not made again (a new one would differ from what the queue
+ * may already have published); in cluster mode only when its publish item
+ * is staged too, else nothing would publish it. */
+static bool captured_before(const struct agent *a, const char *id)
+{
+	char name[128];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%s.tar.gz", id);
+	if (fstatat(a->reports_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return false;
+	snprintf(name, sizeof(name), "queue/%s.json", id);
+	if (a->cluster &&
+	    (fstatat(a->state_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	     !S_ISREG(st.st_mode)))
+		return false;
+	log_info("report %s: captured before the agent's last stop "
+		 "(reports/%s.tar.gz%s); not again",
+		 id, id, a->cluster ? ", queued" : "");
+	return true;
+}
+
 int agent_capture(struct agent *a, struct corr_kill *k)
 {
 	const struct oom_report *r = &k->report;
@@ -524,6 +552,8 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	else /* no kernel report: a name that cannot collide with one */
 		snprintf(id, sizeof(id), "oom-%.8s-m%llu", a->boot_id,
 			 (unsigned long long)mono);
+	if (captured_before(a, id))
+		return 0;
 	q = bundle_new(id, &b);
 	if (q < 0)
 		return q;

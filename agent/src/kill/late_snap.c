@@ -5,7 +5,10 @@
  * publisher thread (publish/cluster_snap.c, which fetches and checks it);
  * when the answer comes back through an evqueue, its files are added, the
  * bundle finished again (finish.c) and saved over the first copy, and
- * only then is the kill counted and handed to the publisher. */
+ * only then is the kill counted and handed to the publisher. Its publish
+ * item is staged when the wait begins (an agent stopped meanwhile
+ * publishes the first bundle at its next start) and staged again with the
+ * new verdict before the hand-over. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,11 +158,13 @@ static int merge(struct agent *a, struct agent_snap_wait *w,
 	return 0;
 }
 
-/* Counts the kill and hands it to the publisher; w is emptied. */
+/* Counts the kill and hands it to the publisher (its item staged again
+ * when the snapshot changed the verdict); w is emptied. */
 static void release(struct agent *a, struct agent_snap_wait *w,
 		    const struct agent_verdict *v)
 {
 	struct pub_item *it = w->it;
+	int r;
 
 	if (v) {
 		strlcpy_safe(it->verdict,
@@ -170,6 +175,12 @@ static void release(struct agent *a, struct agent_snap_wait *w,
 			it->limit = (int64_t)v->limit;
 		if (v->usage)
 			it->usage = (int64_t)v->usage;
+		r = pubqueue_stage(a->state_fd, it);
+		if (r < 0)
+			log_warn(
+				"report %s: cannot stage its new verdict (%s); "
+				"published with the first one",
+				it->id, strerror(-r));
 	}
 	agent_metrics_on_capture(
 		&(struct agent_kill_labels){.ns = it->ns,
@@ -179,13 +190,8 @@ static void release(struct agent *a, struct agent_snap_wait *w,
 					    .owner = it->workload},
 		w->latency, w->b);
 	bundle_free(w->b);
-	if (cluster_publish(a->cluster, it) < 0) {
-		log_error("report %s: the publisher's hand-over is full; "
-			  "the report waits in the state dir's queue for the "
-			  "agent's next start",
-			  it->id);
-		free(it);
-	}
+	agent_cluster_hand_over(a, it->id);
+	free(it);
 	*w = a->snap_wait[--a->n_snap_wait];
 }
 

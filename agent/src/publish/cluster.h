@@ -151,9 +151,11 @@ int cluster_start(struct cluster *c);
 void cluster_free(struct cluster *c);
 /* The queue the detector polls for pod snapshots. */
 struct evqueue *cluster_pods_queue(struct cluster *c);
-/* Hands a kill to the publisher (it takes it). Never blocks; -EAGAIN when
- * the queue is full (the bundle stays on disk and is logged). */
-int cluster_publish(struct cluster *c, struct pub_item *it);
+/* Wakes the publisher for the kill staged as queue/<id>.json
+ * (pubqueue_stage): it takes the item from that file. Never blocks;
+ * -EAGAIN when the hand-over is full, -ENOMEM (the item stays staged for
+ * the agent's next start). */
+int cluster_publish(struct cluster *c, const char *id);
 const struct cluster_opts *cluster_options(const struct cluster *c);
 /* The API client (shared by threads: kube.h), for /metrics' reviews. */
 struct kube_client *cluster_client(const struct cluster *c);

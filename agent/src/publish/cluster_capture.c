@@ -129,6 +129,15 @@ static void fill_item(const struct agent *a, const struct corr_kill *k,
 		it->usage = (int64_t)v->usage;
 }
 
+void agent_cluster_hand_over(struct agent *a, const char *id)
+{
+	if (cluster_publish(a->cluster, id) < 0)
+		log_error("report %s: the publisher's hand-over is full; "
+			  "the report waits in the state dir's queue for the "
+			  "agent's next start",
+			  id);
+}
+
 void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 			   const struct agent_kill_pod *p, const char *id,
 			   const struct agent_verdict *v, uint64_t kill_ms)
@@ -138,13 +147,9 @@ void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
 	if (!p->have)
 		return;
 	it = agent_cluster_item(a, k, p, id, v, kill_ms);
-	if (it && cluster_publish(a->cluster, it) < 0) {
-		log_error("report %s: the publisher's hand-over is full; "
-			  "the report waits in the state dir's queue for the "
-			  "agent's next start",
-			  id);
-		free(it);
-	}
+	if (it)
+		agent_cluster_hand_over(a, id);
+	free(it);
 }
 
 struct pub_item *
@@ -180,12 +185,13 @@ agent_cluster_item(const struct agent *a, const struct corr_kill *k,
 	fill_item(a, k, v, it, kill_ms);
 	it->added_ms = now_realtime_us() / 1000;
 	r = pubqueue_stage(a->state_fd, it);
-	if (r < 0)
-		log_warn(
-			"report %s: cannot stage it in the publish queue (%s); "
-			"an agent stopped by force before publishing it "
-			"would leave it in \"%s\" only",
-			id, strerror(-r), it->bundle_file);
+	if (r < 0) {
+		log_error("report %s: cannot stage it in the publish queue "
+			  "(%s): not published; its bundle stays in \"%s\"",
+			  id, strerror(-r), it->bundle_file);
+		free(it);
+		return NULL;
+	}
 	return it;
 }
 

@@ -154,9 +154,17 @@ struct evqueue *cluster_pods_queue(struct cluster *c)
 	return c->pods;
 }
 
-int cluster_publish(struct cluster *c, struct pub_item *it)
+int cluster_publish(struct cluster *c, const char *id)
 {
-	return evqueue_push(c->kills, it);
+	char *copy = strdup(id);
+	int r;
+
+	if (!copy)
+		return -ENOMEM;
+	r = evqueue_push(c->kills, copy);
+	if (r < 0)
+		free(copy);
+	return r;
 }
 
 const struct cluster_opts *cluster_options(const struct cluster *c)

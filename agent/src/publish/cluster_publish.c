@@ -503,15 +503,20 @@ void cluster_take_kills(struct cluster *c)
 	void *p;
 
 	while (evqueue_pop(c->kills, &p) == 1) {
-		struct pub_item *it = p;
-		int r;
+		char *id = p;
+		int r = pubqueue_take(c->queue, id);
 
-		r = pubqueue_add(c->queue, it);
-		if (r < 0 && r != -EEXIST)
-			log_error("report %s: cannot queue it (%s); the bundle "
-				  "stays in \"%s\"",
-				  it->id, strerror(-r), it->bundle_file);
-		free(it);
+		if (r == -ENOSPC)
+			log_error("report %s: the queue is full; it stays in "
+				  "the state dir's queue for the agent's next "
+				  "start",
+				  id);
+		else if (r < 0 && r != -EEXIST)
+			log_error("report %s: cannot take it from the state "
+				  "dir's queue (%s); its bundle stays in "
+				  "\"reports/%s.tar.gz\"",
+				  id, strerror(-r), id);
+		free(id);
 	}
 }
 

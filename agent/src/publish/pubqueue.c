@@ -408,17 +408,44 @@ int pubqueue_stage(int state_fd, const struct pub_item *it)
 	return item_save(state_fd, QUEUE_DIR, &first);
 }
 
+static bool queued(const struct pubqueue *q, const char *id)
+{
+	for (size_t i = 0; i < q->n; i++)
+		if (streq(q->items[i]->id, id))
+			return true;
+	return false;
+}
+
+int pubqueue_take(struct pubqueue *q, const char *id)
+{
+	char name[128];
+	int r;
+
+	if (!id[0] || strchr(id, '/') ||
+	    strlen(id) >= sizeof(((struct pub_item *)0)->id))
+		return -EINVAL;
+	if (queued(q, id))
+		return -EEXIST;
+	snprintf(name, sizeof(name), "%s.json", id);
+	r = q->n < MAX_ITEMS ? load_one(q, name) : -ENOSPC;
+	if (r < 0 && r != -ENOENT && r != -ENOSPC && r != -ENOMEM) {
+		log_warn("queue item \"%s\" unreadable (%s), moved to %s", name,
+			 strerror(-r), FAILED_DIR);
+		renameat(q->dir_fd, name, q->failed_fd, name);
+	}
+	return r;
+}
+
 int pubqueue_add(struct pubqueue *q, const struct pub_item *it)
 {
 	struct pub_item first;
 	int r;
 
-	for (size_t i = 0; i < q->n; i++)
-		if (streq(q->items[i]->id, it->id))
-			return -EEXIST;
+	if (queued(q, it->id))
+		return -EEXIST;
 	item_first(it, &first);
 	r = item_save(q->dir_fd, "", &first);
-	return r < 0 ? r : push(q, &first);
+	return r < 0 ? r : pubqueue_take(q, it->id);
 }
 
 size_t pubqueue_depth(const struct pubqueue *q)

@@ -118,15 +118,24 @@ struct pubqueue;
 int pubqueue_open(int state_fd, const struct pub_ops *ops, void *ud,
 		  const struct pub_backoff *b, struct pubqueue **ret);
 void pubqueue_free(struct pubqueue *q);
-/* Saves it (step REPORT) and queues it. Returns 0, -EEXIST when that id
- * is already queued, -errno of the write. */
-int pubqueue_add(struct pubqueue *q, const struct pub_item *it);
-/* Saves it in state_fd/queue as pubqueue_add would, from any thread and
- * without the queue: the detector stages a kill there as soon as its bundle
- * is on disk, so that an agent killed before the publisher took the kill
- * publishes it at its next start (pubqueue_open loads it). The publisher's
- * pubqueue_add then writes the same item again. Returns 0 or -errno. */
+/* Saves it in state_fd/queue (step REPORT, or RESOLVE when its pod or
+ * container is not named yet), from any thread and without the queue:
+ * the detector stages each kill there as soon as its bundle is on disk.
+ * That file is the hand-over: the publisher takes it with
+ * pubqueue_take(), and an agent killed before it did loads it at its next
+ * start (pubqueue_open). Returns 0, -EINVAL for an id that is no file
+ * name, or -errno of the write. */
 int pubqueue_stage(int state_fd, const struct pub_item *it);
+/* Queues the staged item <id> (queue/<id>.json, read as pubqueue_open
+ * reads it; nothing written). Returns 0, -EEXIST when that id is already
+ * queued (loaded at the start, then handed over), -ENOENT when nothing is
+ * staged under it, -ENOSPC past the most items (the file stays for a
+ * later start), -errno of the read; an item that cannot be parsed is
+ * moved to queue/failed/ and logged. */
+int pubqueue_take(struct pubqueue *q, const char *id);
+/* pubqueue_stage() into the queue's directory, then pubqueue_take(): for
+ * callers that hold the item (tests, tools). -EEXIST when queued. */
+int pubqueue_add(struct pubqueue *q, const struct pub_item *it);
 /* Calls fn with the bundle_file (state-dir relative, "reports/<id>.tar.gz")
  * of every item saved in state_fd/queue, staged or taken by the publisher:
  * the bundles the queue still needs, which node-local retention spares

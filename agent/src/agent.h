@@ -73,6 +73,9 @@ struct agent {
 	struct agent_snap_wait {
 		struct bundle *b;
 		struct pub_item *it;
+		/* the kill's parsed report, taken over from the correlator:
+		 * the bundle is diagnosed again from it, not re-parsed */
+		struct oom_report report;
 		uint64_t kill_ms;
 		int64_t latency;
 	} snap_wait[CLUSTER_SNAP_WAIT];
@@ -176,9 +179,10 @@ agent_cluster_item(const struct agent *a, const struct corr_kill *k,
 /* late_snap.c (detector thread): a kill of an opted-in pod whose spool
  * the node does not show waits for the pod's OOMBundle snap-<pod>, asked
  * of the publisher thread. True when b (already saved on the node) was
- * kept for that: the kill is counted and published once the answer is
- * in (agent_cluster_snap_answers()). Never blocks. */
-bool agent_cluster_snap_wait(struct agent *a, const struct corr_kill *k,
+ * kept for that, with k's report (moved out of k): the kill is counted
+ * and published once the answer is in (agent_cluster_snap_answers()).
+ * Never blocks. */
+bool agent_cluster_snap_wait(struct agent *a, struct corr_kill *k,
 			     const struct agent_kill_pod *p, struct bundle *b,
 			     const char *id, const struct agent_verdict *v,
 			     uint64_t kill_ms, int64_t latency);

@@ -629,8 +629,12 @@ static void take_decisions(struct agent *a)
 	struct corr_kill k;
 
 	while (correlate_pop(a->corr, &k) == 1) {
+		/* read first: a kill waiting for its pod's snapshot takes
+		 * the report over (kill/late_snap.c) */
+		uint64_t seq = k.report.seq_last;
+
 		act_on(a, &k);
-		save_progress(a, k.report.seq_last);
+		save_progress(a, seq);
 		corr_kill_release(&k);
 	}
 }

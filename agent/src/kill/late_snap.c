@@ -4,7 +4,8 @@
  * pre-kill snapshot first; the pod's OOMBundle snap-<pod> is asked of the
  * publisher thread (publish/cluster_snap.c, which fetches and checks it);
  * when the answer comes back through an evqueue, its files are added, the
- * bundle finished again (finish.c) and saved over the first copy, and
+ * bundle finished again (finish.c, from the kill's report as parsed once)
+ * and saved over the first copy, and
  * only then is the kill counted and handed to the publisher. Its publish
  * item is staged when the wait begins (an agent stopped meanwhile
  * publishes the first bundle at its next start) and staged again with the
@@ -25,7 +26,7 @@
  * state (a snapshot of the restarted container). */
 #define SNAP_AFTER_KILL_MS 2000
 
-bool agent_cluster_snap_wait(struct agent *a, const struct corr_kill *k,
+bool agent_cluster_snap_wait(struct agent *a, struct corr_kill *k,
 			     const struct agent_kill_pod *p, struct bundle *b,
 			     const char *id, const struct agent_verdict *v,
 			     uint64_t kill_ms, int64_t latency)
@@ -58,29 +59,12 @@ bool agent_cluster_snap_wait(struct agent *a, const struct corr_kill *k,
 		 "OOMBundle %s/snap-%s",
 		 id, s->ns, s->pod, s->ns, s->pod);
 	w->b = b;
+	w->report = k->report;
+	oom_report_init(&k->report);
 	w->kill_ms = kill_ms;
 	w->latency = latency;
 	a->n_snap_wait++;
 	return true;
-}
-
-struct rediag {
-	struct bundle *b;
-	struct json_object *man;
-	uint64_t kill_ms;
-	struct agent_verdict *v;
-	bool done;
-};
-
-static int rediag_one(struct oom_report *r, void *ud)
-{
-	struct rediag *d = ud;
-
-	if (d->done)
-		return 0;
-	agent_bundle_diagnose(d->b, r, d->man, d->kill_ms, d->v);
-	d->done = true;
-	return 0;
 }
 
 static int copy_file(const char *path, const char *data, size_t len, void *ud)
@@ -115,11 +99,8 @@ static int merge(struct agent *a, struct agent_snap_wait *w,
 		 struct cluster_snap *s, struct agent_verdict *v)
 {
 	struct json_object *man = bundle_manifest(w->b), *o;
-	struct rediag d = {w->b, man, w->kill_ms, v, false};
-	const char *raw;
 	char name[400];
 	uint64_t t = 0;
-	size_t len = 0;
 	long size;
 	int r = snap_time(s->files, w->kill_ms, &t);
 
@@ -143,11 +124,7 @@ static int merge(struct agent *a, struct agent_snap_wait *w,
 		o, "snapshot_age_s",
 		json_object_new_double((double)(w->kill_ms - t) / 1000.0));
 	json_object_object_add(man, "spool", o);
-	raw = bundle_get(w->b, "kernel/oom.txt", &len);
-	if (raw)
-		(void)kmsg_parse_buffer(raw, len, rediag_one, &d);
-	if (!d.done)
-		agent_bundle_diagnose(w->b, NULL, man, w->kill_ms, v);
+	agent_bundle_diagnose(w->b, &w->report, man, w->kill_ms, v);
 	agent_bundle_report(a, w->b, s->id);
 	snprintf(name, sizeof(name), "%s.tar.gz", s->id);
 	size = bundle_write(w->b, a->reports_fd, name, a->opts.bundle_max);
@@ -190,6 +167,7 @@ static void release(struct agent *a, struct agent_snap_wait *w,
 					    .owner = it->workload},
 		w->latency, w->b);
 	bundle_free(w->b);
+	oom_report_release(&w->report);
 	agent_cluster_hand_over(a, it->id);
 	free(it);
 	*w = a->snap_wait[--a->n_snap_wait];

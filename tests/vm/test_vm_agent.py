@@ -9,6 +9,7 @@ and bundle against the pids the guest script recorded.
 import json
 import os
 import re
+import sys
 import tarfile
 
 import pytest
@@ -122,6 +123,14 @@ def _check_common(outdir, report, log, tag=""):
 
 def _run(run_guest, outdir, body):
     code, log = run_guest(LIB + body, timeout=90, outdir=str(outdir))
+    assert code == 0, log
+    return log
+
+
+def _run_long(run_guest, outdir, body):
+    """A guest that starts Python (the fake API server) and the agent in
+    cluster mode: slower under TCG than a standalone run."""
+    code, log = run_guest(LIB + body, timeout=420, outdir=str(outdir))
     assert code == 0, log
     return log
 
@@ -293,3 +302,106 @@ stop_agent 4
     for r in reports:
         assert r["cgroup"] == "/demo"
         _check_common(outdir, r, log)
+
+
+def test_global_oom_in_cluster_mode_publishes_only_the_pods_tasks(
+        run_guest, outdir, agent):
+    """A node-wide OOM (no memory limit on the way; the guest's 512 MiB
+    run out) with the agent in cluster mode against the fake API server,
+    both in the guest: the kernel lists every task of the node, and the
+    bundle published in the victim's namespace keeps only the tasks of the
+    victim's pod (the victim and its neighbour in the same container), not
+    the other pod's nor the node's; the whole report stays on the node,
+    0600, beside the bundle."""
+    tls = outdir / "api" / "tls"
+    tls.mkdir(parents=True)
+    sys.path.insert(0, os.path.join(vmlib.REPO, "tests", "fakeapi"))
+    import fakeapi  # noqa: E402  the host makes the keys: TCG is slow at it
+    fakeapi.make_tls(str(tls))
+    log = _run_long(run_guest, outdir, r"""
+ifconfig lo 127.0.0.1 up
+API=/tmp/out/api
+chroot /host /usr/bin/python3 $OOMLENS_REPO/tests/vm/guest_api.py \
+	$API vm-node victim other --wait 150 >/out/api.log 2>&1 &
+api=$!
+i=0
+while [ ! -e /out/api/ready ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+echo -1000 >/proc/$api/oom_score_adj
+cat /out/api/uids
+KP=$CG/kubepods.slice
+mkdir $KP; echo +memory >$KP/cgroup.subtree_control
+mkdir $KP/kubepods-burstable.slice
+echo +memory >$KP/kubepods-burstable.slice/cgroup.subtree_control
+n=0
+while read name uid; do
+	p=$KP/kubepods-burstable.slice/kubepods-burstable-pod$(echo $uid | tr - _).slice
+	mkdir $p; echo +memory >$p/cgroup.subtree_control
+	cid=$(printf '%064x' $((0x4b5ce8a2 + n)))
+	mkdir $p/cri-containerd-$cid.scope
+	echo $p/cri-containerd-$cid.scope >/tmp/ctr-$name
+	n=$((n+1))
+done </out/api/uids
+mkdir -p /host/tmp/kubelet
+chroot /host env NODE_NAME=vm-node "$AGENT" run --state-dir /tmp/state \
+	--kubeconfig $API/kubeconfig --kubelet-root /tmp/kubelet \
+	--log-level debug >/host/tmp/agent.out 2>/host/tmp/agent.err &
+agent=$!
+echo -1000 >/proc/$agent/oom_score_adj
+i=0
+while [ $i -lt 300 ]; do
+	grep -qw ready /host/tmp/agent.err && break
+	kill -0 $agent 2>/dev/null || break
+	sleep 0.1; i=$((i + 1))
+done
+echo "agent $agent ready after $i polls"
+sleep 2 # the pod watch's first list (TCG)
+sh -c 'echo $$ >'$(cat /tmp/ctr-other)'/cgroup.procs; exec sleep 1000' &
+other=$!
+sh -c 'echo $$ >'$(cat /tmp/ctr-victim)'/cgroup.procs; exec sleep 1000' &
+neighbour=$!
+sleep 0.5
+sh -c 'echo $$ >'$(cat /tmp/ctr-victim)'/cgroup.procs; exec /bin/hog 0' >>/tmp/hog.log 2>&1 &
+v=$!
+printf '%s\n%s\n%s\n' $v $neighbour $other >/out/victims.txt
+wait $v; echo "victim exit $?"
+i=0
+while [ ! -e /out/api/done ] && [ ! -e /out/api/timeout ] && [ $i -lt 1800 ]; do sleep 0.1; i=$((i+1)); done
+ls /out/api
+stop_agent 1
+kill $other $neighbour
+kill -TERM $api; wait $api
+""")
+    victim, neighbour, other = _victims(outdir)
+    reports = _reports(outdir)
+    assert len(reports) == 1, log
+    assert (outdir / "api" / "done").exists(), \
+        log + (outdir / "api.log").read_text()
+    items = json.loads((outdir / "api" / "reports.json").read_text())["items"]
+    assert [i["spec"]["pod"] for i in items] == ["victim"], items
+    name = items[0]["metadata"]["name"]
+    published = (outdir / "api" / (name + ".tar.gz")).read_bytes()
+    assert published == (outdir / "state" / "reports" /
+                         (name + ".tar.gz")).read_bytes()
+    with tarfile.open(outdir / "api" / (name + ".tar.gz"), "r:gz") as tar:
+        files = {m.name.split("/", 1)[1]: tar.extractfile(m).read()
+                 for m in tar.getmembers() if m.isfile()}
+    text = files["kernel/oom.txt"].decode()
+    man = json.loads(files["manifest.json"])
+    assert "CONSTRAINT_NONE" in text, text
+    assert f"Killed process {victim} (hog)" in text
+
+    def task_pids(t):
+        return {int(m.group(1)) for m in
+                re.finditer(r"\[\s*(\d+)\]\s+\d+\s+\d+", t)}
+    kept = task_pids(text)
+    assert kept == {victim, neighbour}, text
+    whole = (outdir / "state" / "reports" / (name + ".node-oom.txt"))
+    assert oct(whole.stat().st_mode & 0o777) == "0o600"
+    node_tasks = task_pids(whole.read_text())
+    # the node's own tasks too: the guest's shell, the fake API server,
+    # the agent
+    assert {victim, neighbour, other} < node_tasks, whole.read_text()
+    assert len(node_tasks) >= 5, whole.read_text()
+    cut = man["node_tasks_left_out"]
+    assert cut["tasks"] == len(node_tasks) - 2, (cut, node_tasks)
+    assert cut["rss_pages"] > 0

@@ -59,11 +59,24 @@ containerfile() {
 	esac
 }
 
+# The OCI labels a build cannot write in its Containerfile: the version
+# (VERSION), the commit the binaries were built from and when (that
+# commit's time, as make dist's archives). A product image's
+# Containerfile holds the rest (title, description, licenses, source).
+REVISION=$(git -C "$TOP" rev-parse HEAD 2>/dev/null || echo unknown)
+EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$TOP" log -1 --format=%ct 2>/dev/null || date +%s)}
+CREATED=$(date -u -d "@$EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+
 # build NAME REF: NAME's Containerfile over the staged context $CTX/NAME,
 # pushed as a docker archive $OUT/NAME.tar.
 build() {
-	local name=$1 ref=$2 file=$3
-	"${BUILDAH[@]}" bud --quiet --layers=false \
+	local name=$1 ref=$2 file=$3 labels=()
+	case $name in
+	oomlens-*) labels=(--label "org.opencontainers.image.version=$VERSION"
+		--label "org.opencontainers.image.revision=$REVISION"
+		--label "org.opencontainers.image.created=$CREATED") ;;
+	esac
+	"${BUILDAH[@]}" bud --quiet --layers=false "${labels[@]}" \
 		-f "$(containerfile "$name")" \
 		-t "$ref" "$CTX/$name" >/dev/null
 	rm -f "$file.tmp"

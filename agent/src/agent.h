@@ -81,6 +81,7 @@ struct agent {
 	} snap_wait[CLUSTER_SNAP_WAIT];
 	size_t n_snap_wait;
 	struct agent_counters counters;
+	struct forecast_sampler *sampler; /* obs/forecast_sampler.h */
 };
 
 /* state.c */

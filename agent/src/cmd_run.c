@@ -1010,7 +1010,7 @@ static int loop_add_cluster(struct loop *l)
  * /readyz is judged. */
 static bool on_sample(struct loop *l)
 {
-	forecast_sampler_tick();
+	forecast_sampler_tick(l->a->sampler);
 	if (l->a->cluster)
 		update_ready(l->a);
 	return false;
@@ -1238,18 +1238,20 @@ static int start_obs(struct loop *l)
 	struct agent *a = l->a;
 	int r;
 
+	r = forecast_sampler_new(a, &a->sampler);
+	if (r < 0)
+		return r;
 	if (a->cluster) {
-		forecast_sampler_set_resolver(agent_cluster_resolve, a);
-		forecast_sampler_set_warn(agent_cluster_predicted, a);
+		forecast_sampler_set_resolver(a->sampler, agent_cluster_resolve,
+					      a);
+		forecast_sampler_set_warn(a->sampler, agent_cluster_predicted,
+					  a);
 		/* /metrics reviews its callers' tokens with the publisher's
 		 * client (TokenReview, SubjectAccessReview); without one it
 		 * answers 503 */
 		agent_http_set_kube_client(cluster_client(a->cluster));
 	}
-	r = forecast_sampler_start(a);
-	if (r < 0)
-		return r;
-	r = loop_add(l, forecast_sampler_fd(), on_sample);
+	r = loop_add(l, forecast_sampler_fd(a->sampler), on_sample);
 	if (r < 0) {
 		log_error("cgroup timeline timer: %s", strerror(-r));
 		return r;
@@ -1304,11 +1306,12 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	log_info("ready");
 	r = run_loop(&l);
 	agent_http_stop(); /* obs hook */
-	forecast_sampler_stop();
 	finish(&a);
 	/* the publisher keeps its queue on disk: the next start resumes */
 	if (a.cluster)
 		agent_cluster_snap_flush(&a);
+	forecast_sampler_free(a.sampler);
+	a.sampler = NULL;
 	cluster_free(a.cluster);
 	cluster_pods_free(a.pods);
 	free(a.warn_gate);

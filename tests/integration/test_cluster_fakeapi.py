@@ -304,7 +304,11 @@ def test_events_json_drops_expired_entries_and_the_oldest_over_its_cap(
         hog(cg, ctr, "--step-mb", "4")
         ev = wait_for(lambda: events(api), what="the Event\n" + agent.log())
         assert ev[0]["count"] == 1
-        got = json.loads((state / "events.json").read_text())
+        # the agent saves the count once the API server has answered: the
+        # Event can be seen first
+        got = wait_for(lambda: (lambda g: g if uid + "/app" in g else None)(
+            json.loads((state / "events.json").read_text())),
+            what="the Event's count saved\n" + agent.log())
         assert os.path.getsize(state / "events.json") <= 512 << 10
         assert got[uid + "/app"]["count"] == 1
         assert now_ms <= got[uid + "/app"]["sent_ms"] <= time.time() * 1000

@@ -328,8 +328,8 @@ static void fill_manifest(struct agent *a, const struct corr_kill *k,
  * and container limits are equal). The same path form as the sampler
  * walks: under the agent's mount, as the correlator gives it. Runs on the
  * detector thread, which owns the sampler. */
-static void add_agent_timeline(struct bundle *b, const struct corr_kill *k,
-			       uint64_t kill_mono_ms,
+static void add_agent_timeline(struct forecast_sampler *fs, struct bundle *b,
+			       const struct corr_kill *k, uint64_t kill_mono_ms,
 			       int64_t wall_minus_mono_ms, uint64_t kill_ms)
 {
 	static struct forecast_history h[2]; /* 3 KiB: off the stack */
@@ -338,7 +338,7 @@ static void add_agent_timeline(struct bundle *b, const struct corr_kill *k,
 	struct json_object *j;
 	size_t n = 0;
 
-	if (forecast_sampler_history(k->cgroup, kill_mono_ms, &h[n]) > 0)
+	if (forecast_sampler_history(fs, k->cgroup, kill_mono_ms, &h[n]) > 0)
 		s[n++] = (struct cgtimeline_series){
 			.cgroup = k->cgroup,
 			.task_memcg = true,
@@ -347,7 +347,7 @@ static void add_agent_timeline(struct bundle *b, const struct corr_kill *k,
 		};
 	/* the limit hit; the victim's cgroup may have none to sample */
 	if (oom[0] && !streq(oom, k->cgroup) &&
-	    forecast_sampler_history(oom, kill_mono_ms, &h[n]) > 0) {
+	    forecast_sampler_history(fs, oom, kill_mono_ms, &h[n]) > 0) {
 		s[n] = (struct cgtimeline_series){
 			.cgroup = oom,
 			.oom_memcg = true,
@@ -574,9 +574,10 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 	kill_ms = (wall - (latency > 0 ? (uint64_t)latency : 0)) / 1000;
 	json_object_object_add(man, "killed_at_ms",
 			       json_object_new_uint64(kill_ms));
-	add_agent_timeline(
-		b, k, (mono - (latency > 0 ? (uint64_t)latency : 0)) / 1000,
-		((int64_t)wall - (int64_t)mono) / 1000, kill_ms);
+	add_agent_timeline(a->sampler, b, k,
+			   (mono - (latency > 0 ? (uint64_t)latency : 0)) /
+				   1000,
+			   ((int64_t)wall - (int64_t)mono) / 1000, kill_ms);
 	if (a->cluster)
 		add_pod_spool(a, b, &kp, k->cgroup, man, kill_ms);
 	else

@@ -52,7 +52,7 @@ struct tracked {
 	bool seen;     /* in the last scan */
 };
 
-static struct {
+struct forecast_sampler {
 	struct agent *a;
 	int tfd;
 	unsigned ticks;
@@ -77,19 +77,8 @@ static struct {
 	unsigned retired_next;
 	struct forecast_history cur, before; /* a tick's unpacked ring */
 	struct forecast_target resolved;     /* a tick's resolver answer */
-} S = {.tfd = -1};
-
-void forecast_sampler_set_resolver(forecast_resolve_fn fn, void *ud)
-{
-	S.resolve = fn;
-	S.resolve_ud = ud;
-}
-
-void forecast_sampler_set_warn(forecast_warn_fn fn, void *ud)
-{
-	S.warn = fn;
-	S.warn_ud = ud;
-}
+	struct forecast_history live;	     /* history()'s unpacked ring */
+};
 
 static bool resolve_standalone(const char *cgroup, struct forecast_target *ret,
 			       void *ud)
@@ -107,6 +96,20 @@ static void warn_log(const struct forecast_warning *w, void *ud)
 		 "bytes, growing %.0f bytes/s)",
 		 w->seconds, w->cgroup, (unsigned long long)w->usage,
 		 (unsigned long long)w->limit, w->slope);
+}
+
+void forecast_sampler_set_resolver(struct forecast_sampler *s,
+				   forecast_resolve_fn fn, void *ud)
+{
+	s->resolve = fn ? fn : resolve_standalone;
+	s->resolve_ud = ud;
+}
+
+void forecast_sampler_set_warn(struct forecast_sampler *s, forecast_warn_fn fn,
+			       void *ud)
+{
+	s->warn = fn ? fn : warn_log;
+	s->warn_ud = ud;
 }
 
 static uint32_t to_units(uint64_t bytes)
@@ -160,14 +163,15 @@ static void pack(const struct forecast_history *h, struct packed_ring *p)
 	p->n = (uint8_t)n;
 }
 
-static void retire(const char *path, const struct forecast_history *h)
+static void retire(struct forecast_sampler *s, const char *path,
+		   const struct forecast_history *h)
 {
-	unsigned i = S.retired_next++ % RETIRED_MAX;
+	unsigned i = s->retired_next++ % RETIRED_MAX;
 
 	if (!h->ring.n)
 		return;
-	strlcpy_safe(S.retired[i].path, path, sizeof(S.retired[i].path));
-	S.retired[i].h = *h;
+	strlcpy_safe(s->retired[i].path, path, sizeof(s->retired[i].path));
+	s->retired[i].h = *h;
 }
 
 static void drop_series(struct tracked *t)
@@ -178,19 +182,19 @@ static void drop_series(struct tracked *t)
 	t->exported = false;
 }
 
-static void close_usage(struct tracked *t)
+static void close_usage(struct forecast_sampler *s, struct tracked *t)
 {
 	if (t->usage_fd < 0)
 		return;
 	close(t->usage_fd);
 	t->usage_fd = -1;
-	S.fds--;
+	s->fds--;
 }
 
-static void untrack(struct tracked *t)
+static void untrack(struct forecast_sampler *s, struct tracked *t)
 {
 	drop_series(t);
-	close_usage(t);
+	close_usage(s, t);
 	free(t->path);
 	free(t->target);
 	t->path = NULL;
@@ -207,19 +211,19 @@ static uint32_t path_hash(const char *s)
 	return h;
 }
 
-static void note_cgroup(const char *path)
+static void note_cgroup(struct forecast_sampler *s, const char *path)
 {
 	uint32_t h = path_hash(path);
 	struct tracked *t;
 
-	for (size_t i = 0; i < S.n; i++)
-		if (S.t[i].hash == h && streq(S.t[i].path, path)) {
-			S.t[i].seen = true;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i].hash == h && streq(s->t[i].path, path)) {
+			s->t[i].seen = true;
 			return;
 		}
-	if (S.n == MAX_CGROUPS || strlen(path) >= sizeof(S.retired[0].path))
+	if (s->n == MAX_CGROUPS || strlen(path) >= sizeof(s->retired[0].path))
 		return;
-	t = &S.t[S.n];
+	t = &s->t[s->n];
 	memset(t, 0, sizeof(*t));
 	t->path = strdup(path);
 	if (!t->path)
@@ -228,7 +232,7 @@ static void note_cgroup(const char *path)
 	t->usage_fd = -1;
 	t->limit = UINT64_MAX;
 	t->seen = true;
-	S.n++;
+	s->n++;
 }
 
 /* A directory without subdirectories, by its link count (2 + its
@@ -244,12 +248,13 @@ static bool is_leaf(int dfd, const char *name)
 }
 
 /* Every cgroup directory under dfd (path: its cgroup path). */
-static void walk(int dfd, char *path, size_t len, size_t size, int depth)
+static void walk(struct forecast_sampler *s, int dfd, char *path, size_t len,
+		 size_t size, int depth)
 {
 	DIR *d;
 	struct dirent *e;
 
-	note_cgroup(len ? path : "/");
+	note_cgroup(s, len ? path : "/");
 	if (depth == MAX_DEPTH || !(d = fdopendir(dfd))) {
 		close(dfd);
 		return;
@@ -264,56 +269,58 @@ static void walk(int dfd, char *path, size_t len, size_t size, int depth)
 		path[len] = '/';
 		memcpy(path + len + 1, e->d_name, n + 1);
 		if (is_leaf(dirfd(d), e->d_name))
-			note_cgroup(path);
+			note_cgroup(s, path);
 		else if ((cfd = openat(dirfd(d), e->d_name,
 				       O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >=
 			 0)
-			walk(cfd, path, len + 1 + n, size, depth + 1);
+			walk(s, cfd, path, len + 1 + n, size, depth + 1);
 		path[len] = '\0';
 	}
 	closedir(d);
 }
 
-static void rescan(void)
+static void rescan(struct forecast_sampler *s)
 {
 	char path[1024];
 	size_t kept = 0;
 
-	for (size_t i = 0; i < S.n; i++) {
-		S.t[i].seen = false;
-		S.t[i].have_limit = false; /* re-read at the next sample */
+	for (size_t i = 0; i < s->n; i++) {
+		s->t[i].seen = false;
+		s->t[i].have_limit = false; /* re-read at the next sample */
 	}
-	for (int i = 0; i < S.a->opts.n_watch; i++) {
-		const char *w = S.a->opts.watch[i];
-		int fd = openat(S.a->cgfs.mem_fd, streq(w, "/") ? "." : w + 1,
+	for (int i = 0; i < s->a->opts.n_watch; i++) {
+		const char *w = s->a->opts.watch[i];
+		int fd = openat(s->a->cgfs.mem_fd, streq(w, "/") ? "." : w + 1,
 				O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 		if (fd < 0)
 			continue;
 		strlcpy_safe(path, streq(w, "/") ? "" : w, sizeof(path));
-		walk(fd, path, strlen(path), sizeof(path), 0);
+		walk(s, fd, path, strlen(path), sizeof(path), 0);
 	}
-	for (size_t i = 0; i < S.n; i++) {
-		if (!S.t[i].seen) {
-			unpack(&S.t[i].ring, &S.before);
-			retire(S.t[i].path, &S.before);
-			untrack(&S.t[i]);
+	for (size_t i = 0; i < s->n; i++) {
+		if (!s->t[i].seen) {
+			unpack(&s->t[i].ring, &s->before);
+			retire(s, s->t[i].path, &s->before);
+			untrack(s, &s->t[i]);
 			continue;
 		}
 		if (kept != i)
-			S.t[kept] = S.t[i];
+			s->t[kept] = s->t[i];
 		kept++;
 	}
-	S.n = kept;
-	if (S.a->watch)
-		agent_metrics_watched((unsigned)cgroup_watch_count(S.a->watch));
+	s->n = kept;
+	if (s->a->watch)
+		agent_metrics_watched(
+			(unsigned)cgroup_watch_count(s->a->watch));
 }
 
-static int parse_value(const char *buf, size_t len, uint64_t *ret)
+static int parse_value(struct forecast_sampler *s, const char *buf, size_t len,
+		       uint64_t *ret)
 {
 	struct cgroup_value v;
 
-	cgroup_parse_value(buf, len, S.a->cgfs.mode, &v);
+	cgroup_parse_value(buf, len, s->a->cgfs.mode, &v);
 	if (v.state == CGV_UNLIMITED)
 		*ret = UINT64_MAX;
 	else if (v.state == CGV_OK)
@@ -329,7 +336,8 @@ static void cg_file(char *buf, size_t size, const char *cg, const char *file)
 	snprintf(buf, size, "%s/%s", streq(cg, "/") ? "." : cg + 1, file);
 }
 
-static int read_value(const char *cg, const char *file, uint64_t *ret)
+static int read_value(struct forecast_sampler *s, const char *cg,
+		      const char *file, uint64_t *ret)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	char p[1200];
@@ -337,54 +345,56 @@ static int read_value(const char *cg, const char *file, uint64_t *ret)
 
 	cg_file(p, sizeof(p), cg, file);
 	strbuf_init(&sb, 64);
-	r = read_file_at(S.a->cgfs.mem_fd, p, 63, &sb);
+	r = read_file_at(s->a->cgfs.mem_fd, p, 63, &sb);
 	if (r < 0)
 		return r;
-	return parse_value(sb.buf, sb.len, ret);
+	return parse_value(s, sb.buf, sb.len, ret);
 }
 
-static const char *usage_file(void)
+static const char *usage_file(struct forecast_sampler *s)
 {
-	return S.a->cgfs.mode == CGROUP_V2 ? "memory.current"
-					   : "memory.usage_in_bytes";
+	return s->a->cgfs.mode == CGROUP_V2 ? "memory.current"
+					    : "memory.usage_in_bytes";
 }
 
 /* Usage with one pread of a file kept open (1 syscall a tick instead of
  * openat, read, read, close); a failed read (the cgroup was removed:
  * ENODEV) closes it and falls back to the path once. */
-static int read_usage(struct tracked *t, uint64_t *ret)
+static int read_usage(struct forecast_sampler *s, struct tracked *t,
+		      uint64_t *ret)
 {
 	char buf[64], p[1200];
 	ssize_t n;
 
-	if (t->usage_fd < 0 && S.fds < S.max_fds) {
-		cg_file(p, sizeof(p), t->path, usage_file());
-		t->usage_fd = openat(S.a->cgfs.mem_fd, p, O_RDONLY | O_CLOEXEC);
+	if (t->usage_fd < 0 && s->fds < s->max_fds) {
+		cg_file(p, sizeof(p), t->path, usage_file(s));
+		t->usage_fd =
+			openat(s->a->cgfs.mem_fd, p, O_RDONLY | O_CLOEXEC);
 		if (t->usage_fd >= 0)
-			S.fds++;
+			s->fds++;
 	}
 	if (t->usage_fd >= 0) {
 		n = pread(t->usage_fd, buf, sizeof(buf) - 1, 0);
 		if (n >= 0) {
 			buf[n] = '\0';
-			return parse_value(buf, (size_t)n, ret);
+			return parse_value(s, buf, (size_t)n, ret);
 		}
-		close_usage(t);
+		close_usage(s, t);
 	}
-	return read_value(t->path, usage_file(), ret);
+	return read_value(s, t->path, usage_file(s), ret);
 }
 
 /* The limit, read at a cgroup's first sample and after each rescan (every
  * RESCAN_TICKS ticks): a changed limit shows within 5 s. */
-static int read_limit(struct tracked *t)
+static int read_limit(struct forecast_sampler *s, struct tracked *t)
 {
 	int r;
 
 	if (t->have_limit)
 		return 0;
-	r = read_value(t->path,
-		       S.a->cgfs.mode == CGROUP_V2 ? "memory.max"
-						   : "memory.limit_in_bytes",
+	r = read_value(s, t->path,
+		       s->a->cgfs.mode == CGROUP_V2 ? "memory.max"
+						    : "memory.limit_in_bytes",
 		       &t->limit);
 	t->have_limit = r == 0;
 	return r;
@@ -392,7 +402,7 @@ static int read_limit(struct tracked *t)
 
 /* What the kernel would reclaim before killing: the inactive page cache.
  * Read only when a prediction exists (memory.stat is the big file). */
-static uint64_t reclaimable(const char *cg)
+static uint64_t reclaimable(struct forecast_sampler *s, const char *cg)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct cgroup_stat st = {0};
@@ -401,7 +411,7 @@ static uint64_t reclaimable(const char *cg)
 
 	cg_file(p, sizeof(p), cg, "memory.stat");
 	strbuf_init(&sb, 65536);
-	if (read_file_at(S.a->cgfs.mem_fd, p, 65535, &sb) < 0 ||
+	if (read_file_at(s->a->cgfs.mem_fd, p, 65535, &sb) < 0 ||
 	    cgroup_parse_stat(sb.buf, sb.len, &st) < 0)
 		return 0;
 	if (!cgroup_stat_get(&st, "total_inactive_file", &v))
@@ -410,27 +420,27 @@ static uint64_t reclaimable(const char *cg)
 	return v;
 }
 
-/* Pushes a sample and its limit (unpacked into S.cur, packed back); a
+/* Pushes a sample and its limit (unpacked into s->cur, packed back); a
  * timeline that starts over because usage fell (forecast_ring_push) is
  * kept as retired first. */
-static void push_sample(struct tracked *t, uint64_t now_ms, uint64_t usage,
-			uint64_t limit)
+static void push_sample(struct forecast_sampler *s, struct tracked *t,
+			uint64_t now_ms, uint64_t usage, uint64_t limit)
 {
-	struct forecast_ring *r = &S.cur.ring;
+	struct forecast_ring *r = &s->cur.ring;
 	unsigned last;
 	bool fell;
 
-	unpack(&t->ring, &S.cur);
+	unpack(&t->ring, &s->cur);
 	last = (r->head + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN;
 	fell = r->n > 1 && usage < r->usage[last];
 	if (fell)
-		S.before = S.cur;
+		s->before = s->cur;
 	forecast_ring_push(r, now_ms, usage);
-	S.cur.limit[(r->head + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN] =
+	s->cur.limit[(r->head + FORECAST_RING_LEN - 1) % FORECAST_RING_LEN] =
 		limit;
-	if (fell && r->n < S.before.ring.n)
-		retire(t->path, &S.before);
-	pack(&S.cur, &t->ring);
+	if (fell && r->n < s->before.ring.n)
+		retire(s, t->path, &s->before);
+	pack(&s->cur, &t->ring);
 }
 
 static bool same_target(const struct forecast_target *a,
@@ -444,33 +454,34 @@ static bool same_target(const struct forecast_target *a,
  * labels (the container's id until the pod cache had its name) is removed
  * first: nothing else would remove it, the sampler drops the series it
  * knows by its current labels. */
-static bool resolve(struct tracked *t)
+static bool resolve(struct forecast_sampler *s, struct tracked *t)
 {
 	if (!t->target && !(t->target = calloc(1, sizeof(*t->target))))
 		return false;
-	if (!S.resolve(t->path, &S.resolved, S.resolve_ud))
+	if (!s->resolve(t->path, &s->resolved, s->resolve_ud))
 		return false;
-	if (t->exported && !same_target(t->target, &S.resolved))
+	if (t->exported && !same_target(t->target, &s->resolved))
 		drop_series(t);
-	*t->target = S.resolved;
+	*t->target = s->resolved;
 	return true;
 }
 
-static void sample_one(struct tracked *t, uint64_t now_ms)
+static void sample_one(struct forecast_sampler *s, struct tracked *t,
+		       uint64_t now_ms)
 {
 	struct forecast f;
 	uint64_t usage;
 
-	if (read_usage(t, &usage) < 0 || read_limit(t) < 0 ||
+	if (read_usage(s, t, &usage) < 0 || read_limit(s, t) < 0 ||
 	    t->limit == UINT64_MAX) {
 		drop_series(t);
 		return;
 	}
-	push_sample(t, now_ms, usage, t->limit);
-	if (!forecast_predict(&S.cur.ring, t->limit, 0, NULL, &f) ||
-	    forecast_predict(&S.cur.ring, t->limit, reclaimable(t->path), NULL,
-			     &f) < 1 ||
-	    !resolve(t)) {
+	push_sample(s, t, now_ms, usage, t->limit);
+	if (!forecast_predict(&s->cur.ring, t->limit, 0, NULL, &f) ||
+	    forecast_predict(&s->cur.ring, t->limit, reclaimable(s, t->path),
+			     NULL, &f) < 1 ||
+	    !resolve(s, t)) {
 		drop_series(t);
 		return;
 	}
@@ -487,36 +498,37 @@ static void sample_one(struct tracked *t, uint64_t now_ms)
 			.limit = t->limit,
 		};
 
-		S.warn(&w, S.warn_ud);
+		s->warn(&w, s->warn_ud);
 	}
 }
 
-void forecast_sampler_tick(void)
+void forecast_sampler_tick(struct forecast_sampler *s)
 {
 	uint64_t exp, now_us = now_monotonic_us();
 
-	if (read(S.tfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
+	if (read(s->tfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		log_warn("timeline timerfd: %s, ignoring", strerror(errno));
 	agent_health_beat(now_us);
 	/* a container the watch just found (inotify) is sampled from this
 	 * tick on, not up to RESCAN_TICKS later: a quick kill keeps its
 	 * timeline */
-	if (S.ticks++ % RESCAN_TICKS == 0 ||
-	    cgroup_watch_generation(S.a->watch) != S.watch_gen) {
-		S.watch_gen = cgroup_watch_generation(S.a->watch);
-		rescan();
+	if (s->ticks++ % RESCAN_TICKS == 0 ||
+	    cgroup_watch_generation(s->a->watch) != s->watch_gen) {
+		s->watch_gen = cgroup_watch_generation(s->a->watch);
+		rescan(s);
 	}
-	for (size_t i = 0; i < S.n; i++)
-		sample_one(&S.t[i], now_us / 1000);
+	for (size_t i = 0; i < s->n; i++)
+		sample_one(s, &s->t[i], now_us / 1000);
 }
 
-int forecast_sampler_fd(void)
+int forecast_sampler_fd(const struct forecast_sampler *s)
 {
-	return S.tfd;
+	return s->tfd;
 }
 
-int forecast_sampler_start(struct agent *a)
+int forecast_sampler_new(struct agent *a, struct forecast_sampler **ret)
 {
+	struct forecast_sampler *s;
 	struct itimerspec its = {
 		.it_value = {0, 1000000},
 		.it_interval = {TICK_MS / 1000, (TICK_MS % 1000) * 1000000L},
@@ -526,44 +538,48 @@ int forecast_sampler_start(struct agent *a)
 
 	if (r < 0)
 		return r;
-	S.a = a;
-	if (!S.resolve)
-		S.resolve = resolve_standalone;
-	if (!S.warn)
-		S.warn = warn_log;
-	S.t = calloc(MAX_CGROUPS, sizeof(*S.t));
-	S.max_fds = getrlimit(RLIMIT_NOFILE, &rl) < 0 ? 0
-		    : rl.rlim_cur == RLIM_INFINITY    ? MAX_CGROUPS
-						      : rl.rlim_cur / 4;
-	S.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (!S.t || S.tfd < 0) {
-		r = S.t ? -errno : -ENOMEM;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->a = a;
+	s->tfd = -1;
+	s->resolve = resolve_standalone;
+	s->warn = warn_log;
+	s->t = calloc(MAX_CGROUPS, sizeof(*s->t));
+	s->max_fds = getrlimit(RLIMIT_NOFILE, &rl) < 0 ? 0
+		     : rl.rlim_cur == RLIM_INFINITY    ? MAX_CGROUPS
+						       : rl.rlim_cur / 4;
+	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (!s->t || s->tfd < 0) {
+		r = s->t ? -errno : -ENOMEM;
 		goto fail;
 	}
-	if (timerfd_settime(S.tfd, 0, &its, NULL) < 0) {
+	if (timerfd_settime(s->tfd, 0, &its, NULL) < 0) {
 		r = -errno;
 		goto fail;
 	}
 	agent_health_beat(now_monotonic_us());
 	if (a->opts.standalone)
 		agent_health_set_ready(true, "detector running");
+	*ret = s;
 	return 0;
 fail:
 	log_error("cgroup timeline timer: %s", strerror(-r));
-	forecast_sampler_stop();
+	forecast_sampler_free(s);
 	return r;
 }
 
-void forecast_sampler_stop(void)
+void forecast_sampler_free(struct forecast_sampler *s)
 {
-	if (S.tfd >= 0)
-		close(S.tfd);
-	S.tfd = -1;
-	for (size_t i = 0; S.t && i < S.n; i++)
-		untrack(&S.t[i]);
-	free(S.t);
-	S.t = NULL;
-	S.n = 0;
+	if (!s)
+		return;
+	if (s->tfd >= 0)
+		close(s->tfd);
+	s->tfd = -1;
+	for (size_t i = 0; s->t && i < s->n; i++)
+		untrack(s, &s->t[i]);
+	free(s->t);
+	free(s);
 }
 
 /* The newest sample at or before upto_ms (0: none) and how many are. */
@@ -586,30 +602,30 @@ static uint64_t newest_upto(const struct forecast_ring *r, uint64_t upto_ms,
 	return newest;
 }
 
-int forecast_sampler_history(const char *cgroup, uint64_t upto_ms,
-			     struct forecast_history *ret)
+int forecast_sampler_history(struct forecast_sampler *s, const char *cgroup,
+			     uint64_t upto_ms, struct forecast_history *ret)
 {
-	static struct forecast_history live;
+	struct forecast_history *live = &s->live;
 	const struct forecast_history *best = NULL;
 	uint64_t best_t = 0, t;
 	int best_n = 0, n;
 
-	for (size_t i = 0; i < S.n; i++) {
-		if (!streq(S.t[i].path, cgroup))
+	for (size_t i = 0; i < s->n; i++) {
+		if (!streq(s->t[i].path, cgroup))
 			continue;
-		unpack(&S.t[i].ring, &live);
-		if ((t = newest_upto(&live.ring, upto_ms, &n)) > best_t) {
-			best = &live;
+		unpack(&s->t[i].ring, live);
+		if ((t = newest_upto(&live->ring, upto_ms, &n)) > best_t) {
+			best = live;
 			best_t = t;
 			best_n = n;
 		}
 		break; /* a path is tracked once */
 	}
 	for (size_t i = 0; i < RETIRED_MAX; i++)
-		if (streq(S.retired[i].path, cgroup) &&
-		    (t = newest_upto(&S.retired[i].h.ring, upto_ms, &n)) >
+		if (streq(s->retired[i].path, cgroup) &&
+		    (t = newest_upto(&s->retired[i].h.ring, upto_ms, &n)) >
 			    best_t) {
-			best = &S.retired[i].h;
+			best = &s->retired[i].h;
 			best_t = t;
 			best_n = n;
 		}

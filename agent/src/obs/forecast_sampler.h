@@ -13,6 +13,8 @@
 #include "obs/forecast.h"
 
 struct agent;
+/* One per agent, owned by its run (struct agent's sampler). */
+struct forecast_sampler;
 
 /* Whom a cgroup belongs to. Standalone: namespace and pod "", container =
  * the cgroup path. */
@@ -41,19 +43,21 @@ struct forecast_warning {
  * Event for its kube thread; it must not block. */
 typedef void (*forecast_warn_fn)(const struct forecast_warning *w, void *ud);
 
-/* Sets the resolver / warning sink (NULL: the standalone defaults; the
- * default sink logs). Call before forecast_sampler_start(). */
-void forecast_sampler_set_resolver(forecast_resolve_fn fn, void *ud);
-void forecast_sampler_set_warn(forecast_warn_fn fn, void *ud);
-
-/* Creates the 1 Hz timerfd, registers the metrics; in standalone mode
- * marks the agent ready. Returns 0 or -errno (logged). */
-int forecast_sampler_start(struct agent *a);
-/* The timerfd (-1 before start): the caller's loop calls
- * forecast_sampler_tick() when it is readable. */
-int forecast_sampler_fd(void);
-void forecast_sampler_tick(void);
-void forecast_sampler_stop(void);
+/* Creates the sampler: the 1 Hz timerfd, the metrics registered; in
+ * standalone mode marks the agent ready. Returns 0 or -errno (logged). */
+int forecast_sampler_new(struct agent *a, struct forecast_sampler **ret);
+/* Sets the resolver / warning sink (NULL: the standalone defaults, which
+ * a new sampler has; the default sink logs). */
+void forecast_sampler_set_resolver(struct forecast_sampler *s,
+				   forecast_resolve_fn fn, void *ud);
+void forecast_sampler_set_warn(struct forecast_sampler *s, forecast_warn_fn fn,
+			       void *ud);
+/* The timerfd: the caller's loop calls forecast_sampler_tick() when it is
+ * readable. */
+int forecast_sampler_fd(const struct forecast_sampler *s);
+void forecast_sampler_tick(struct forecast_sampler *s);
+/* Drops its series, closes its files; NULL is a no-op. */
+void forecast_sampler_free(struct forecast_sampler *s);
 
 /* A cgroup's timeline as the sampler keeps it: the ring (CLOCK_MONOTONIC
  * ms) and, slot by slot, the limit read with each sample. */
@@ -69,5 +73,5 @@ struct forecast_history {
  * whose newest sample at or before upto_ms (CLOCK_MONOTONIC) is latest.
  * Returns the samples at or before upto_ms it holds (> 0), or -ENOENT.
  * Detector thread only: it reads the sampler's state unlocked. */
-int forecast_sampler_history(const char *cgroup, uint64_t upto_ms,
-			     struct forecast_history *ret);
+int forecast_sampler_history(struct forecast_sampler *s, const char *cgroup,
+			     uint64_t upto_ms, struct forecast_history *ret);

@@ -865,12 +865,9 @@ static void read_pids(const struct agent *a, const char *cgroup, int *pids,
 		      size_t *n)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	char path[4096];
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs",
-		 streq(cgroup, "/") ? "." : cgroup + 1);
 	strbuf_init(&sb, 65536);
-	(void)read_file_at(a->cgfs.mem_fd, path, 65535, &sb);
+	(void)cgroup_read_file(&a->cgfs, cgroup, "cgroup.procs", 65535, &sb);
 	cgroup_parse_procs(sb.buf, sb.len, pids, n, CORR_MAX_PIDS);
 }
 

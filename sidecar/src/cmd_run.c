@@ -314,9 +314,10 @@ static void capture_start(struct run_state *st)
 		char why[CAPTURE_WHY_MAX];
 
 		snprintf(why, sizeof(why), "%s%s",
-			 pod_mode() ? "off in pod mode (no annotation turns it "
-				      "on)"
-				    : "off (--allocator-probe ptrace)",
+			 pod_mode(c)
+				 ? "off in pod mode (no annotation turns it "
+				   "on)"
+				 : "off (--allocator-probe ptrace)",
 			 ptrace ? ""
 				: "; without CAP_SYS_PTRACE ptrace reaches "
 				  "only processes of the sidecar's own uid "
@@ -441,7 +442,7 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 		run_usage(r > 0 ? stdout : stderr);
 		return r > 0 ? 0 : 2;
 	}
-	if (pod_mode() && pod_setup(&cfg, g) < 0) /* pod hook */
+	if (pod_mode(&cfg) && pod_setup(&cfg, g) < 0) /* pod hook */
 		return 2;
 	memset(&st, 0, sizeof(st));
 	st.cfg = &cfg;
@@ -463,7 +464,7 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 		residency(&cfg);
 	r = r < 0 || cli_enter_steady_state(&run_privs, g) < 0 ? 1
 							       : run_loop(&st);
-	pod_stop(); /* pod hook */
+	pod_stop(&cfg); /* pod hook */
 	run_jvm_release(&st);
 	recorder_release(&st.rec);
 	if (st.have_fs)

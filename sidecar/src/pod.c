@@ -33,20 +33,21 @@ struct app_proc {
 				  */
 };
 
-static struct {
-	bool on;
+struct pod {
 	const char *name, *ns, *uid, *node;
 	const char *ann_path;
 	struct timespec ann_mtime;
 	bool ann_seen;
 	struct pod_settings set;
 	char container[POD_NAME_MAX];
-	char root[4096]; /* cfg->host_root: /proc/<pid>/root of the app */
-} P;
+	char root[4096];   /* cfg->host_root: /proc/<pid>/root of the app */
+	char cgroup[1024]; /* cfg->cgroup: the app container's */
+	struct pod_upload *upload; /* NULL: no uploads */
+};
 
-bool pod_mode(void)
+bool pod_mode(const struct run_cfg *c)
 {
-	return P.on;
+	return c->pod != NULL;
 }
 
 int pod_args(struct run_cfg *c)
@@ -59,8 +60,8 @@ int pod_args(struct run_cfg *c)
 	}
 	if (!c->spool)
 		c->spool = POD_DEFAULT_SPOOL;
-	P.on = true;
-	return 0;
+	c->pod = calloc(1, sizeof(*c->pod));
+	return c->pod ? 0 : -ENOMEM;
 }
 
 static const char *env_or(const char *name, const char *dflt)
@@ -82,26 +83,27 @@ static void read_pod_security(struct run_cfg *c)
 			 v);
 }
 
-static int read_env(void)
+static int read_env(struct pod *p)
 {
-	P.name = env_or("POD_NAME", NULL);
-	P.ns = env_or("POD_NAMESPACE", NULL);
-	P.uid = env_or("POD_UID", NULL);
-	P.node = env_or("NODE_NAME", "");
-	P.ann_path = env_or("OOMLENS_ANNOTATIONS", POD_DEFAULT_ANNOTATIONS);
-	if (P.name && P.ns && P.uid)
+	p->name = env_or("POD_NAME", NULL);
+	p->ns = env_or("POD_NAMESPACE", NULL);
+	p->uid = env_or("POD_UID", NULL);
+	p->node = env_or("NODE_NAME", "");
+	p->ann_path = env_or("OOMLENS_ANNOTATIONS", POD_DEFAULT_ANNOTATIONS);
+	if (p->name && p->ns && p->uid)
 		return 0;
 	log_error("pod mode needs the Downward API env: %s%s%s(fieldRef "
 		  "metadata.name, metadata.namespace, metadata.uid); or run "
 		  "with --standalone",
-		  P.name ? "" : "POD_NAME ", P.ns ? "" : "POD_NAMESPACE ",
-		  P.uid ? "" : "POD_UID ");
+		  p->name ? "" : "POD_NAME ", p->ns ? "" : "POD_NAMESPACE ",
+		  p->uid ? "" : "POD_UID ");
 	return -EINVAL;
 }
 
 /* Applies the annotations file (absent: the defaults). */
 static void load_annotations(struct run_cfg *c)
 {
+	struct pod *p = c->pod;
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct pod_annotations *a = calloc(1, sizeof(*a));
 	struct stat stt;
@@ -110,46 +112,47 @@ static void load_annotations(struct run_cfg *c)
 	if (!a)
 		return;
 	strbuf_init(&sb, 1u << 20);
-	if (stat(P.ann_path, &stt) == 0) {
-		P.ann_mtime = stt.st_mtim;
-		P.ann_seen = true;
+	if (stat(p->ann_path, &stt) == 0) {
+		p->ann_mtime = stt.st_mtim;
+		p->ann_seen = true;
 	}
-	r = read_file_at(AT_FDCWD, P.ann_path, 256u << 10, &sb);
+	r = read_file_at(AT_FDCWD, p->ann_path, 256u << 10, &sb);
 	if (r < 0 && r != -ENOENT)
 		log_warn("annotations \"%s\": %s, using the defaults",
-			 P.ann_path, strerror(-r));
+			 p->ann_path, strerror(-r));
 	pod_parse_annotations(sb.buf, sb.len, a);
 	if (a->bad_lines)
 		log_warn("annotations \"%s\": %u malformed line(s), the first: "
 			 "\"%s\", ignoring",
-			 P.ann_path, a->bad_lines, a->first_bad);
-	if (pod_settings_from(a, &P.set))
+			 p->ann_path, a->bad_lines, a->first_bad);
+	if (pod_settings_from(a, &p->set))
 		log_warn("pod %s/%s: bad annotation values, defaults used: %s",
-			 P.ns, P.name, P.set.errors);
+			 p->ns, p->name, p->set.errors);
 	free(a);
-	c->th = P.set.th;
-	c->trim = P.set.trim == POD_TRIM_TEST	       ? RUN_TRIM_TEST
-		  : P.set.trim == POD_TRIM_ON_PRESSURE ? RUN_TRIM_ON_PRESSURE
-						       : RUN_TRIM_OFF;
-	c->jvm_histogram = P.set.jvm_histogram;
-	c->jvm_histogram_max_pause_ms = P.set.jvm_histogram_max_pause_ms;
+	c->th = p->set.th;
+	c->trim = p->set.trim == POD_TRIM_TEST		? RUN_TRIM_TEST
+		  : p->set.trim == POD_TRIM_ON_PRESSURE ? RUN_TRIM_ON_PRESSURE
+							: RUN_TRIM_OFF;
+	c->jvm_histogram = p->set.jvm_histogram;
+	c->jvm_histogram_max_pause_ms = p->set.jvm_histogram_max_pause_ms;
 	c->histogram_knob = "oomlens.io/jvm-histogram-max-pause-ms";
-	if (P.set.capture_off)
+	if (p->set.capture_off)
 		log_warn("pod %s/%s has oomlens.io/capture=\"false\": "
 			 "recording anyway (remove the sidecar to stop)",
-			 P.ns, P.name);
+			 p->ns, p->name);
 }
 
 void pod_tick(struct run_state *st)
 {
+	struct pod *p = st->cfg->pod;
 	struct stat stt;
 
-	if (!P.on || stat(P.ann_path, &stt) < 0)
+	if (!p || stat(p->ann_path, &stt) < 0)
 		return;
-	if (P.ann_seen && stt.st_mtim.tv_sec == P.ann_mtime.tv_sec &&
-	    stt.st_mtim.tv_nsec == P.ann_mtime.tv_nsec)
+	if (p->ann_seen && stt.st_mtim.tv_sec == p->ann_mtime.tv_sec &&
+	    stt.st_mtim.tv_nsec == p->ann_mtime.tv_nsec)
 		return;
-	log_info("annotations \"%s\" changed: reloading", P.ann_path);
+	log_info("annotations \"%s\" changed: reloading", p->ann_path);
 	load_annotations(st->cfg);
 }
 
@@ -302,7 +305,9 @@ static int open_app_root(struct run_cfg *c, int root_fd, int pid)
 static bool use_cgroup(struct run_cfg *c, const char *host_root, int pid,
 		       int root_fd)
 {
-	static char path[1024];
+	struct pod *pd = c->pod;
+	char *path = pd->cgroup;
+	const size_t path_size = sizeof(pd->cgroup);
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct host h;
 	struct cgroup_fs fs;
@@ -310,21 +315,21 @@ static bool use_cgroup(struct run_cfg *c, const char *host_root, int pid,
 	bool ok = false;
 	int fd;
 
-	snprintf(P.root, sizeof(P.root), "%s/proc/%d/root",
+	snprintf(pd->root, sizeof(pd->root), "%s/proc/%d/root",
 		 streq(host_root, "/") ? "" : host_root, pid);
 	fd = open_app_root(c, root_fd, pid);
-	if (fd < 0 || host_adopt(fd, P.root, &h) < 0)
+	if (fd < 0 || host_adopt(fd, pd->root, &h) < 0)
 		return false;
 	if (cgroup_fs_open(&h, &fs) == 0) {
 		snprintf(p, sizeof(p), "proc/%d/cgroup", pid);
 		strbuf_init(&sb, 65536);
 		if (cgroup_holds(&fs, "/", pid)) {
-			strlcpy_safe(path, "/", sizeof(path));
+			strlcpy_safe(path, "/", path_size);
 			ok = true;
 		} else if (read_file_at(root_fd, p, 65535, &sb) >= 0 &&
 			   pod_parse_proc_cgroup(sb.buf, sb.len, id, sizeof(id),
 						 uid, sizeof(uid), path,
-						 sizeof(path)) == 0 &&
+						 path_size) == 0 &&
 			   cgroup_holds(&fs, path, pid)) {
 			ok = true;
 		}
@@ -336,7 +341,7 @@ static bool use_cgroup(struct run_cfg *c, const char *host_root, int pid,
 			 pid);
 	}
 	if (ok) {
-		c->host_root = P.root;
+		c->host_root = pd->root;
 		c->cgroup = path;
 		/* the run opens it again as this root: kept, not by path */
 		c->host_root_fd = fcntl(h.root_fd, F_DUPFD_CLOEXEC, 3);
@@ -349,6 +354,7 @@ static bool use_cgroup(struct run_cfg *c, const char *host_root, int pid,
 static void use_pids(struct run_cfg *c, const struct app_proc *apps, size_t n,
 		     const char *id)
 {
+	const struct pod *p = c->pod;
 	char env[128];
 	const char *v;
 	uint64_t limit;
@@ -356,7 +362,7 @@ static void use_pids(struct run_cfg *c, const struct app_proc *apps, size_t n,
 	for (size_t i = 0; i < n && c->n_pids < RUN_MAX_PIDS; i++)
 		if (streq(apps[i].id, id))
 			c->pids[c->n_pids++] = apps[i].pid;
-	pod_limit_env_name(P.container, env, sizeof(env));
+	pod_limit_env_name(p->container, env, sizeof(env));
 	v = getenv(env);
 	if (v && parse_u64(v, &limit) == 0 && limit > 0) {
 		c->limit = limit;
@@ -364,17 +370,18 @@ static void use_pids(struct run_cfg *c, const struct app_proc *apps, size_t n,
 	}
 	log_warn("container \"%s\": no readable memory cgroup and no %s "
 		 "(Downward API limits.memory): thresholds cannot fire",
-		 P.container, env);
+		 p->container, env);
 }
 
 /* The app container to record: the first selected one seen, the lowest
  * pid in it. */
-static const struct app_proc *pick(const struct app_proc *apps, size_t n)
+static const struct app_proc *pick(const struct pod *p,
+				   const struct app_proc *apps, size_t n)
 {
 	const struct app_proc *best = NULL;
 
 	for (size_t i = 0; i < n; i++) {
-		if (!pod_container_selected(&P.set, apps[i].name))
+		if (!pod_container_selected(&p->set, apps[i].name))
 			continue;
 		if (!best || (streq(best->id, apps[i].id)
 				      ? apps[i].pid < best->pid
@@ -384,12 +391,12 @@ static const struct app_proc *pick(const struct app_proc *apps, size_t n)
 	return best;
 }
 
-static void log_others(const struct app_proc *apps, size_t n,
-		       const struct app_proc *chosen)
+static void log_others(const struct pod *p, const struct app_proc *apps,
+		       size_t n, const struct app_proc *chosen)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!streq(apps[i].id, chosen->id) &&
-		    pod_container_selected(&P.set, apps[i].name)) {
+		    pod_container_selected(&p->set, apps[i].name)) {
 			log_warn("container \"%s\" is not recorded: one "
 				 "sidecar records one container (\"%s\"); "
 				 "name it in oomlens.io/containers",
@@ -399,14 +406,14 @@ static void log_others(const struct app_proc *apps, size_t n,
 }
 
 /* Waits for the app's processes (the containers start together). */
-static size_t wait_apps(int root_fd, const char *self_id, struct app_proc *apps,
-			const struct app_proc **ret)
+static size_t wait_apps(const struct pod *p, int root_fd, const char *self_id,
+			struct app_proc *apps, const struct app_proc **ret)
 {
 	size_t n = 0;
 
 	for (int i = 0; i <= POD_WAIT_APP_S * 4; i++) {
 		n = scan_apps(root_fd, self_id, apps, MAX_APPS);
-		*ret = pick(apps, n);
+		*ret = pick(p, apps, n);
 		if (*ret)
 			break;
 		usleep(250000);
@@ -416,6 +423,7 @@ static size_t wait_apps(int root_fd, const char *self_id, struct app_proc *apps,
 
 int pod_setup(struct run_cfg *c, const struct cli_globals *g)
 {
+	struct pod *p = c->pod;
 	const char *host_root = g->host_root ? g->host_root : "/";
 	_cleanup_free_ struct app_proc *apps = NULL;
 	const struct app_proc *chosen = NULL;
@@ -424,7 +432,7 @@ int pod_setup(struct run_cfg *c, const struct cli_globals *g)
 	size_t n;
 	int r;
 
-	r = read_env();
+	r = read_env(p);
 	if (r < 0)
 		return r;
 	read_pod_security(c);
@@ -444,7 +452,7 @@ int pod_setup(struct run_cfg *c, const struct cli_globals *g)
 		no_shared_pidns(msg);
 	}
 	(void)container_of(h.root_fd, getpid(), self_id, sizeof(self_id));
-	n = wait_apps(h.root_fd, self_id, apps, &chosen);
+	n = wait_apps(p, h.root_fd, self_id, apps, &chosen);
 	if (!chosen) {
 		host_close(&h);
 		if (n == 0)
@@ -452,31 +460,31 @@ int pod_setup(struct run_cfg *c, const struct cli_globals *g)
 					"visible");
 		log_error("pod %s/%s: no running container matches "
 			  "oomlens.io/containers",
-			  P.ns, P.name);
+			  p->ns, p->name);
 		return -ENOENT;
 	}
-	strlcpy_safe(P.container, chosen->name, sizeof(P.container));
-	log_others(apps, n, chosen);
+	strlcpy_safe(p->container, chosen->name, sizeof(p->container));
+	log_others(p, apps, n, chosen);
 	if (!use_cgroup(c, host_root, chosen->pid, h.root_fd))
 		use_pids(c, apps, n, chosen->id);
 	log_info("pod %s/%s (uid %s, node \"%s\"): recording container "
 		 "\"%s\" (%.12s) %s%s",
-		 P.ns, P.name, P.uid, P.node, P.container, chosen->id,
+		 p->ns, p->name, p->uid, p->node, p->container, chosen->id,
 		 c->cgroup ? "through its cgroup under " : "by its pids",
 		 c->cgroup ? c->host_root : "");
 	host_close(&h);
 	if (c->cgroup) {
 		struct pod_upload_info ui = {
-			.ns = P.ns,
-			.pod = P.name,
-			.uid = P.uid,
-			.node = P.node,
-			.container = P.container,
+			.ns = p->ns,
+			.pod = p->name,
+			.uid = p->uid,
+			.node = p->node,
+			.container = p->container,
 			.spool = c->spool,
 			.cgroup = c->cgroup,
 		};
 
-		return pod_upload_start(&ui);
+		return pod_upload_start(&ui, &p->upload);
 	}
 	log_warn("recording by pids: the agent reads the spool through the "
 		 "node; no OOMBundle upload");
@@ -485,13 +493,21 @@ int pod_setup(struct run_cfg *c, const struct cli_globals *g)
 
 void pod_on_snapshot(struct run_state *st)
 {
-	(void)st;
-	if (P.on)
-		pod_upload_request();
+	if (st->cfg->pod)
+		pod_upload_request(st->cfg->pod->upload);
 }
 
-void pod_stop(void)
+void pod_stop(struct run_cfg *c)
 {
-	if (P.on)
-		pod_upload_stop();
+	struct pod *p = c->pod;
+
+	if (!p)
+		return;
+	pod_upload_stop(p->upload);
+	if (c->host_root == p->root)
+		c->host_root = NULL;
+	if (c->cgroup == p->cgroup)
+		c->cgroup = NULL;
+	free(p);
+	c->pod = NULL;
 }

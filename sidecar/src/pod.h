@@ -16,11 +16,12 @@
 
 /* After option parsing, when --standalone was not given: pod mode. --pid
  * and --cgroup are refused (the pod says what to watch); --spool defaults
- * to POD_DEFAULT_SPOOL. Returns 0 or -EINVAL (message on stderr). */
+ * to POD_DEFAULT_SPOOL; c->pod is made (the pod's state, owned by the run
+ * until pod_stop()). Returns 0, -EINVAL (message on stderr) or -ENOMEM. */
 int pod_args(struct run_cfg *c);
 
-/* True in pod mode. */
-bool pod_mode(void);
+/* True in pod mode (c->pod, made by pod_args()). */
+bool pod_mode(const struct run_cfg *c);
 
 /* Reads the Downward API env and annotations, checks the shared PID
  * namespace (exits the program with status 2 and what to add to the pod
@@ -38,5 +39,6 @@ void pod_tick(struct run_state *st);
  * snap-<pod> is refreshed (at most every 10 s; by the upload thread). */
 void pod_on_snapshot(struct run_state *st);
 
-/* Stops the upload thread, uploading a pending snapshot first. */
-void pod_stop(void);
+/* Stops the upload thread, uploading a pending snapshot first, and frees
+ * c->pod (c's host root and cgroup, when they were the pod's, reset). */
+void pod_stop(struct run_cfg *c);

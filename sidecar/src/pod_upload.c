@@ -30,53 +30,54 @@
 #define UPLOAD_MAX KUBE_SNAP_MAX /* what the agent reads of it */
 #define TMP_NAME ".snap-upload.tar.gz"
 
-static struct {
+struct pod_upload {
 	struct kube_client *kube;
 	struct pod_upload_info info;
 	char bundle_name[254];
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	bool running, stop, pending;
+	bool stop, pending;
 	bool refused; /* 401/403: no more uploads */
 	uint64_t last_us;
-} U = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+};
 
-static void add_pod(struct bundle *b)
+static void add_pod(const struct pod_upload *u, struct bundle *b)
 {
 	struct json_object *man = bundle_manifest(b), *pod;
 
 	pod = json_object_new_object();
 	json_object_object_add(pod, "namespace",
-			       json_object_new_string(U.info.ns));
-	json_object_object_add(pod, "name", json_object_new_string(U.info.pod));
-	json_object_object_add(pod, "uid", json_object_new_string(U.info.uid));
+			       json_object_new_string(u->info.ns));
+	json_object_object_add(pod, "name",
+			       json_object_new_string(u->info.pod));
+	json_object_object_add(pod, "uid", json_object_new_string(u->info.uid));
 	json_object_object_add(pod, "container",
-			       json_object_new_string(U.info.container));
+			       json_object_new_string(u->info.container));
 	json_object_object_add(man, "pod", pod);
 	json_object_object_add(man, "node",
-			       json_object_new_string(U.info.node));
+			       json_object_new_string(u->info.node));
 	json_object_object_add(man, "trigger",
 			       json_object_new_string("pre-kill-snapshot"));
 }
 
 /* The bundle of the spool now, as a tar.gz in *ret (caller frees). */
-static int build(struct strbuf *ret)
+static int build(struct pod_upload *u, struct strbuf *ret)
 {
-	const char *dirs[] = {U.info.spool};
+	const char *dirs[] = {u->info.spool};
 	_cleanup_close_ int fd =
-		open(U.info.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		open(u->info.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct spool_info si;
 	struct spool_ignored ignored; /* our own spool: nothing to ignore */
 	struct bundle *b;
 	long size = 0;
 	int r;
 
-	r = bundle_new(U.bundle_name, &b);
+	r = bundle_new(u->bundle_name, &b);
 	if (r < 0)
 		return r;
-	add_pod(b);
-	r = spool_attach(b, dirs, 1, U.info.cgroup, 0, &ignored, &si);
+	add_pod(u, b);
+	r = spool_attach(b, dirs, 1, u->info.cgroup, 0, &ignored, &si);
 	if (r == 0 && fd < 0)
 		r = -errno;
 	if (r == 0)
@@ -99,24 +100,24 @@ static bool no_right(const struct kube_error *e)
 	return e->http_status == 401 || e->http_status == 403;
 }
 
-static void upload(void)
+static void upload(struct pod_upload *u)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct kube_owner_ref owner = {.api_version = "v1",
 				       .kind = "Pod",
-				       .name = U.info.pod,
-				       .uid = U.info.uid};
+				       .name = u->info.pod,
+				       .uid = u->info.uid};
 	struct kube_write_options o = {.mode = KUBE_WRITE_APPLY,
 				       .owner = &owner};
 	struct kube_error err = {0};
 	char sha[65];
-	struct kube_oombundle kb = {.name = U.bundle_name,
-				    .namespace = (char *)U.info.ns,
+	struct kube_oombundle kb = {.name = u->bundle_name,
+				    .namespace = (char *)u->info.ns,
 				    .sha256 = sha};
 	int r;
 
 	strbuf_init(&sb, UPLOAD_MAX + 1);
-	r = build(&sb);
+	r = build(u, &sb);
 	if (r < 0) {
 		log_warn("snapshot bundle for upload: %s, ignoring",
 			 strerror(-r));
@@ -125,50 +126,51 @@ static void upload(void)
 	kb.data = (unsigned char *)sb.buf;
 	kb.size = sb.len;
 	kube_sha256_hex(sb.buf, sb.len, sha);
-	r = kube_oombundle_write(U.kube, &kb, &o, &err);
+	r = kube_oombundle_write(u->kube, &kb, &o, &err);
 	if (r < 0 && no_right(&err)) {
-		pthread_mutex_lock(&U.lock);
-		U.refused = true;
-		pthread_mutex_unlock(&U.lock);
+		pthread_mutex_lock(&u->lock);
+		u->refused = true;
+		pthread_mutex_unlock(&u->lock);
 		log_info("no right to write OOMBundles in %s (%ld): snapshots "
 			 "stay in the spool, which the node agent reads; no "
 			 "more uploads (%s)",
-			 U.info.ns, err.http_status,
+			 u->info.ns, err.http_status,
 			 err.message[0] ? err.message : strerror(-r));
 	} else if (r < 0) {
 		log_warn("upload of OOMBundle %s/%s (%zu bytes): %s, retrying "
 			 "with the next snapshot",
-			 U.info.ns, U.bundle_name, sb.len,
+			 u->info.ns, u->bundle_name, sb.len,
 			 err.message[0] ? err.message : strerror(-r));
 	} else {
 		log_info("uploaded OOMBundle %s/%s (%zu bytes, sha256 %.12s)",
-			 U.info.ns, U.bundle_name, sb.len, sha);
+			 u->info.ns, u->bundle_name, sb.len, sha);
 	}
 }
 
-static void *upload_main(void *unused)
+static void *upload_main(void *ud)
 {
-	(void)unused;
-	pthread_mutex_lock(&U.lock);
+	struct pod_upload *u = ud;
+
+	pthread_mutex_lock(&u->lock);
 	for (;;) {
 		uint64_t now = now_monotonic_us();
 
-		if (U.refused)
-			U.pending = false;
-		if (U.pending && (U.stop || !U.last_us ||
-				  now - U.last_us >= UPLOAD_GAP_US)) {
-			U.pending = false;
-			U.last_us = now;
-			pthread_mutex_unlock(&U.lock);
-			upload();
-			pthread_mutex_lock(&U.lock);
+		if (u->refused)
+			u->pending = false;
+		if (u->pending && (u->stop || !u->last_us ||
+				   now - u->last_us >= UPLOAD_GAP_US)) {
+			u->pending = false;
+			u->last_us = now;
+			pthread_mutex_unlock(&u->lock);
+			upload(u);
+			pthread_mutex_lock(&u->lock);
 			continue;
 		}
-		if (U.stop)
+		if (u->stop)
 			break;
-		if (U.pending) {
+		if (u->pending) {
 			struct timespec ts;
-			uint64_t wait = U.last_us + UPLOAD_GAP_US - now;
+			uint64_t wait = u->last_us + UPLOAD_GAP_US - now;
 
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec += (time_t)(wait / 1000000);
@@ -177,66 +179,81 @@ static void *upload_main(void *unused)
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000;
 			}
-			pthread_cond_timedwait(&U.wake, &U.lock, &ts);
+			pthread_cond_timedwait(&u->wake, &u->lock, &ts);
 		} else {
-			pthread_cond_wait(&U.wake, &U.lock);
+			pthread_cond_wait(&u->wake, &u->lock);
 		}
 	}
-	pthread_mutex_unlock(&U.lock);
+	pthread_mutex_unlock(&u->lock);
 	return NULL;
 }
 
-int pod_upload_start(const struct pod_upload_info *info)
+int pod_upload_start(const struct pod_upload_info *info,
+		     struct pod_upload **ret)
 {
 	struct kube_config *cfg = NULL;
+	struct pod_upload *u;
 	int r;
 
-	U.info = *info;
-	snprintf(U.bundle_name, sizeof(U.bundle_name), "snap-%s", info->pod);
+	*ret = NULL;
 	r = kube_config_in_cluster(NULL, &cfg);
 	if (r == -ENOENT) {
 		log_info("no service account in this pod: snapshots stay in "
 			 "the spool (the agent reads it through the node)");
 		return 0;
 	}
-	if (r == 0)
-		r = kube_client_new(cfg, NULL, &U.kube);
+	u = r == 0 ? calloc(1, sizeof(*u)) : NULL;
+	if (r == 0 && !u)
+		r = -ENOMEM;
+	if (u) {
+		u->info = *info;
+		snprintf(u->bundle_name, sizeof(u->bundle_name), "snap-%s",
+			 info->pod);
+		pthread_mutex_init(&u->lock, NULL);
+		pthread_cond_init(&u->wake, NULL);
+		r = kube_client_new(cfg, NULL, &u->kube);
+	}
 	kube_config_free(cfg);
 	if (r == 0)
-		r = -pthread_create(&U.thread, NULL, upload_main, NULL);
+		r = -pthread_create(&u->thread, NULL, upload_main, u);
 	if (r < 0) {
 		log_warn("cannot upload snapshots: %s, ignoring", strerror(-r));
-		kube_client_free(U.kube);
-		U.kube = NULL;
+		if (u) {
+			kube_client_free(u->kube);
+			pthread_mutex_destroy(&u->lock);
+			pthread_cond_destroy(&u->wake);
+			free(u);
+		}
 		return 0;
 	}
-	U.running = true;
 	log_info("snapshots go to OOMBundle %s/%s as well, if this service "
 		 "account may write it (the chart's upload fallback)",
-		 info->ns, U.bundle_name);
+		 info->ns, u->bundle_name);
+	*ret = u;
 	return 0;
 }
 
-void pod_upload_request(void)
+void pod_upload_request(struct pod_upload *u)
 {
-	if (!U.running)
+	if (!u)
 		return;
-	pthread_mutex_lock(&U.lock);
-	U.pending = !U.refused;
-	pthread_cond_signal(&U.wake);
-	pthread_mutex_unlock(&U.lock);
+	pthread_mutex_lock(&u->lock);
+	u->pending = !u->refused;
+	pthread_cond_signal(&u->wake);
+	pthread_mutex_unlock(&u->lock);
 }
 
-void pod_upload_stop(void)
+void pod_upload_stop(struct pod_upload *u)
 {
-	if (!U.running)
+	if (!u)
 		return;
-	pthread_mutex_lock(&U.lock);
-	U.stop = true;
-	pthread_cond_signal(&U.wake);
-	pthread_mutex_unlock(&U.lock);
-	pthread_join(U.thread, NULL);
-	kube_client_free(U.kube);
-	U.kube = NULL;
-	U.running = false;
+	pthread_mutex_lock(&u->lock);
+	u->stop = true;
+	pthread_cond_signal(&u->wake);
+	pthread_mutex_unlock(&u->lock);
+	pthread_join(u->thread, NULL);
+	kube_client_free(u->kube);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->wake);
+	free(u);
 }

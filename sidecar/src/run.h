@@ -42,7 +42,9 @@
 #define RUN_MAX_RTS 64		       /* processes whose runtimes are known */
 #define RUN_MEMLOCK_MAX (128ull << 20) /* RLIMIT_MEMLOCK wanted */
 
+struct pod;
 struct run_cfg {
+	struct pod *pod; /* pod mode (pod.h); NULL with --standalone */
 	const char *spool;
 	const char *cgroup; /* NULL with --pid */
 	int pids[RUN_MAX_PIDS];

@@ -27,13 +27,23 @@ struct pss {
 	struct agent_http_answer ans;
 };
 
-static struct {
+/* The server, owned by webhook_serve(); the lws context's user pointer. */
+struct webhook {
 	struct lws_context *ctx;
 	const struct webhook_options *o;
 	struct agent_tls_watch *tls;
-	volatile sig_atomic_t stop;
 	unsigned long reviews, patched;
-} W;
+};
+
+/* What SIGTERM and SIGINT reach: the flag and the context to wake (a
+ * handler has no other way to them). */
+static volatile sig_atomic_t stop_requested;
+static struct lws_context *volatile signal_ctx;
+
+static struct webhook *server_of(struct lws *wsi)
+{
+	return lws_context_user(lws_get_context(wsi));
+}
 
 static int set_answer(struct pss *p, unsigned status, const char *ctype,
 		      const char *s, size_t n)
@@ -44,7 +54,7 @@ static int set_answer(struct pss *p, unsigned status, const char *ctype,
 /* The review size after which the webhook trims its heap. */
 #define WEBHOOK_TRIM_OVER (64u << 10)
 
-static void review(struct pss *p)
+static void review(struct webhook *w, struct pss *p)
 {
 	_cleanup_strbuf_ struct strbuf out = STRBUF_INIT;
 	int r;
@@ -56,11 +66,11 @@ static void review(struct pss *p)
 		set_answer(p, 413, "text/plain", "too large\n", 10);
 		return;
 	}
-	struct inject_config cfg = W.o->inject;
+	struct inject_config cfg = w->o->inject;
 
 	cfg.level = p->level;
 	r = inject_review(p->body.buf, p->body.len, &cfg, &out);
-	W.reviews++;
+	w->reviews++;
 	/* a large review's tree is freed in small pieces: give them back */
 	if (p->body.len > WEBHOOK_TRIM_OVER)
 		memlock_give_back();
@@ -82,10 +92,10 @@ static void review(struct pss *p)
 		return;
 	}
 	if (strstr(out.buf, "\"patch\":"))
-		W.patched++;
+		w->patched++;
 	log_debug("review answered (%zu bytes in, %zu out; %lu reviews, "
 		  "%lu patched)",
-		  p->body.len, out.len, W.reviews, W.patched);
+		  p->body.len, out.len, w->reviews, w->patched);
 	set_answer(p, 200, "application/json", out.buf, out.len);
 }
 
@@ -93,9 +103,10 @@ static void review(struct pss *p)
  * Security level the namespaces the API server sends there enforce (the
  * chart registers one webhook per level, each with its
  * namespaceSelector). */
-static bool mutate_path(const char *uri, enum kube_pss_level *ret)
+static bool mutate_path(const struct webhook *w, const char *uri,
+			enum kube_pss_level *ret)
 {
-	*ret = W.o->inject.level;
+	*ret = w->o->inject.level;
 	if (streq(uri, "/mutate-pods"))
 		return true;
 	return startswith(uri, "/mutate-pods/") &&
@@ -107,7 +118,7 @@ static void route(struct lws *wsi, struct pss *p, const char *uri)
 	bool post = lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0;
 	bool get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
 	enum kube_pss_level level;
-	bool mutate = mutate_path(uri, &level);
+	bool mutate = mutate_path(server_of(wsi), uri, &level);
 
 	if (post && mutate) {
 		p->mutate = true;
@@ -151,7 +162,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
 		if (!p->mutate)
 			return -1;
-		review(p);
+		review(server_of(wsi), p);
 		lws_callback_on_writable(wsi);
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
@@ -175,7 +186,7 @@ static void lws_to_log(int level, const char *line)
 	agent_lws_log("tls", level, line);
 }
 
-static int create_context(const struct webhook_options *o)
+static int create_context(struct webhook *w, const struct webhook_options *o)
 {
 	struct lws_context_creation_info info;
 	char host[256];
@@ -193,6 +204,7 @@ static int create_context(const struct webhook_options *o)
 	info.gid = -1;
 	info.uid = -1;
 	info.vhost_name = "webhook";
+	info.user = w;
 	agent_http_limits(&info);
 	info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
 	info.ssl_cert_filepath = o->cert;
@@ -200,8 +212,8 @@ static int create_context(const struct webhook_options *o)
 	/* one request per review; HTTP/1.1 keeps the body callbacks simple */
 	info.alpn = "http/1.1";
 	lws_set_log_level(LLL_ERR | LLL_WARN, lws_to_log);
-	W.ctx = lws_create_context(&info);
-	if (!W.ctx) {
+	w->ctx = lws_create_context(&info);
+	if (!w->ctx) {
 		log_error("cannot serve TLS on \"%s\" with \"%s\" and \"%s\" "
 			  "(address in use, or a bad certificate or key)",
 			  o->addr, o->cert, o->key);
@@ -212,26 +224,29 @@ static int create_context(const struct webhook_options *o)
 
 static void on_signal(int sig)
 {
+	struct lws_context *ctx = signal_ctx;
+
 	(void)sig;
-	W.stop = 1;
-	if (W.ctx)
-		lws_cancel_service(W.ctx);
+	stop_requested = 1;
+	if (ctx)
+		lws_cancel_service(ctx);
 }
 
 int webhook_serve(const struct webhook_options *o, const struct cli_globals *g)
 {
 	struct sigaction sa = {.sa_handler = on_signal};
+	struct webhook srv = {.o = o}, *w = &srv;
 	int r;
 
-	W.o = o;
-	W.tls = agent_tls_watch_new(o->cert, o->key, o->check_s);
-	if (!W.tls)
+	w->tls = agent_tls_watch_new(o->cert, o->key, o->check_s);
+	if (!w->tls)
 		return -ENOENT;
-	r = create_context(o);
+	r = create_context(w, o);
 	if (r < 0) {
-		agent_tls_watch_free(W.tls);
+		agent_tls_watch_free(w->tls);
 		return r;
 	}
+	signal_ctx = w->ctx;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -243,16 +258,17 @@ int webhook_serve(const struct webhook_options *o, const struct cli_globals *g)
 			 o->inject.native_sidecar ? "a native sidecar (init "
 						    "container)"
 						  : "a regular container");
-		agent_tls_watch_start(W.tls, W.ctx);
+		agent_tls_watch_start(w->tls, w->ctx);
 	}
-	while (r == 0 && !W.stop)
-		if (lws_service(W.ctx, 0) < 0)
+	while (r == 0 && !stop_requested)
+		if (lws_service(w->ctx, 0) < 0)
 			break;
-	agent_tls_watch_free(W.tls);
-	W.tls = NULL;
-	lws_context_destroy(W.ctx);
-	W.ctx = NULL;
-	log_info("webhook stopped (%lu reviews, %lu patched)", W.reviews,
-		 W.patched);
+	agent_tls_watch_free(w->tls);
+	w->tls = NULL;
+	signal_ctx = NULL;
+	lws_context_destroy(w->ctx);
+	w->ctx = NULL;
+	log_info("webhook stopped (%lu reviews, %lu patched)", w->reviews,
+		 w->patched);
 	return r;
 }

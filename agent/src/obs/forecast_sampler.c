@@ -340,12 +340,10 @@ static int read_value(struct forecast_sampler *s, const char *cg,
 		      const char *file, uint64_t *ret)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	char p[1200];
 	int r;
 
-	cg_file(p, sizeof(p), cg, file);
 	strbuf_init(&sb, 64);
-	r = read_file_at(s->a->cgfs.mem_fd, p, 63, &sb);
+	r = cgroup_read_file(&s->a->cgfs, cg, file, 63, &sb);
 	if (r < 0)
 		return r;
 	return parse_value(s, sb.buf, sb.len, ret);
@@ -407,11 +405,9 @@ static uint64_t reclaimable(struct forecast_sampler *s, const char *cg)
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct cgroup_stat st = {0};
 	uint64_t v = 0;
-	char p[1200];
 
-	cg_file(p, sizeof(p), cg, "memory.stat");
 	strbuf_init(&sb, 65536);
-	if (read_file_at(s->a->cgfs.mem_fd, p, 65535, &sb) < 0 ||
+	if (cgroup_read_file(&s->a->cgfs, cg, "memory.stat", 65535, &sb) < 0 ||
 	    cgroup_parse_stat(sb.buf, sb.len, &st) < 0)
 		return 0;
 	if (!cgroup_stat_get(&st, "total_inactive_file", &v))

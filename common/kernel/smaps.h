@@ -114,7 +114,7 @@ int smaps_render_pmap(const struct smaps *s, int pid, const char *cmdline,
  * end; it consumes them (strbuf_reset) or fails with its -errno, which
  * stops the render. A process's 5,000 mappings are ~1 MB of table: pmap
  * streams it instead of holding it. */
-#define SMAPS_RENDER_CHUNK (64u << 10)
+#define SMAPS_RENDER_CHUNK (16u << 10)
 int smaps_render_pmap_each(const struct smaps *s, int pid, const char *cmdline,
 			   struct strbuf *out,
 			   int (*flush)(struct strbuf *out, void *ud),

@@ -18,9 +18,17 @@ WARN     += -Werror
 endif
 CPPFLAGS += -D_GNU_SOURCE -Icommon
 # each function and datum in its own section, so that the programs'
-# --gc-sections drops the ones nothing calls (185 KB of the sidecar's text)
+# --gc-sections drops the ones nothing calls (185 KB of the sidecar's text);
+# string literals not mergeable, so that the linker keeps ours together in
+# link order instead of tail-merging them into OpenSSL's, libcurl's and
+# libarchive's strings all over .rodata, where each one a command reads
+# faults in a 64 KiB window of its own (the sidecar's pmap: 7 windows, 416
+# KiB of .rodata resident; docs/build.md). GCC's flag: clang has none
+# (and warns), so it is asked once whether it takes it.
+NO_MERGE := $(shell $(CC) -fno-merge-constants -Werror -x c -c /dev/null \
+              -o /dev/null 2>/dev/null && echo -fno-merge-constants)
 ALLCFLAGS = -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) -ffunction-sections \
-            -fdata-sections -MMD -MP
+            -fdata-sections $(NO_MERGE) -MMD -MP
 # Tests link Debian's shared libraries (quick to link, what ASan wants).
 LIBS     := -lwebsockets -lcurl -ljson-c -lyaml -larchive -lcrypto -lz -lseccomp -lcap -lpthread -lm
 

@@ -146,6 +146,23 @@ configure_openssl() {
 		--libdir="lib/$MULTIARCH" --openssldir=/usr/lib/ssl
 }
 
+# After the build, amd64 only: OpenSSL's x86_64cpuid.pl puts a call of
+# OPENSSL_cpuid_setup() in .init, so every program linked with libcrypto
+# ran it at start (cpuid, getenv) and faulted in two 64 KiB windows of text
+# and one of .rodata for it: 176 KiB of the sidecar's `--version` RSS
+# (median of 11). OPENSSL_init_crypto() runs it anyway (ossl_init_base),
+# which libcurl and libwebsockets call before any TLS; a libcrypto call
+# made before that (SHA256 of a bundle) takes OpenSSL's portable code,
+# with the same results.
+post_openssl() {
+	local a="$OUT/root/usr/lib/$MULTIARCH/libcrypto.a" t
+	local o=libcrypto-lib-x86_64cpuid.o
+	t=$(mktemp -d)
+	(cd "$t" && ar x "$a" "$o" && objcopy --remove-section=.init "$o" &&
+		ar r "$a" "$o")
+	rm -rf "$t"
+}
+
 configure_libarchive() {
 	# The bundle writer's path only: pax_restricted tar through zlib's
 	# gzip (forensics/bundle.c). Without xml2/expat the xar writer is a
@@ -219,6 +236,7 @@ NGHTTP2=
 # shellcheck disable=SC2086 # $CACHED: empty or one word
 [ "$PKG" = curl ] && NGHTTP2=$("$0" $CACHED --arch "$ARCH" nghttp2)
 RECIPE=$( (declare -f "configure_$PKG"; echo "$CFLAGS_STATIC $NGHTTP2"
+	if [ "$PKG$ARCH" = opensslamd64 ]; then declare -f post_openssl; fi
 	# the cross recipe besides, for arm64 only
 	if [ "$ARCH" != amd64 ]; then
 		declare -f cross_env
@@ -271,6 +289,7 @@ BUILD_TARGET=
 make -j"$(nproc)" $BUILD_TARGET >&2
 if [ "$PKG" = openssl ]; then
 	make DESTDIR="$OUT/root" install_dev >&2
+	[ "$ARCH" = amd64 ] && post_openssl
 	ln -s "root/usr/lib/$MULTIARCH" "$OUT/lib"
 	ln -s root/usr/include "$OUT/include"
 else

@@ -55,6 +55,15 @@ void smaps_release(struct smaps *s)
 	smaps_init(s);
 }
 
+void smaps_set_sink(struct smaps *s,
+		    int (*sink)(const struct smaps *s,
+				const struct smaps_mapping *m, void *ud),
+		    void *ud)
+{
+	s->sink = sink;
+	s->sink_ud = ud;
+}
+
 static struct smaps_stage *stage_of(struct smaps *s)
 {
 	if (!s->stage)
@@ -62,8 +71,22 @@ static struct smaps_stage *stage_of(struct smaps *s)
 	return s->stage;
 }
 
-/* Copies the staged values of the open mapping into the value table. The
- * first commit fixes the field list (the stride). */
+/* The open mapping, complete, to the sink; then it is dropped. */
+static int hand_on(struct smaps *s)
+{
+	struct smaps_mapping *m = &s->m[s->n - 1];
+	int r;
+
+	m->v = s->n_fields ? s->stage->cur : NULL;
+	r = s->sink(s, m, s->sink_ud);
+	free(m->name);
+	s->n--;
+	return r;
+}
+
+/* Copies the staged values of the open mapping into the value table (or
+ * hands it to the sink). The first commit fixes the field list (the
+ * stride). */
 static int commit(struct smaps *s)
 {
 	struct smaps_stage *st = s->stage;
@@ -72,12 +95,14 @@ static int commit(struct smaps *s)
 	if (!st || !st->open)
 		return 0;
 	st->open = false;
-	if (s->n == 1) {
+	if (s->n_seen == 1) {
 		for (size_t f = 0; f < _SMAPS_F_MAX; f++)
 			for (size_t i = 0; i < s->n_fields; i++)
 				if (streq(s->fields[i], known_names[f]))
 					s->idx[f] = (int)i;
 	}
+	if (s->sink)
+		return hand_on(s);
 	if (s->n_fields == 0)
 		return 0;
 	need = s->n * s->n_fields;
@@ -160,6 +185,7 @@ static int add_mapping(struct smaps *s, const char *p, size_t len)
 		s->alloc = na;
 	}
 	s->m[s->n++] = m;
+	s->n_seen++;
 	memset(st->cur, 0, sizeof(st->cur));
 	st->open = true;
 	s->field_pos = 0;
@@ -178,7 +204,7 @@ static int field_index(struct smaps *s, const char *name, size_t nlen)
 		    memcmp(s->fields[k], name, nlen) == 0)
 			return (int)k;
 	/* New names are learnt from the first mapping only. */
-	if (s->n != 1 || s->n_fields == SMAPS_MAX_FIELDS)
+	if (s->n_seen != 1 || s->n_fields == SMAPS_MAX_FIELDS)
 		return -ENOENT;
 	s->fields[s->n_fields] = strndup(name, nlen);
 	if (!s->fields[s->n_fields])
@@ -291,7 +317,7 @@ int smaps_parse(const char *buf, size_t len, struct smaps *ret)
 
 	if (r >= 0)
 		r = smaps_finish(ret);
-	if (r >= 0 && ret->n == 0)
+	if (r >= 0 && ret->n_seen == 0)
 		r = -EBADMSG;
 	if (r < 0)
 		smaps_release(ret);
@@ -346,13 +372,13 @@ int smaps_read_at(int dirfd, const char *path, struct smaps *ret)
 		}
 	}
 	q = smaps_finish(ret);
-	if (q < 0 || (r < 0 && ret->n == 0)) {
+	if (q < 0 || (r < 0 && ret->n_seen == 0)) {
 		smaps_release(ret);
 		return q < 0 ? q : r;
 	}
 	if (r < 0 || vanished(dirfd, path))
 		ret->truncated = true;
-	if (ret->n == 0 && ret->truncated) {
+	if (ret->n_seen == 0 && ret->truncated) {
 		smaps_release(ret);
 		return -ESRCH;
 	}

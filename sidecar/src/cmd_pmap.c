@@ -48,11 +48,57 @@ static int flush_table(struct strbuf *out, void *ud)
 	return r;
 }
 
+/* The table from the compact rows (smaps_read_pmap_at()), written a chunk
+ * at a time: held is ~35 bytes a mapping, not the whole struct smaps. */
+static int print_table(int fd, int pid, const char *cmdline, struct strbuf *out)
+{
+	struct smaps_pmap t;
+	int r;
+
+	smaps_pmap_init(&t);
+	r = smaps_read_pmap_at(fd, "smaps", &t);
+	if (r < 0)
+		return r;
+	r = smaps_pmap_render_each(&t, pid, cmdline, out, flush_table, NULL);
+	if (t.truncated)
+		log_warn("pid %d exited while its smaps was read: output is "
+			 "partial",
+			 pid);
+	smaps_pmap_release(&t);
+	return r;
+}
+
+static int print_json(int fd, int pid, struct strbuf *out)
+{
+	struct json_object *o;
+	struct smaps s;
+	int r;
+
+	smaps_init(&s);
+	r = smaps_read_at(fd, "smaps", &s);
+	if (r < 0)
+		return r;
+	o = smaps_to_json(&s, pid);
+	r = o ? strbuf_adds(out, json_object_to_json_string_ext(
+					 o, JSON_C_TO_STRING_PRETTY))
+	      : -ENOMEM;
+	if (r >= 0)
+		r = strbuf_addch(out, '\n');
+	json_object_put(o);
+	if (r >= 0)
+		r = write_sanitized(out);
+	if (s.truncated)
+		log_warn("pid %d exited while its smaps was read: output is "
+			 "partial",
+			 pid);
+	smaps_release(&s);
+	return r;
+}
+
 static int print_pmap(const struct host *h, int pid, bool json, bool redact)
 {
 	_cleanup_close_ int fd = host_open_pid(h, pid);
 	_cleanup_strbuf_ struct strbuf cmd = STRBUF_INIT, out = STRBUF_INIT;
-	struct smaps s;
 	int r;
 
 	strbuf_init(&cmd, 128u << 10);
@@ -62,31 +108,8 @@ static int print_pmap(const struct host *h, int pid, bool json, bool redact)
 	r = procfs_read_cmdline(fd, redact, &cmd);
 	if (r < 0 && r != -E2BIG)
 		return r;
-	smaps_init(&s);
-	r = smaps_read_at(fd, "smaps", &s);
-	if (r < 0)
-		return r;
-	if (json) {
-		struct json_object *o = smaps_to_json(&s, pid);
-
-		r = o ? strbuf_adds(&out, json_object_to_json_string_ext(
-						  o, JSON_C_TO_STRING_PRETTY))
-		      : -ENOMEM;
-		if (r >= 0)
-			r = strbuf_addch(&out, '\n');
-		json_object_put(o);
-		if (r >= 0)
-			r = write_sanitized(&out);
-	} else {
-		r = smaps_render_pmap_each(&s, pid, cmd.buf, &out, flush_table,
-					   NULL);
-	}
-	if (s.truncated)
-		log_warn("pid %d exited while its smaps was read: output is "
-			 "partial",
-			 pid);
-	smaps_release(&s);
-	return r;
+	return json ? print_json(fd, pid, &out)
+		    : print_table(fd, pid, cmd.buf, &out);
 }
 
 int cmd_pmap(int argc, char **argv, const struct cli_globals *g)

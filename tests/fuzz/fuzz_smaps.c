@@ -2,7 +2,9 @@
 /* Fuzz target for the smaps parser, the pmap -X renderer and the
  * classifier, on bytes that are not NUL-terminated. Invariants: feeding
  * the same bytes in two pieces gives the same table; every mapping gets
- * one class and the class sums add up to the totals. */
+ * one class and the class sums add up to the totals; the compact table
+ * filled through the parser's sink renders the bytes the struct smaps
+ * renders. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,33 @@ static void check_classes(const struct smaps *s)
 	smaps_summary_release(&sum);
 }
 
+static int add_row(const struct smaps *s, const struct smaps_mapping *m,
+		   void *ud)
+{
+	return smaps_pmap_add(ud, s, m);
+}
+
+static void check_sink_table(const char *buf, size_t len,
+			     const struct strbuf *want)
+{
+	struct smaps_pmap t;
+	struct strbuf out;
+	struct smaps s;
+
+	smaps_pmap_init(&t);
+	smaps_init(&s);
+	smaps_set_sink(&s, add_row, &t);
+	if (smaps_parse(buf, len, &s) < 0)
+		abort();
+	strbuf_init(&out, 1u << 26);
+	if (smaps_pmap_render_each(&t, 1, "fuzz", &out, NULL, NULL) < 0 ||
+	    out.len != want->len || memcmp(out.buf, want->buf, out.len) != 0)
+		abort();
+	strbuf_release(&out);
+	smaps_release(&s);
+	smaps_pmap_release(&t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *buf = (const char *)data;
@@ -68,6 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (out.len && out.buf[out.len - 1] != '\n')
 		abort();
+	check_sink_table(buf, size, &out);
 	strbuf_release(&out);
 	smaps_release(&s);
 	return 0;

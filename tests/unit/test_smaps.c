@@ -8,6 +8,7 @@
 
 #include "base/fileio.h"
 #include "base/parse.h"
+#include "base/util.h"
 #include "kernel/smaps.h"
 
 #define FIX "tests/fixtures/smaps/"
@@ -374,4 +375,249 @@ Test(smaps, json_view)
 		     total(&s, SMAPS_F_RSS));
 	json_object_put(o);
 	smaps_release(&s);
+}
+
+/* The sink: every mapping handed on complete, none kept. */
+struct seen {
+	size_t n, fail_at;
+	uint64_t rss, first_start, last_end;
+	char last_name[64];
+};
+
+static int count_mapping(const struct smaps *s, const struct smaps_mapping *m,
+			 void *ud)
+{
+	struct seen *c = ud;
+
+	cr_assert_leq(s->n, 1, "at most the mapping being parsed is kept");
+	if (c->fail_at && c->n == c->fail_at)
+		return -EPIPE;
+	if (c->n++ == 0)
+		c->first_start = m->start;
+	c->last_end = m->end;
+	c->rss += m->v && s->idx[SMAPS_F_RSS] >= 0 ? m->v[s->idx[SMAPS_F_RSS]]
+						   : 0;
+	snprintf(c->last_name, sizeof(c->last_name), "%s", m->name);
+	return 0;
+}
+
+Test(smaps, sink_sees_every_mapping_keeps_none)
+{
+	struct smaps full, s;
+	struct strbuf sb;
+	struct seen c = {0};
+
+	parse_fixture("shell-bash", &full);
+	load(FIX "shell-bash/smaps", &sb);
+	smaps_init(&s);
+	smaps_set_sink(&s, count_mapping, &c);
+	cr_assert_eq(smaps_parse(sb.buf, sb.len, &s), 0);
+	cr_assert_eq(s.n, 0);
+	cr_assert_eq(s.n_seen, full.n);
+	cr_assert_eq(c.n, full.n);
+	cr_assert_eq(s.n_fields, full.n_fields);
+	cr_assert_eq(c.rss, total(&full, SMAPS_F_RSS));
+	cr_assert_eq(c.first_start, full.m[0].start);
+	cr_assert_eq(c.last_end, full.m[full.n - 1].end);
+	cr_assert_str_eq(c.last_name, full.m[full.n - 1].name);
+	smaps_release(&s);
+	/* a sink's error stops the parse with it */
+	c = (struct seen){.fail_at = 3};
+	smaps_init(&s);
+	smaps_set_sink(&s, count_mapping, &c);
+	cr_assert_eq(smaps_parse(sb.buf, sb.len, &s), -EPIPE);
+	cr_assert_eq(c.n, 3);
+	cr_assert_eq(s.n, 0, "released on failure");
+	smaps_release(&full);
+	strbuf_release(&sb);
+}
+
+/* Fills t from the fixture's smaps through the sink, fed chunk bytes at a
+ * time (0: whole). */
+static int add_row(const struct smaps *s, const struct smaps_mapping *m,
+		   void *ud)
+{
+	return smaps_pmap_add(ud, s, m);
+}
+
+static void table_of(const char *text, size_t len, size_t chunk,
+		     struct smaps_pmap *t)
+{
+	struct smaps s;
+
+	smaps_init(&s);
+	smaps_set_sink(&s, add_row, t);
+	for (size_t off = 0; off < len; off += chunk ? chunk : len) {
+		size_t n = chunk && len - off > chunk ? chunk : len - off;
+
+		cr_assert_eq(smaps_feed(&s, text + off, n), 0);
+	}
+	cr_assert_eq(smaps_finish(&s), 0);
+	smaps_release(&s);
+}
+
+static size_t column_of(const struct smaps_pmap *t, const char *name)
+{
+	for (size_t k = 0; k < t->n_shown; k++)
+		if (streq(t->fields[k], name))
+			return k;
+	cr_assert_fail("no column %s", name);
+	return 0;
+}
+
+static size_t widest_start(const struct smaps *s)
+{
+	char b[32];
+	size_t w = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		size_t n = (size_t)snprintf(b, sizeof(b), "%08llx",
+					    (unsigned long long)s->m[i].start);
+
+		w = n > w ? n : w;
+	}
+	return w;
+}
+
+ParameterizedTestParameters(smaps, pmap_table_equals_procps)
+{
+	static struct fixture names[] = {
+		{"retention"}, {"jvm17"}, {"shell-bash"}, {"hostile"}};
+
+	return cr_make_param_array(struct fixture, names, 4);
+}
+
+ParameterizedTest(struct fixture *fx, smaps, pmap_table_equals_procps)
+{
+	struct strbuf golden, text, out;
+	struct smaps_pmap t;
+	struct smaps s;
+	char path[256], cmd[4096];
+	size_t held;
+	int pid;
+
+	snprintf(path, sizeof(path), FIX "%s/pmap-X.txt", fx->name);
+	load(path, &golden);
+	golden_head(&golden, &pid, cmd, sizeof(cmd));
+	snprintf(path, sizeof(path), FIX "%s/smaps", fx->name);
+	load(path, &text);
+	parse_fixture(fx->name, &s);
+	for (size_t chunk = 0; chunk < 4000; chunk += 997) {
+		smaps_pmap_init(&t);
+		table_of(text.buf, text.len, chunk, &t);
+		cr_assert_eq(t.n, s.n);
+		cr_assert_eq(t.total[column_of(&t, "Rss")],
+			     total(&s, SMAPS_F_RSS));
+		cr_assert_eq(t.total[column_of(&t, "Size")],
+			     total(&s, SMAPS_F_SIZE));
+		cr_assert_eq(t.w_addr, widest_start(&s));
+		strbuf_init(&out, 64u << 20);
+		cr_assert_eq(
+			smaps_pmap_render_each(&t, pid, cmd, &out, NULL, NULL),
+			0);
+		cr_assert_str_eq(out.buf, golden.buf, "%s, chunk %zu", fx->name,
+				 chunk);
+		strbuf_release(&out);
+		/* what a row holds: a quarter of struct smaps' at most */
+		held = s.n * (sizeof(struct smaps_mapping) + 8 * s.n_fields);
+		cr_assert_lt(t.rows.len * 4, held, "%zu bytes for %zu rows",
+			     t.rows.len, t.n);
+		smaps_pmap_release(&t);
+		cr_assert_eq(t.n, 0);
+		cr_assert_eq(t.rows.len, 0);
+	}
+	smaps_release(&s);
+	strbuf_release(&text);
+	strbuf_release(&golden);
+}
+
+/* Values at their limits, a NUL in the perms, a name past pmap's 127
+ * bytes: what the table printed before it was packed (the expected text
+ * is that renderer's output). */
+Test(smaps, pmap_table_extremes)
+{
+	static const char in[] =
+		"ffffffffff600000-ffffffffff601000 --xp ffffffffffffffff "
+		"ffffffff:ffffffff 18446744073709551615   [vsyscall]\n"
+		"Size: 4 kB\nRss: 18446744073709551615 kB\nPss: 0 kB\n"
+		"VmFlags: ex\n"
+		"00001000-00002000 r\0-p 00000000 00:00 0 /a/b/"
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		"\nSize: 18446744073709551615 kB\nRss: 1 kB\nPss: 128 kB\n";
+	static const char want[] =
+		"1:   prog --flag\n"
+		"         Address Perm           Offset            Device"
+		"                Inode Size Rss Pss Mapping\n"
+		"ffffffffff600000 --xp ffffffffffffffff ffffffff:ffffffff "
+		"18446744073709551615    4 18446744073709551615   0 "
+		"[vsyscall]\n"
+		"        00001000    r         00000000             00:00"
+		"                    0 18446744073709551615   1 128 "
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"
+		"                                                           "
+		"                   ==== === === \n"
+		"                                                           "
+		"                      3   0 128 KB \n";
+	struct smaps_pmap t;
+	struct smaps s;
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+
+	smaps_pmap_init(&t);
+	table_of(in, sizeof(in) - 1, 0, &t);
+	cr_assert_eq(t.n, 2);
+	cr_assert_eq(t.n_shown, 3);
+	cr_assert_eq(t.w_addr, 16);
+	cr_assert_eq(t.w_dev, 17);
+	cr_assert_eq(t.w_ino, 20);
+	cr_assert_eq(t.total[column_of(&t, "Size")], 3, "wraps as before");
+	cr_assert_eq(
+		smaps_pmap_render_each(&t, 1, "prog --flag", &a, NULL, NULL),
+		0);
+	cr_assert_str_eq(a.buf, want);
+	/* the struct smaps path renders through the same table */
+	smaps_init(&s);
+	cr_assert_eq(smaps_parse(in, sizeof(in) - 1, &s), 0);
+	cr_assert_eq(smaps_render_pmap(&s, 1, "prog --flag", &b), 0);
+	cr_assert_str_eq(b.buf, want);
+	smaps_release(&s);
+	smaps_pmap_release(&t);
+	strbuf_release(&a);
+	strbuf_release(&b);
+}
+
+/* The reader: a fixture directory stands for /proc/<pid>. */
+Test(smaps, read_pmap_at_fixture)
+{
+	_cleanup_close_ int dir =
+		open(FIX "shell-bash", O_RDONLY | O_DIRECTORY);
+	struct strbuf golden, out;
+	struct smaps_pmap t;
+	struct smaps s;
+	char cmd[4096];
+	int pid;
+
+	cr_assert_geq(dir, 0);
+	load(FIX "shell-bash/pmap-X.txt", &golden);
+	golden_head(&golden, &pid, cmd, sizeof(cmd));
+	parse_fixture("shell-bash", &s);
+	smaps_pmap_init(&t);
+	cr_assert_eq(smaps_read_pmap_at(dir, "smaps", &t), 0);
+	cr_assert_eq(t.n, s.n);
+	cr_assert_not(t.truncated);
+	strbuf_init(&out, 1u << 20);
+	cr_assert_eq(smaps_pmap_render_each(&t, pid, cmd, &out, NULL, NULL), 0);
+	cr_assert_str_eq(out.buf, golden.buf);
+	smaps_pmap_release(&t);
+	/* absent is -ESRCH, as smaps_read_at() says; released empty */
+	smaps_pmap_init(&t);
+	cr_assert_eq(smaps_read_pmap_at(dir, "no-such-file", &t), -ESRCH);
+	cr_assert_eq(t.n, 0);
+	cr_assert_eq(t.rows.len, 0);
+	smaps_pmap_release(&t);
+	smaps_release(&s);
+	strbuf_release(&out);
+	strbuf_release(&golden);
 }

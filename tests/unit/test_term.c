@@ -77,3 +77,27 @@ Test(term, cut_sequence_at_the_end_is_refused)
 	cr_assert_str_eq(out.buf, "\\x1b[1");
 	strbuf_release(&out);
 }
+
+/* Past the maximum: -E2BIG with what fitted kept, also inside a run of
+ * plain bytes (appended at once, not a byte at a time). */
+Test(term, over_the_cap_keeps_what_fits)
+{
+	struct strbuf out;
+
+	strbuf_init(&out, 5);
+	cr_assert_eq(term_sanitize("abcdefgh", 8, TERM_QUESTION, &out), -E2BIG);
+	cr_assert_eq(out.len, 5);
+	cr_assert_str_eq(out.buf, "abcde");
+	strbuf_release(&out);
+	strbuf_init(&out, 6);
+	cr_assert_eq(term_sanitize("ab\033cd\nefgh", 10,
+				   TERM_QUESTION | TERM_KEEP_NL, &out),
+		     -E2BIG);
+	cr_assert_str_eq(out.buf, "ab?cd\n");
+	strbuf_release(&out);
+	/* a run that fits exactly is not an error */
+	strbuf_init(&out, 4);
+	cr_assert_eq(term_sanitize("a\nbc", 4, TERM_KEEP_NL, &out), 0);
+	cr_assert_str_eq(out.buf, "a\nbc");
+	strbuf_release(&out);
+}

@@ -6,7 +6,7 @@ import os
 import pytest
 
 import hoststate
-from conftest import run_script
+from conftest import CLUSTER_DIR, run_script
 
 
 def test_down_leaves_host_as_before_up(node, host_before):
@@ -17,7 +17,7 @@ def test_down_leaves_host_as_before_up(node, host_before):
     after = hoststate.snapshot()
     assert hoststate.diff(host_before, after) == []
     # the node's own processes are gone: no pid file names a live one
-    pids = "/var/lib/oomlens-cluster/pids"
+    pids = os.path.join(CLUSTER_DIR, "pids")
     assert not os.path.isdir(pids) or os.listdir(pids) == []
     # and down is idempotent
     run_script("down.sh", timeout=300)

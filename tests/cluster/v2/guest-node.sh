@@ -137,11 +137,21 @@ UNIT_PROPS=(-p Delegate=yes -p KillMode=process -p LimitNOFILE=1048576
 unit containerd /usr/bin/containerd --config "$RUN/containerd.toml"
 wait_for "containerd answers" 120 "${CTR[@]}" version
 
-for a in "$H$IMAGES"/*.tar; do
-	[ -f "$a" ] || continue
-	"${CTR[@]}" images import "$a" >/dev/null
-	step "imported $(basename "$a")"
-done
+# import_images small|large: the archives of `make images` (the host's
+# build/images), the small ones (pause, busybox, the agent's and sidecar's)
+# before kubelet starts, the large ones (the JRE's) while it does.
+import_images() {
+	local a size
+	for a in "$H$IMAGES"/*.tar; do
+		[ -f "$a" ] || continue
+		size=$(stat -c %s "$a")
+		if [ "$1" = small ]; then [ "$size" -lt 100000000 ] || continue
+		else [ "$size" -ge 100000000 ] || continue; fi
+		"${CTR[@]}" images import "$a" >/dev/null
+		step "imported $(basename "$a") ($((size >> 20)) MiB)"
+	done
+}
+import_images small
 
 wait_for "kube-apiserver ready" 600 curl -fsS --cacert "$P/ca.crt" \
 	https://127.0.0.1:6443/readyz
@@ -176,3 +186,5 @@ unit kubelet "$H$KBIN/kubelet" \
 	--read-only-port 0 --healthz-port 0 \
 	--protect-kernel-defaults=false
 step "kubelet started"
+import_images large
+step "all images imported"

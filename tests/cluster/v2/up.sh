@@ -103,7 +103,8 @@ for _ in $(seq "${OOMLENS_V2_TIMEOUT:-1200}"); do
 	if grep -q FAILED "$RUN/logs/guest-steps.log" 2>/dev/null; then
 		break
 	fi
-	if ready; then
+	if grep -q "all images imported" "$RUN/logs/guest-steps.log" 2>/dev/null &&
+		ready; then
 		show_steps
 		took "node $NODE Ready"
 		echo "$KCFG"

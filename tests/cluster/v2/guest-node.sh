@@ -13,7 +13,7 @@
 set -euo pipefail
 STATE=$1
 # shellcheck source=/dev/null
-. "$STATE/guest.env" # KBIN ETCD_DIR IMAGES NODE IP POD_SUBNET (host paths)
+. "$STATE/guest.env" # KBIN ETCD_DIR IMAGES REPO BUILD NODE IP POD_SUBNET
 H=/host
 P=$STATE/pki
 RUN=/var/lib/oomlens-cluster # the guest's own disk (values-node.yaml's paths)
@@ -51,6 +51,14 @@ wait_for() { # WHAT SECONDS COMMAND...
 }
 
 modprobe -a overlay bridge veth br_netfilter 2>/dev/null || true
+# The checkout and its build tree at their host paths (read-only), as on
+# the v1 node: the suite's hostPath volumes (the Java victims' classes)
+# name them.
+for d in $REPO $BUILD; do
+	mountpoint -q "$d" && continue
+	mkdir -p "$d"
+	mount --bind "$H$d" "$d"
+done
 
 unit etcd "$H$ETCD_DIR/usr/bin/etcd" --name oomlens --data-dir "$RUN/etcd" \
 	--listen-client-urls http://127.0.0.1:12379 \

@@ -280,7 +280,7 @@ cluster-down:
 	@B=$(B) $(CLUSTER_DIR)/down.sh
 
 test-cluster: images
-	@scripts/run-tests.sh cluster
+	@scripts/run-tests.sh $(if $(filter v2,$(NODE)),cluster-v2,cluster)
 
 # Lint first builds everything as CI's tier 1 does (warnings are errors), in
 # its own tree so that the everyday build keeps its flags.

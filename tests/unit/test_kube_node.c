@@ -229,8 +229,8 @@ static void check_capture(const char *dir, const char *file, const char *path,
 	cr_assert_str_eq(r.runtime, "containerd", "%s", dir);
 	cr_assert_not(r.conmon);
 	if (sandbox) /* the pause container: same pod, another ID */
-		cr_assert(r.container_id[0] && strcmp(r.container_id, id),
-			  "%s", dir);
+		cr_assert(r.container_id[0] && strcmp(r.container_id, id), "%s",
+			  dir);
 	else
 		cr_assert_str_eq(r.container_id, id, "%s", dir);
 }

@@ -103,8 +103,9 @@ def main():
             with open(os.path.join(d, "oom-kill.txt"), "w") as f:
                 f.write(line.split("] ", 1)[1])
             with open(os.path.join(d, "expect-oom-kill"), "w") as f:
-                f.write(f"uid={uid}\nid={t['containerID'].removeprefix('containerd://')}\n"
-                        "qos=Burstable\ndriver=systemd\nruntime=containerd\n")
+                kid = t["containerID"].removeprefix("containerd://")
+                f.write(f"uid={uid}\nid={kid}\nqos=Burstable\n"
+                        "driver=systemd\nruntime=containerd\n")
         with open(os.path.join(d, "README.md"), "w") as f:
             f.write(f"# v2-systemd-containerd-{qos}\n\nReal, captured "
                     f"{today} by tests/cluster/v2/capture_cgpaths.py on the "

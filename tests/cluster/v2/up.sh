@@ -62,7 +62,7 @@ if ! pid_alive qemu; then
 	# snapshot=on: the guest's writes go to a temporary overlay qemu
 	# makes (in TMPDIR, the state directory, unlinked at once) and drops at
 	# exit; each boot is a new node on the cached root
-	rm -f "$RUN/qmp.sock"
+	rm -f "$RUN/qmp.sock" "$RUN/logs/guest-steps.log" # the last boot's
 	: >"$RUN/logs/serial.log"
 	TMPDIR=$RUN setsid "$QEMU" -name oomlens-v2 -accel tcg,thread=multi -cpu max \
 		-smp "${OOMLENS_V2_SMP:-2}" -m "${OOMLENS_V2_MEM:-4096}" -M pc \

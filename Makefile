@@ -271,17 +271,24 @@ images: all
 node:
 	@tests/cluster/build-node.sh
 
+# NODE=v1 (default): the node on this host, cgroup v1, cgroupfs driver;
+# NODE=v2: the same programs in a qemu guest, cgroup v2, systemd driver.
+NODE ?= v1
+CLUSTER_DIR_v1 = tests/cluster
+CLUSTER_DIR_v2 = tests/cluster/v2
+CLUSTER_DIR = $(or $(CLUSTER_DIR_$(NODE)),$(error NODE=$(NODE): v1 or v2))
+
 cluster-up: images
-	@B=$(B) tests/cluster/up.sh
+	@B=$(B) $(CLUSTER_DIR)/up.sh
 
 apiserver-up:
 	@B=$(B) tests/cluster/up.sh --apiserver-only
 
 cluster-down:
-	@B=$(B) tests/cluster/down.sh
+	@B=$(B) $(CLUSTER_DIR)/down.sh
 
 test-cluster: images
-	@scripts/run-tests.sh cluster
+	@scripts/run-tests.sh $(if $(filter v2,$(NODE)),cluster-v2,cluster)
 
 # Lint first builds everything as CI's tier 1 does (warnings are errors), in
 # its own tree so that the everyday build keeps its flags.

@@ -4,14 +4,16 @@
 # checks on planted trees), fuzz (corpus replay),
 # integration and vm (pytest; tests needing root, a memory cgroup, a JVM or
 # qemu skip with a printed reason), cluster (a real single-node Kubernetes:
-# builds or finds the cached node programs and the images first).
+# builds or finds the cached node programs and the images first),
+# cluster-v2 (a subset on the v2 node: cgroup v2 and the systemd driver in
+# a qemu guest; skipped without qemu).
 set -u
 B=${B:-build}
 export OOMLENS_BUILD=$(cd "$(dirname "$0")/.." && pwd)/$B
 cd "$(dirname "$0")/.." || exit 2
 passed=0 failed=0 skipped=0
 suites=("$@")
-[ "${suites[0]:-all}" = all ] && suites=(unit fuzz integration vm cluster)
+[ "${suites[0]:-all}" = all ] && suites=(unit fuzz integration vm cluster cluster-v2)
 
 add_counts() { # passed failed skipped
 	passed=$((passed + $1)); failed=$((failed + $2)); skipped=$((skipped + $3))
@@ -55,11 +57,11 @@ run_fuzz() {
 	rm -f /tmp/oomlens-fuzz.$$
 }
 
-run_pytest() { # dir
+run_pytest() { # dir [more test files or ids]
 	local dir=$1 log line p f s e
 	compgen -G "$dir/test_*.py" >/dev/null || return 0
 	log=$(mktemp)
-	$PYTHON_BIN -m pytest -q -rs -p no:cacheprovider "$dir" 2>&1 | tee "$log"
+	$PYTHON_BIN -m pytest -q -rs -p no:cacheprovider "$@" 2>&1 | tee "$log"
 	line=$(grep -E '^(=+ )?[0-9]+ (passed|failed|skipped|error)' "$log" | tail -n1)
 	p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+')
 	f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+')
@@ -136,6 +138,28 @@ for s in "${suites[@]}"; do
 		[ -n "${OOMLENS_CLUSTER_KEEP:-}" ] ||
 			B=$B tests/cluster/down.sh >/dev/null 2>&1 || true
 		run_pytest tests/cluster ;;
+	cluster-v2) # the v2 node (tests/cluster/v2/: cgroup v2, systemd
+		# driver, in a qemu guest under TCG, so a subset): its own
+		# tests, the C victim and the injected JVM of the v1 suite, and
+		# the host check (which stops the node)
+		if ! command -v qemu-system-x86_64 >/dev/null; then
+			echo "cluster-v2: SKIP: qemu-system-x86_64 not installed"
+			add_counts 0 0 1
+			continue
+		fi
+		if [ "$(id -u)" -eq 0 ]; then
+			B=$B images/images.sh >/tmp/oomlens-images.$$ 2>&1 ||
+				{ cat /tmp/oomlens-images.$$; add_counts 0 1 0; }
+			rm -f /tmp/oomlens-images.$$
+		fi
+		[ -n "${OOMLENS_CLUSTER_KEEP:-}" ] ||
+			B=$B tests/cluster/v2/down.sh >/dev/null 2>&1 || true
+		export OOMLENS_NODE=v2
+		run_pytest tests/cluster/v2 \
+			tests/cluster/test_agent_node.py::test_c_victim_without_sidecar \
+			tests/cluster/test_injector.py::test_oom_kill_of_injected_pod_has_snapshot \
+			tests/cluster/test_host_unchanged.py
+		unset OOMLENS_NODE ;;
 	*) echo "run-tests: unknown suite '$s'" >&2; exit 2 ;;
 	esac
 done

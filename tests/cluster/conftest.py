@@ -19,6 +19,14 @@ import hoststate  # noqa: E402
 
 NS = "oomlens-smoke"
 
+# OOMLENS_NODE=v2: the session's node is the v2 one (tests/cluster/v2/:
+# cgroup v2 and the systemd driver in a qemu guest) and the suite is the
+# v2 subset (tests/cluster/v2/test_*.py and the files run-tests.sh names);
+# otherwise the v1 node on this host, and v2/ is not collected.
+V2 = os.environ.get("OOMLENS_NODE") == "v2"
+NODE_DIR = os.path.join(HERE, "v2") if V2 else HERE
+collect_ignore = [] if V2 else ["v2"]
+
 # Tests that run last, in this order, whatever their file names: the
 # uninstall needs every other test of the installed release done, the
 # other values' installs need the release gone (the agent's host port),
@@ -44,8 +52,9 @@ def _env():
 
 
 def run_script(name, *args, timeout=3600):
-    """Runs tests/cluster/NAME; returns its stdout's last line."""
-    p = subprocess.run([os.path.join(HERE, name), *args], env=_env(),
+    """Runs the node's NAME (up.sh, down.sh: tests/cluster/ or, with
+    OOMLENS_NODE=v2, tests/cluster/v2/); returns its stdout's last line."""
+    p = subprocess.run([os.path.join(NODE_DIR, name), *args], env=_env(),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True, timeout=timeout)
     if p.returncode != 0:
@@ -65,7 +74,8 @@ def node(host_before):
     if os.geteuid() != 0:
         pytest.skip("the test node needs root")
     lock = None
-    if not os.environ.get("OOMLENS_LOCKED"):
+    # the v2 node's kills happen in its guest, with a /dev/kmsg of its own
+    if not os.environ.get("OOMLENS_LOCKED") and not V2:
         lock = open(os.path.join(os.environ.get("TMPDIR", "/tmp"),
                                  "oomlens-realkill.lock"), "w")
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -86,7 +96,10 @@ def node(host_before):
 
 AGENT_NS = "oomlens-system"
 AGENT_LABEL = "app.kubernetes.io/component%3Dagent"
-CLUSTER_DIR = os.environ.get("OOMLENS_CLUSTER_DIR", "/var/lib/oomlens-cluster")
+CLUSTER_DIR = (os.environ.get("OOMLENS_CLUSTER_V2_DIR",
+                             "/var/lib/oomlens-cluster-v2") if V2 else
+               os.environ.get("OOMLENS_CLUSTER_DIR",
+                              "/var/lib/oomlens-cluster"))
 
 
 BUILD = os.environ.get("OOMLENS_BUILD", os.path.join(TOP, "build"))

@@ -56,3 +56,23 @@ node_ip() {
 	ip -4 route get 1.1.1.1 2>/dev/null |
 		awk '{for (i = 1; i < NF; i++) if ($i == "src") {print $(i + 1); exit}}'
 }
+
+# etcd_dir: Debian 12's etcd-server $ETCD_VERSION, extracted once into the
+# cache (installing it would enable a service); prints its directory.
+etcd_dir() {
+	local d=$CACHE/etcd-$ETCD_VERSION tmp
+	if [ ! -x "$d/usr/bin/etcd" ]; then
+		log "extracting etcd-server $ETCD_VERSION into $d"
+		# (each step checked: a command substitution runs this without
+		# the caller's set -e)
+		tmp=$(mktemp -d) || return 1
+		chmod 0755 "$tmp" # apt downloads as _apt
+		(cd "$tmp" && apt-get download "etcd-server=$ETCD_VERSION" >&2) &&
+			mkdir -p "$d.tmp" &&
+			dpkg-deb -x "$tmp"/etcd-server_*.deb "$d.tmp" ||
+			{ rm -rf "$tmp" "$d.tmp"; return 1; }
+		rm -rf "$tmp" "$d"
+		mv "$d.tmp" "$d" || return 1
+	fi
+	echo "$d"
+}

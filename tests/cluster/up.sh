@@ -25,19 +25,7 @@ if [ ! -f "$RUN/host-paths" ]; then
 	for p in $HOST_PATHS; do [ -e "$p" ] || echo "$p"; done >"$RUN/host-paths"
 fi
 
-# etcd: Debian 12's etcd-server, extracted (installing it would enable a
-# service).
-ETCD_DIR=$CACHE/etcd-$ETCD_VERSION
-if [ ! -x "$ETCD_DIR/usr/bin/etcd" ]; then
-	log "extracting etcd-server $ETCD_VERSION into $ETCD_DIR"
-	tmp=$(mktemp -d)
-	chmod 0755 "$tmp" # apt downloads as _apt
-	(cd "$tmp" && apt-get download "etcd-server=$ETCD_VERSION" >&2)
-	mkdir -p "$ETCD_DIR.tmp"
-	dpkg-deb -x "$tmp"/etcd-server_*.deb "$ETCD_DIR.tmp"
-	rm -rf "$tmp" "$ETCD_DIR"
-	mv "$ETCD_DIR.tmp" "$ETCD_DIR"
-fi
+ETCD_DIR=$(etcd_dir)
 
 # start NAME BINARY ARGS...: in its own session, logs in $RUN/logs; the pid
 # file holds pid and binary path.

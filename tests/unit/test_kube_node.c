@@ -4,6 +4,8 @@
  * containerd), container IDs, and the oomlens.io/ annotations. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <json-c/json.h>
 
 #include "kube/kube_node.h"
@@ -168,6 +170,102 @@ Test(kube_cgpath, find_container_current_and_last)
 	cr_assert_str_eq(p->owner_kind, "ReplicaSet");
 	cr_assert_str_eq(p->owner_name, "v-7d9");
 	kube_pod_free(p);
+}
+
+/* ---- real captures (tests/fixtures/cgpath/, each with a README) ------- */
+
+#define CGFIX "tests/fixtures/cgpath/"
+
+/* The fixture file's first line, without its newline; "" when absent. */
+static void fix_line(const char *dir, const char *name, char *buf, size_t n)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), CGFIX "%s/%s", dir, name);
+	buf[0] = '\0';
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)n, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* key=value from the fixture's expect file */
+static void fix_expect(const char *dir, const char *file, const char *key,
+		       char *buf, size_t n)
+{
+	char path[256], line[256];
+	size_t kl = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), CGFIX "%s/%s", dir, file);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	buf[0] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, kl) == 0 && line[kl] == '=') {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(buf, n, "%s", line + kl + 1);
+		}
+	fclose(f);
+}
+
+static void check_capture(const char *dir, const char *file, const char *path,
+			  bool sandbox)
+{
+	char uid[64], id[96], qos[32];
+	struct kube_cgpath r;
+
+	fix_expect(dir, file, "uid", uid, sizeof(uid));
+	fix_expect(dir, file, "id", id, sizeof(id));
+	fix_expect(dir, file, "qos", qos, sizeof(qos));
+	cr_assert_eq(kube_cgpath_parse(path, &r), 0, "%s: %s", dir, path);
+	cr_assert_eq(r.driver, KUBE_CG_SYSTEMD, "%s", dir);
+	cr_assert_str_eq(kube_qos_name(r.qos), qos, "%s", dir);
+	cr_assert_str_eq(r.pod_uid, uid, "%s", dir);
+	cr_assert_str_eq(r.runtime, "containerd", "%s", dir);
+	cr_assert_not(r.conmon);
+	if (sandbox) /* the pause container: same pod, another ID */
+		cr_assert(r.container_id[0] && strcmp(r.container_id, id), "%s",
+			  dir);
+	else
+		cr_assert_str_eq(r.container_id, id, "%s", dir);
+}
+
+Test(kube_cgpath, real_v2_systemd_containerd)
+{
+	static const char *const dirs[] = {
+		"v2-systemd-containerd-guaranteed",
+		"v2-systemd-containerd-burstable",
+		"v2-systemd-containerd-besteffort",
+	};
+	char line[512], *p, *e;
+	struct kube_cgpath r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		fix_line(dirs[i], "proc-cgroup", line, sizeof(line));
+		cr_assert(strncmp(line, "0::/", 4) == 0, "%s", dirs[i]);
+		check_capture(dirs[i], "expect", line + 3, false);
+		fix_line(dirs[i], "proc-cgroup-sandbox", line, sizeof(line));
+		check_capture(dirs[i], "expect", line + 3, true);
+	}
+	/* the kernel's words for a kill there: task_memcg is the container's
+	 * scope, oom_memcg the pod's slice (pod and container limits equal) */
+	fix_line(dirs[1], "oom-kill.txt", line, sizeof(line));
+	p = strstr(line, "task_memcg=");
+	cr_assert_not_null(p, "%s", line);
+	p += strlen("task_memcg=");
+	e = strchr(p, ',');
+	cr_assert_not_null(e);
+	*e = '\0';
+	check_capture(dirs[1], "expect-oom-kill", p, false);
+	p = strstr(line, "oom_memcg=") + strlen("oom_memcg=");
+	*strchr(p, ',') = '\0';
+	cr_assert_eq(kube_cgpath_parse(p, &r), 0, "%s", p);
+	cr_assert_str_eq(r.container_id, "");
 }
 
 static void annot(const char *json, struct kube_annotations *a)

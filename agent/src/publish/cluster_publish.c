@@ -434,10 +434,12 @@ static int post_event(void *ud, const struct pub_item *it, unsigned *ret_count,
 }
 
 /* A kill whose pod the detector did not know yet (created and killed
- * while the pod watch was away): find it among the node's pods by UID.
- * A failed list is retried by the queue; only a list without the pod says
- * it is gone: then the report goes to the agent's own namespace, named by
- * the UID. */
+ * while the pod watch was away), or whose container it could not name
+ * (the pod's status did not have the container's ID yet: seen on the slow
+ * v2 test node for a JVM killed seconds after its start): find it among
+ * the node's pods by UID. A failed list is retried by the queue; only a
+ * list without the pod says it is gone: then the report goes to the
+ * agent's own namespace, named by the UID. */
 static int resolve(void *ud, struct pub_item *it, struct kube_error *err)
 {
 	struct cluster *c = ud;
@@ -447,9 +449,10 @@ static int resolve(void *ud, struct pub_item *it, struct kube_error *err)
 	size_t n = 0;
 	int r;
 
-	/* a known pod whose container the detector could not name still
-	 * gets a container (the CRD requires one): the ID's prefix below */
-	if (!it->pod[0] && it->pod_uid[0]) {
+	/* a container no list names still gets one (the CRD requires
+	 * one): the ID's prefix below */
+	if ((!it->pod[0] || (!it->container[0] && it->container_id[0])) &&
+	    it->pod_uid[0]) {
 		r = kube_pod_list(c->client, &lo, &pods, &n, NULL, err);
 		if (r < 0)
 			return r;

@@ -501,19 +501,23 @@ static void count_kill(const struct agent_kill_pod *kp, const char *verdict,
  * bundle is not made again (a new one would differ from what the queue
  * may already have published); in cluster mode only when its publish item
  * is staged too, else nothing would publish it. */
-static bool captured_before(const struct agent *a, const char *id)
+/* dfd/<dir><id><suffix> is a regular file (a symlink is not). */
+static bool regular_file_at(int dfd, const char *dir, const char *id,
+			    const char *suffix)
 {
-	char name[128];
+	char name[160];
 	struct stat st;
 
-	snprintf(name, sizeof(name), "%s.tar.gz", id);
-	if (fstatat(a->reports_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !S_ISREG(st.st_mode))
-		return false;
-	snprintf(name, sizeof(name), "queue/%s.json", id);
-	if (a->cluster &&
-	    (fstatat(a->state_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	     !S_ISREG(st.st_mode)))
+	snprintf(name, sizeof(name), "%s%s%s", dir, id, suffix);
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+static bool captured_before(const struct agent *a, const char *id)
+{
+	if (!regular_file_at(a->reports_fd, "", id, ".tar.gz") ||
+	    (a->cluster &&
+	     !regular_file_at(a->state_fd, "queue/", id, ".json")))
 		return false;
 	log_info("report %s: captured before the agent's last stop "
 		 "(reports/%s.tar.gz%s); not again",

@@ -5,11 +5,11 @@
  * publisher thread (publish/cluster_snap.c, which fetches and checks it);
  * when the answer comes back through an evqueue, its files are added, the
  * bundle finished again (finish.c, from the kill's report as parsed once)
- * and saved over the first copy, and
- * only then is the kill counted and handed to the publisher. Its publish
- * item is staged when the wait begins (an agent stopped meanwhile
- * publishes the first bundle at its next start) and staged again with the
- * new verdict before the hand-over. */
+ * and saved over the first copy, and only then is the kill counted and
+ * handed to the publisher. Its publish item is staged when the wait
+ * begins (an agent stopped meanwhile publishes the first bundle at its
+ * next start) and staged again with the new verdict before the
+ * hand-over. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -224,12 +224,23 @@ static bool is_item_name(const struct dirent *de)
 	       streq(de->d_name + len - 5, ".json");
 }
 
+/* Queues the item in file name, at start (load) and at a hand-over
+ * (pubqueue_take): -ENOSPC past MAX_ITEMS (the file stays for a later
+ * start), -ENOENT when it is gone, -ENOMEM; a file that cannot be read as
+ * an item is moved to queue/failed/, logged. */
 static int load_one(struct pubqueue *q, const char *name)
 {
 	struct pub_item it;
-	int r = read_item(q->dir_fd, name, &it);
+	int r = q->n < MAX_ITEMS ? read_item(q->dir_fd, name, &it) : -ENOSPC;
 
-	return r < 0 ? r : push(q, &it);
+	if (r == 0)
+		return push(q, &it);
+	if (r != -ENOENT && r != -ENOSPC && r != -ENOMEM) {
+		log_warn("queue item \"%s\" unreadable (%s), moved to %s", name,
+			 strerror(-r), FAILED_DIR);
+		renameat(q->dir_fd, name, q->failed_fd, name);
+	}
+	return r;
 }
 
 static int load(struct pubqueue *q)
@@ -245,16 +256,8 @@ static int load(struct pubqueue *q)
 	while ((de = readdir(d))) {
 		if (!is_item_name(de))
 			continue;
-		r = q->n < MAX_ITEMS ? load_one(q, de->d_name) : -ENOSPC;
-		if (r == -ENOSPC) {
+		if (load_one(q, de->d_name) == -ENOSPC)
 			left++;
-		} else if (r < 0) {
-			log_warn("queue item \"%s\" unreadable (%s), moved to "
-				 "%s",
-				 de->d_name, strerror(-r), FAILED_DIR);
-			renameat(q->dir_fd, de->d_name, q->failed_fd,
-				 de->d_name);
-		}
 	}
 	closedir(d);
 	if (left)
@@ -419,7 +422,6 @@ static bool queued(const struct pubqueue *q, const char *id)
 int pubqueue_take(struct pubqueue *q, const char *id)
 {
 	char name[128];
-	int r;
 
 	if (!id[0] || strchr(id, '/') ||
 	    strlen(id) >= sizeof(((struct pub_item *)0)->id))
@@ -427,13 +429,7 @@ int pubqueue_take(struct pubqueue *q, const char *id)
 	if (queued(q, id))
 		return -EEXIST;
 	snprintf(name, sizeof(name), "%s.json", id);
-	r = q->n < MAX_ITEMS ? load_one(q, name) : -ENOSPC;
-	if (r < 0 && r != -ENOENT && r != -ENOSPC && r != -ENOMEM) {
-		log_warn("queue item \"%s\" unreadable (%s), moved to %s", name,
-			 strerror(-r), FAILED_DIR);
-		renameat(q->dir_fd, name, q->failed_fd, name);
-	}
-	return r;
+	return load_one(q, name);
 }
 
 int pubqueue_add(struct pubqueue *q, const struct pub_item *it)

@@ -141,8 +141,9 @@ def _module_depends(path):
     return [d for d in m.group(1).decode().split(",") if d] if m else []
 
 
-def _module_order(found):
-    """MODULES plus their dependencies, dependencies first."""
+def _module_order(found, modules=None):
+    """modules (MODULES when None) plus their dependencies, dependencies
+    first."""
     order = []
 
     def visit(name, depth=0):
@@ -154,24 +155,30 @@ def _module_order(found):
             visit(dep.replace("-", "_"), depth + 1)
         order.append(name)
 
-    for name in MODULES:
+    for name in MODULES if modules is None else modules:
         if name in found:
             visit(name)
     return order
 
 
-def build_initramfs(rootfs, helpers, out):
-    """Writes the base initramfs: busybox, /init, helpers, modules."""
+GUEST_DIRS = ("bin", "dev", "proc", "sys", "tmp", "run", "host", "out",
+              "mnt", "modules", "oomlens")
+
+
+def build_initramfs(rootfs, helpers, out, init=None, dirs=GUEST_DIRS,
+                    modules=None):
+    """Writes the base initramfs: busybox, /init (guest/init when None),
+    helpers, the kernel modules (MODULES when None) of rootfs's kernel
+    package. Returns the modules in load order."""
     c = Cpio()
-    for d in ("bin", "dev", "proc", "sys", "tmp", "run", "host", "out",
-              "mnt", "modules", "oomlens"):
+    for d in dirs:
         c.dir(d)
     c.chardev("dev/console", 5, 1)
     c.chardev("dev/null", 1, 3, 0o666)
     with open(shutil.which("busybox") or "/bin/busybox", "rb") as f:
         c.file("bin/busybox", f.read(), 0o755)
     c.symlink("bin/sh", "busybox")
-    with open(os.path.join(HERE, "guest", "init"), "rb") as f:
+    with open(init or os.path.join(HERE, "guest", "init"), "rb") as f:
         c.file("init", f.read(), 0o755)
     for name, path in helpers.items():
         with open(path, "rb") as f:
@@ -179,7 +186,7 @@ def build_initramfs(rootfs, helpers, out):
     moddirs = [os.path.join(rootfs, "lib/modules", v)
                for v in os.listdir(os.path.join(rootfs, "lib/modules"))]
     found = _module_paths(moddirs[0])
-    order = _module_order(found)
+    order = _module_order(found, modules)
     for name in order:
         with open(found[name], "rb") as f:
             c.file(f"modules/{name}.ko", f.read())

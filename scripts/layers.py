@@ -48,8 +48,9 @@ PROGRAMS = {
         "shared": ["agent.h", "commands.h"],
         "rooms": {
             # main.c dispatches, cmd_*.c are the subcommands: they start
-            # whatever their mode needs
-            "top": (["main.c", "cmd_*.c"],
+            # whatever their mode needs; run_*.[ch] plug a mode into
+            # run (cluster mode's hooks and sources: run_cluster.c)
+            "top": (["main.c", "cmd_*.c", "run_*"],
                     {"detector", "kill", "publish", "obs", "injector"}),
             "detector": (["detector/*"], set()),
             "kill": (["kill/*"], {"detector", "obs", "publish"}),

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The standalone agent's state, shared by its source files. */
+/* The detector's state and the kill pipeline's hooks, shared by the
+ * agent's rooms. Nothing here is cluster mode's: a mode that does more
+ * with a kill (cluster mode: its pod, the publisher) registers hooks
+ * (struct kill_hooks) and keeps its own state (publish/cluster.h). */
 #pragma once
 
 #include <stdbool.h>
@@ -12,7 +15,6 @@
 #include "base/host.h"
 #include "kernel/kmsg.h"
 #include "detector/correlate.h"
-#include "publish/cluster.h"
 
 #define AGENT_MAX_WATCH 32
 #define AGENT_MAX_SPOOL 32
@@ -30,7 +32,77 @@ struct agent_opts {
 	unsigned reports_keep;
 	uint64_t reports_max_bytes;
 	size_t bundle_max; /* --bundle-max-size: what a bundle is filled to */
-	struct cluster_opts cluster; /* without --standalone */
+};
+
+struct agent_metrics;
+struct agent_kill_labels;
+struct bundle;
+struct forecast_sampler;
+
+/* finish.c: the verdict of a finished bundle. */
+struct agent_verdict {
+	char verdict[32];
+	char summary[320];
+	uint64_t usage, limit; /* the diagnosis's reconciled figures, 0: not
+				* known; the OOMReport says the same */
+};
+
+/* Whom a kill belongs to, as a mode knows it (cluster mode: its pod);
+ * the hooks' own type, opaque to the pipeline. */
+struct kill_owner;
+
+/* What a mode adds to the kill pipeline (kill/capture.c, kill/reports.c),
+ * registered by its run in struct agent (cluster mode: ../run_cluster.c).
+ * Without hooks (standalone) a kill belongs to nobody, its spools are
+ * --spool-dir's and its bundle stays on the node. Detector thread; none
+ * blocks. Every member is set. */
+struct kill_hooks {
+	void *ud;
+	/* Whether the kill of cgroup (under our mount) is reported, and whom
+	 * it belongs to: *ret (the hooks', given back by owner_free once the
+	 * capture is done) or NULL when nobody's. false: not reported
+	 * (logged). */
+	bool (*want)(void *ud, const char *cgroup, struct kill_owner **ret);
+	void (*owner_free)(struct kill_owner *o);
+	/* True when the kill id was handed over before the agent's last stop
+	 * (its bundle on disk is checked by the caller): not captured again. */
+	bool (*handed_over)(void *ud, const char *id);
+	/* Whether a task whose /proc/<pid>/cgroup reads proc_cgroup is o's
+	 * (o may be NULL: nobody's). Its bundle leaves the node, so a
+	 * node-wide OOM's task dump is cut to the victim and o's tasks. */
+	bool (*owner_task)(const struct kill_owner *o, const char *proc_cgroup);
+	/* o's fields of the manifest ("pod", "container", ...). */
+	void (*manifest)(const struct kill_owner *o, struct json_object *man);
+	/* o's sidecar spool (written into buf), or NULL. */
+	const char *(*spool)(void *ud, const struct kill_owner *o, char *buf,
+			     size_t size);
+	/* o's labels of oomlens_oom_kills_total (the verdict is set). */
+	void (*labels)(const struct kill_owner *o, struct agent_kill_labels *l);
+	/* After the bundle is saved: true when the hooks keep b (and take
+	 * k's report) to finish it later; they count the kill and hand it
+	 * over then. */
+	bool (*keep)(void *ud, struct corr_kill *k, const struct kill_owner *o,
+		     struct bundle *b, const char *id,
+		     const struct agent_verdict *v, uint64_t kill_ms,
+		     int64_t latency);
+	/* After the kill is counted: hands it over (its bundle saved). */
+	void (*hand_over)(void *ud, const struct corr_kill *k,
+			  const struct kill_owner *o, const char *id,
+			  const struct agent_verdict *v, uint64_t kill_ms);
+	/* Calls mark for each bundle (state-dir relative, "reports/<id>
+	 * .tar.gz") the mode still needs. 0 or -errno (nothing is known to
+	 * be free then). */
+	int (*in_use)(void *ud,
+		      void (*mark)(const char *bundle_file, void *arg),
+		      void *arg);
+};
+
+/* An event source a mode adds to run's loop: ready(ud) when fd is
+ * readable, on the detector thread. */
+struct agent_source {
+	int fd;
+	void (*ready)(void *ud);
+	void *ud;
 };
 
 #define AGENT_MAX_OUTSIDE 16
@@ -64,24 +136,11 @@ struct agent {
 	uint64_t reports_written, reports_ignored;
 	uint64_t kills_counted_only; /* no kernel report, no bundle
 					(CORR_COUNTED) */
-	volatile int stop;	     /* set from the signal path */
-	/* cluster mode: NULL in standalone */
-	struct cluster *cluster;
-	struct cluster_pods *pods;	     /* the detector's pod map */
-	struct cluster_warn_gate *warn_gate; /* OOMPredicted, per container */
-	/* kills waiting for their pod's snap-<pod> (kill/late_snap.c) */
-	struct agent_snap_wait {
-		struct bundle *b;
-		struct pub_item *it;
-		/* the kill's parsed report, taken over from the correlator:
-		 * the bundle is diagnosed again from it, not re-parsed */
-		struct oom_report report;
-		uint64_t kill_ms;
-		int64_t latency;
-	} snap_wait[CLUSTER_SNAP_WAIT];
-	size_t n_snap_wait;
-	struct agent_counters counters;
+	/* the run's; never NULL once the run set up */
+	struct agent_metrics *metrics;
 	struct forecast_sampler *sampler; /* obs/forecast_sampler.h */
+	/* the mode's hooks of the kill pipeline; NULL: standalone */
+	const struct kill_hooks *hooks;
 };
 
 /* state.c */
@@ -116,12 +175,6 @@ bool agent_kernel_path(const struct agent *a, const char *path, char *buf,
 
 /* finish.c: the one finish step of a bundle, for the first capture
  * (capture.c) and for a bundle finished later (late_snap.c). */
-struct agent_verdict {
-	char verdict[32];
-	char summary[320];
-	uint64_t usage, limit; /* the diagnosis's reconciled figures, 0: not
-				* known; the OOMReport says the same */
-};
 /* diagnosis.json from what b holds (r may be NULL); verdict and summary
  * into man and *ret. */
 void agent_bundle_diagnose(struct bundle *b, const struct oom_report *r,
@@ -129,67 +182,3 @@ void agent_bundle_diagnose(struct bundle *b, const struct oom_report *r,
 			   struct agent_verdict *ret);
 /* report.html into b, and <id>.html beside the bundles. */
 void agent_bundle_report(struct agent *a, struct bundle *b, const char *id);
-
-/* cluster_capture.c: the pod side of a capture in cluster mode. */
-struct agent_kill_pod {
-	struct cluster_match m;
-	bool have; /* the victim's cgroup is a pod's */
-};
-/* Maps the kill to its pod; false when the kill is not to be reported
- * (opted out, filtered namespace; logged). */
-bool agent_cluster_want(struct agent *a, const struct corr_kill *k,
-			struct agent_kill_pod *ret);
-/* Adds "pod" and "container" to the manifest. */
-void agent_cluster_manifest(const struct agent_kill_pod *p,
-			    struct json_object *man);
-/* The sidecar's spool of the pod (by the UID in the host path), or NULL
- * when there is none. Writes the path into buf. */
-const char *agent_cluster_spool(const struct agent *a,
-				const struct agent_kill_pod *p, char *buf,
-				size_t size);
-struct forecast_target;
-struct forecast_warning;
-/* The forecast's resolver in cluster mode (forecast_resolve_fn, ud = the
- * agent): a container cgroup of a wanted pod → namespace, pod, UID and
- * container name. Detector thread; a cache lookup. */
-bool agent_cluster_resolve(const char *cgroup, struct forecast_target *ret,
-			   void *ud);
-/* The forecast's warning sink in cluster mode (forecast_warn_fn, ud = the
- * agent): queues an OOMPredicted Event on the pod for the publisher
- * thread, at most once per container per 10 min. Never blocks. */
-void agent_cluster_predicted(const struct forecast_warning *w, void *ud);
-/* Stages the saved bundle's publish item (agent_cluster_item) and hands
- * it over. */
-void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
-			   const struct agent_kill_pod *p, const char *id,
-			   const struct agent_verdict *v, uint64_t kill_ms);
-/* Wakes the publisher for the item staged under id: the staged file is
- * the hand-over (pubqueue_take reads it); a full hand-over is logged and
- * the item waits for the agent's next start. */
-void agent_cluster_hand_over(struct agent *a, const char *id);
-/* The publish item of a kill (heap), staged in the state dir's queue as
- * soon as it is made (pubqueue_stage): an agent killed before the
- * publisher took the kill publishes it at its next start. NULL when it
- * could not be staged (memory, the write: logged; nothing publishes the
- * bundle). */
-struct pub_item *
-agent_cluster_item(const struct agent *a, const struct corr_kill *k,
-		   const struct agent_kill_pod *p, const char *id,
-		   const struct agent_verdict *v, uint64_t kill_ms);
-
-/* late_snap.c (detector thread): a kill of an opted-in pod whose spool
- * the node does not show waits for the pod's OOMBundle snap-<pod>, asked
- * of the publisher thread. True when b (already saved on the node) was
- * kept for that, with k's report (moved out of k): the kill is counted
- * and published once the answer is in (agent_cluster_snap_answers()).
- * Never blocks. */
-bool agent_cluster_snap_wait(struct agent *a, struct corr_kill *k,
-			     const struct agent_kill_pod *p, struct bundle *b,
-			     const char *id, const struct agent_verdict *v,
-			     uint64_t kill_ms, int64_t latency);
-/* Takes the publisher's answers: merges a checked snapshot into its
- * bundle, diagnoses and saves it again, then publishes; a refused one is
- * logged and the bundle published as it was. */
-void agent_cluster_snap_answers(struct agent *a);
-/* At exit: publishes whatever still waits, without a snapshot. */
-void agent_cluster_snap_flush(struct agent *a);

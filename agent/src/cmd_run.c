@@ -26,6 +26,9 @@
 #include "obs/forecast_sampler.h"
 #include "obs/http.h"
 #include "obs/metrics_agent.h"
+/* cluster mode: its state, hooks and sources */
+#include "publish/cluster.h"
+#include "run_cluster.h"
 
 /* After /dev/kmsg runs dry, wait this long for more lines of the same
  * report (an oom.group kill prints one "Killed process" per task) before
@@ -169,9 +172,8 @@ static int parse_bundle_max(const char *arg, size_t *ret)
 	return 0;
 }
 
-static int parse_cluster_opt(int c, const char *arg, struct agent_opts *o)
+static int parse_cluster_opt(int c, const char *arg, struct cluster_opts *k)
 {
-	struct cluster_opts *k = &o->cluster;
 	unsigned u;
 
 	switch (c) {
@@ -261,9 +263,20 @@ static const struct option longopts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{0}};
 
+/* What run is given: the detector's options, cluster mode's, the HTTP
+ * server's. */
+struct run_opts {
+	struct agent_opts agent;
+	struct cluster_opts cluster; /* without --standalone */
+	struct agent_http_opts http;
+};
+
 /* Checks what each mode needs, with a message per missing piece. */
-static int check_mode(struct agent_opts *o)
+static int check_mode(struct run_opts *ro)
 {
+	struct agent_opts *o = &ro->agent;
+	struct cluster_opts *k = &ro->cluster;
+
 	if (!o->state_dir) {
 		fprintf(stderr, "run: --state-dir is required (a hostPath "
 				"in a DaemonSet: bundles and the publish "
@@ -287,8 +300,8 @@ static int check_mode(struct agent_opts *o)
 				"cgroups and finds spools by pod\n");
 		return -EINVAL;
 	}
-	o->cluster.node = getenv("NODE_NAME");
-	if (!o->cluster.node || !*o->cluster.node) {
+	k->node = getenv("NODE_NAME");
+	if (!k->node || !*k->node) {
 		fprintf(stderr,
 			"run: NODE_NAME is not set. Cluster mode needs the "
 			"node's name from the Downward API:\n"
@@ -298,22 +311,23 @@ static int check_mode(struct agent_opts *o)
 			"Kubernetes)\n");
 		return -EINVAL;
 	}
-	if (!o->cluster.kubelet_root)
-		o->cluster.kubelet_root = "/var/lib/kubelet";
-	if (!o->cluster.keep_per_namespace)
-		o->cluster.keep_per_namespace = 50;
-	if (!o->cluster.max_age_s)
-		o->cluster.max_age_s = 30ull * 86400;
-	if (!o->cluster.retention_interval_s)
-		o->cluster.retention_interval_s = 600;
-	if (!o->cluster.max_bytes_per_namespace)
-		o->cluster.max_bytes_per_namespace = 16ull << 20;
+	if (!k->kubelet_root)
+		k->kubelet_root = "/var/lib/kubelet";
+	if (!k->keep_per_namespace)
+		k->keep_per_namespace = 50;
+	if (!k->max_age_s)
+		k->max_age_s = 30ull * 86400;
+	if (!k->retention_interval_s)
+		k->retention_interval_s = 600;
+	if (!k->max_bytes_per_namespace)
+		k->max_bytes_per_namespace = 16ull << 20;
 	return 0;
 }
 
 static int parse_opts(int argc, char **argv, const struct cli_globals *g,
-		      struct agent_opts *o)
+		      struct run_opts *ro)
 {
+	struct agent_opts *o = &ro->agent;
 	int c;
 
 	o->host_root = g->host_root;
@@ -361,7 +375,7 @@ static int parse_opts(int argc, char **argv, const struct cli_globals *g,
 		case '?':
 			return -EINVAL;
 		default:
-			if (parse_cluster_opt(c, optarg, o) < 0)
+			if (parse_cluster_opt(c, optarg, &ro->cluster) < 0)
 				return -EINVAL;
 		}
 	}
@@ -369,7 +383,7 @@ static int parse_opts(int argc, char **argv, const struct cli_globals *g,
 		usage(stderr);
 		return -EINVAL;
 	}
-	return check_mode(o);
+	return check_mode(ro);
 }
 
 static int read_boot_id(struct agent *a)
@@ -448,8 +462,17 @@ static int cluster_watch_list(struct agent *a)
 	return -ENOENT;
 }
 
-static int setup(struct agent *a)
+/* One run: the detector's state, and what the run owns beside it. */
+struct run {
+	struct agent a;
+	struct run_opts o;
+	struct run_cluster *cluster; /* NULL: standalone */
+	struct agent_http *http;     /* NULL: not serving */
+};
+
+static int setup(struct run *run)
 {
+	struct agent *a = &run->a;
 	int r;
 
 	raise_nofile();
@@ -479,18 +502,16 @@ static int setup(struct agent *a)
 			  strerror(-r));
 		return r;
 	}
+	/* the registry before the publish queue loads: its depth is set
+	 * from the files left by the previous run */
+	r = agent_metrics_new(&a->metrics);
+	if (r < 0) {
+		log_error("metrics: %s", strerror(-r));
+		return r;
+	}
 	if (!a->opts.standalone) {
-		strlcpy_safe(a->node, a->opts.cluster.node, sizeof(a->node));
-		/* the registry before the publish queue loads: its depth is
-		 * set from the files left by the previous run */
-		r = agent_metrics_init();
-		if (r < 0) {
-			log_error("metrics: %s", strerror(-r));
-			return r;
-		}
-		if (cluster_new(&a->opts.cluster, a->state_fd, &a->counters,
-				&a->cluster) < 0 ||
-		    cluster_pods_new(&a->pods) < 0)
+		strlcpy_safe(a->node, run->o.cluster.node, sizeof(a->node));
+		if (run_cluster_new(a, &run->o.cluster, &run->cluster) < 0)
 			return -EINVAL;
 	} else if (gethostname(a->node, sizeof(a->node)) < 0) {
 		strlcpy_safe(a->node, "unknown", sizeof(a->node));
@@ -568,7 +589,7 @@ static void counted_only(struct agent *a, const struct corr_kill *k)
 	char since[64] = "at once";
 
 	a->kills_counted_only += k->kills;
-	agent_metrics_unreported_kills(false, k->kills);
+	agent_metrics_unreported_kills(a->metrics, false, k->kills);
 	if (k->since_bundle_us != UINT64_MAX)
 		snprintf(since, sizeof(since), "%.1f s",
 			 (double)k->since_bundle_us / 1e6);
@@ -604,7 +625,7 @@ static void act_on(struct agent *a, struct corr_kill *k)
 		break;
 	}
 	if (k->how_found == CORR_NOTIFICATION) {
-		agent_metrics_unreported_kills(true, 1);
+		agent_metrics_unreported_kills(a->metrics, true, 1);
 		log_warn("kill in \"%s\" counted by the cgroup but no kernel "
 			 "report was read; writing the cgroup state alone",
 			 k->cgroup);
@@ -701,7 +722,8 @@ static void pop_reports(struct agent *a)
 	struct oom_report r;
 
 	while (kmsg_assembler_pop(a->asm_, &r) == 1) {
-		agent_metrics_kmsg_report(r.complete); /* obs hook */
+		agent_metrics_kmsg_report(a->metrics,
+					  r.complete); /* obs hook */
 		/* From the kernel's cgroup paths to ours, before anything
 		 * compares them with what we watch. */
 		if (agent_map_report(a, &r)) {
@@ -829,17 +851,20 @@ static int open_kmsg(struct agent *a)
 
 struct loop;
 /* What a source's readiness does; true ends the loop (a stop signal). */
-typedef bool loop_fn(struct loop *l);
+typedef bool loop_fn(struct loop *l, void *ud);
 /* The loop's sources: each fd in the epoll set and its callback, which
  * the event carries (data.ptr). The detector's own are added by
- * loop_setup(); cluster mode and the forecast sampler add theirs. */
+ * loop_setup(); the forecast sampler and a mode (agent.h, struct
+ * agent_source: cluster mode's, run_cluster.c) add theirs. */
 #define LOOP_MAX_SOURCES 8
 struct loop_source {
 	int fd;
 	loop_fn *ready;
+	void *ud;
 };
 
 struct loop {
+	struct run *run;
 	struct agent *a;
 	int ep, sfd, tfd, rescan_fd;
 	struct loop_source src[LOOP_MAX_SOURCES];
@@ -909,8 +934,9 @@ static void on_cgroup_event(const struct cgroup_event *ev, void *ud)
 			  ev->path);
 }
 
-/* Adds fd to the epoll set; ready is called when it is readable. */
-static int loop_add(struct loop *l, int fd, loop_fn *ready)
+/* Adds fd to the epoll set; ready(l, ud) is called when it is
+ * readable. */
+static int loop_add(struct loop *l, int fd, loop_fn *ready, void *ud)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct loop_source *s;
@@ -920,6 +946,7 @@ static int loop_add(struct loop *l, int fd, loop_fn *ready)
 	s = &l->src[l->n_src];
 	s->fd = fd;
 	s->ready = ready;
+	s->ud = ud;
 	ev.data.ptr = s;
 	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -errno;
@@ -952,64 +979,46 @@ static int loop_setup(struct loop *l)
 				.it_interval = {RESCAN_US / 1000000, 0},
 			},
 			NULL);
-	if ((r = loop_add(l, l->sfd, on_signal)) < 0 ||
-	    (r = loop_add(l, l->tfd, on_timer)) < 0 ||
-	    (r = loop_add(l, l->rescan_fd, on_rescan)) < 0 ||
-	    (l->a->kmsg &&
-	     (r = loop_add(l, kmsg_reader_fd(l->a->kmsg), on_kmsg)) < 0) ||
-	    (r = loop_add(l, cgroup_watch_fd(l->a->watch), on_watch)) < 0)
+	if ((r = loop_add(l, l->sfd, on_signal, NULL)) < 0 ||
+	    (r = loop_add(l, l->tfd, on_timer, NULL)) < 0 ||
+	    (r = loop_add(l, l->rescan_fd, on_rescan, NULL)) < 0 ||
+	    (l->a->kmsg && (r = loop_add(l, kmsg_reader_fd(l->a->kmsg), on_kmsg,
+					 NULL)) < 0) ||
+	    (r = loop_add(l, cgroup_watch_fd(l->a->watch), on_watch, NULL)) < 0)
 		return r;
 	return 0;
 }
 
-/* Cluster mode's /readyz, judged once a second by the detector (the
- * standalone agent is ready once its detector runs). */
-static void update_ready(struct agent *a)
+/* A mode's source (struct agent_source). */
+static bool on_source(struct loop *l, void *ud)
 {
-	char why[128];
-	bool r = cluster_ready(&a->counters, now_realtime_us() / 1000, why,
-			       sizeof(why));
+	const struct agent_source *src = ud;
 
-	agent_health_set_ready(r, why);
-}
-
-/* Pod snapshots from the watch thread. */
-static bool on_pods(struct loop *l)
-{
-	void *p;
-
-	while (evqueue_pop(cluster_pods_queue(l->a->cluster), &p) == 1)
-		cluster_pods_apply(l->a->pods, p);
+	(void)l;
+	src->ready(src->ud);
 	return false;
 }
 
-/* The publisher's answers to the snapshots asked (kill/late_snap.c). */
-static bool on_snap_answers(struct loop *l)
+/* The mode's sources (cluster mode: pods from the watch, snapshots from
+ * the publisher), kept in src for the loop's life. */
+static int loop_add_mode(struct loop *l, struct agent_source *src, size_t max)
 {
-	agent_cluster_snap_answers(l->a);
-	return false;
-}
+	size_t n = run_cluster_sources(l->run->cluster, src, max);
+	int r = 0;
 
-/* Cluster mode's sources: pods from the watch, snapshots from the
- * publisher. */
-static int loop_add_cluster(struct loop *l)
-{
-	int r = loop_add(l, evqueue_fd(cluster_pods_queue(l->a->cluster)),
-			 on_pods);
-
-	if (r == 0)
-		r = loop_add(l, evqueue_fd(cluster_snap_answers(l->a->cluster)),
-			     on_snap_answers);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = loop_add(l, src[i].fd, on_source, &src[i]);
 	return r;
 }
 
 /* The forecast sampler's 1 Hz tick (obs hook); in cluster mode also when
- * /readyz is judged. */
-static bool on_sample(struct loop *l)
+ * /readyz is judged (the standalone agent is ready once its detector
+ * runs). */
+static bool on_sample(struct loop *l, void *ud)
 {
+	(void)ud;
 	forecast_sampler_tick(l->a->sampler);
-	if (l->a->cluster)
-		update_ready(l->a);
+	run_cluster_tick(l->run->cluster);
 	return false;
 }
 
@@ -1123,8 +1132,9 @@ static void rearm(struct loop *l)
 		arm_timer(l, t > now ? t - now : 1);
 }
 
-static bool on_watch(struct loop *l)
+static bool on_watch(struct loop *l, void *ud)
 {
+	(void)ud;
 	cgroup_watch_dispatch(l->a->watch, on_cgroup_event, l);
 	after_drain(l, drain_kmsg(l->a));
 	correlate_tick(l->a->corr, now_monotonic_us());
@@ -1136,30 +1146,33 @@ static bool on_watch(struct loop *l)
 	return false;
 }
 
-static bool on_kmsg(struct loop *l)
+static bool on_kmsg(struct loop *l, void *ud)
 {
+	(void)ud;
 	after_drain(l, drain_kmsg(l->a));
 	return false;
 }
 
-static bool on_timer(struct loop *l)
+static bool on_timer(struct loop *l, void *ud)
 {
 	uint64_t exp;
 
+	(void)ud;
 	if (read(l->tfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		log_warn("timerfd: %s, ignoring", strerror(errno));
 	l->timer_armed = false;
 	/* Notifications the loop has not taken yet come before any deadline
 	 * (on_watch ticks after taking them): a late agent must not give up
 	 * on what is already there. */
-	return on_watch(l);
+	return on_watch(l, NULL);
 }
 
-static bool on_rescan(struct loop *l)
+static bool on_rescan(struct loop *l, void *ud)
 {
 	uint64_t exp;
 	int r;
 
+	(void)ud;
 	if (read(l->rescan_fd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		return false;
 	send_probe(l->a); /* until one comes back */
@@ -1169,10 +1182,11 @@ static bool on_rescan(struct loop *l)
 	return false;
 }
 
-static bool on_signal(struct loop *l)
+static bool on_signal(struct loop *l, void *ud)
 {
 	struct signalfd_siginfo si;
 
+	(void)ud;
 	while (read(l->sfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP)
 			continue;
@@ -1184,7 +1198,6 @@ static bool on_signal(struct loop *l)
 
 static int run_loop(struct loop *l)
 {
-	struct agent *a = l->a;
 	struct epoll_event evs[8];
 
 	for (;;) {
@@ -1197,11 +1210,9 @@ static int run_loop(struct loop *l)
 		for (int i = 0; i < n; i++) {
 			struct loop_source *s = evs[i].data.ptr;
 
-			if (s->ready(l))
+			if (s->ready(l, s->ud))
 				return 0;
 		}
-		atomic_store(&a->counters.detector_alive_ms,
-			     now_realtime_us() / 1000);
 		rearm(l);
 	}
 }
@@ -1232,50 +1243,60 @@ static void finish(struct agent *a)
  * OOMPredicted as Events), and the HTTP server. */
 static int start_obs(struct loop *l)
 {
+	struct run *run = l->run;
 	struct agent *a = l->a;
 	int r;
 
 	r = forecast_sampler_new(a, &a->sampler);
 	if (r < 0)
 		return r;
-	if (a->cluster) {
-		forecast_sampler_set_resolver(a->sampler, agent_cluster_resolve,
-					      a);
-		forecast_sampler_set_warn(a->sampler, agent_cluster_predicted,
-					  a);
-		/* /metrics reviews its callers' tokens with the publisher's
-		 * client (TokenReview, SubjectAccessReview); without one it
-		 * answers 503 */
-		agent_http_set_kube_client(cluster_client(a->cluster));
-	}
-	r = loop_add(l, forecast_sampler_fd(a->sampler), on_sample);
+	run_cluster_forecast(run->cluster, a->sampler);
+	r = loop_add(l, forecast_sampler_fd(a->sampler), on_sample, NULL);
 	if (r < 0) {
 		log_error("cgroup timeline timer: %s", strerror(-r));
 		return r;
 	}
-	return agent_http_start(a->opts.standalone);
+	/* /metrics reviews its callers' tokens with the publisher's client
+	 * (TokenReview, SubjectAccessReview); without one it answers 503 */
+	return agent_http_start(&run->o.http, a->opts.standalone, a->metrics,
+				run_cluster_client(run->cluster), &run->http);
 }
 
-int cmd_run(int argc, char **argv, const struct cli_globals *g)
+/* After the loop: the HTTP server, the detector's last kills, cluster
+ * mode (what waits for a snapshot is published, the threads stopped),
+ * the metrics. */
+static void stop(struct run *run)
 {
-	static struct agent a = {.state_fd = -1, .reports_fd = -1};
-	struct loop l = {
-		.a = &a, .ep = -1, .sfd = -1, .tfd = -1, .rescan_fd = -1};
-	const struct privs_spec *steady;
+	struct agent *a = &run->a;
+
+	agent_http_stop(run->http); /* obs hook */
+	run->http = NULL;
+	finish(a);
+	forecast_sampler_free(a->sampler);
+	a->sampler = NULL;
+	run_cluster_free(run->cluster);
+	run->cluster = NULL;
+	agent_metrics_free(a->metrics);
+	a->metrics = NULL;
+}
+
+/* Until the loop runs: everything set up, the privileges dropped, the
+ * threads started. */
+static int start(struct run *run, struct loop *l, const struct cli_globals *g,
+		 struct agent_source *src, size_t max_src)
+{
+	struct agent *a = &run->a;
 	int r;
 
-	if (agent_http_take_opts(&argc, argv) < 0 || /* obs hook */
-	    parse_opts(argc, argv, g, &a.opts) < 0)
-		return 2;
 	memlock_heap_policy(); /* before setup starts the cluster threads */
-	if (setup(&a) < 0 || setup_watch(&a) < 0 || open_kmsg(&a) < 0)
-		return 1;
-	r = loop_setup(&l);
-	if (r == 0 && a.cluster)
-		r = loop_add_cluster(&l);
+	if (setup(run) < 0 || setup_watch(a) < 0 || open_kmsg(a) < 0)
+		return -1;
+	r = loop_setup(l);
+	if (r == 0)
+		r = loop_add_mode(l, src, max_src);
 	if (r < 0) {
 		log_error("event loop: %s", strerror(-r));
-		return 1;
+		return -1;
 	}
 	/* resident from here on (before the drop: CAP_IPC_LOCK), and the
 	 * right to raise the detector's priority kept past the drop
@@ -1283,17 +1304,39 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	if ((r = memlock_all(512ull << 20, NULL)) < 0)
 		log_info("memory not locked: %s", strerror(-r));
 	(void)memlock_allow_priority();
-	if (start_obs(&l) < 0)
-		return 1;
-	steady = a.cluster ? &cluster_privs : &run_privs;
-	if (cli_enter_steady_state(steady, g) < 0)
-		return 1;
+	if (start_obs(l) < 0)
+		return -1;
+	if (cli_enter_steady_state(run->cluster ? &cluster_privs : &run_privs,
+				   g) < 0)
+		return -1;
 	/* after the privileges are dropped: threads keep what their
 	 * creator had */
-	if (a.cluster && (r = cluster_start(a.cluster)) < 0) {
+	if ((r = run_cluster_start(run->cluster)) < 0) {
 		log_error("cluster threads: %s", strerror(-r));
-		return 1;
+		return -1;
 	}
+	return 0;
+}
+
+int cmd_run(int argc, char **argv, const struct cli_globals *g)
+{
+	/* the run's sources' data, for the loop's life */
+	struct agent_source src[LOOP_MAX_SOURCES];
+	struct run *run = calloc(1, sizeof(*run));
+	struct loop l = {.ep = -1, .sfd = -1, .tfd = -1, .rescan_fd = -1};
+	int r;
+
+	if (!run)
+		return 1;
+	run->a.state_fd = run->a.reports_fd = -1;
+	l.run = run;
+	l.a = &run->a;
+	if (agent_http_take_opts(&argc, argv, &run->o.http) < 0 || /* obs */
+	    parse_opts(argc, argv, g, &run->o) < 0)
+		return 2;
+	run->a.opts = run->o.agent;
+	if (start(run, &l, g, src, ARRAY_SIZE(src)) < 0)
+		return 1;
 	/* Last, once every other thread is started (they would inherit it):
 	 * the detector wakes at a v1 OOM notification before the kill, and
 	 * lists the cgroup's tasks while the victim is still among them. A
@@ -1302,16 +1345,8 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	(void)memlock_raise_priority("detector thread");
 	log_info("ready");
 	r = run_loop(&l);
-	agent_http_stop(); /* obs hook */
-	finish(&a);
-	/* the publisher keeps its queue on disk: the next start resumes */
-	if (a.cluster)
-		agent_cluster_snap_flush(&a);
-	forecast_sampler_free(a.sampler);
-	a.sampler = NULL;
-	cluster_free(a.cluster);
-	cluster_pods_free(a.pods);
-	free(a.warn_gate);
+	stop(run);
+	free(run);
 	if (r < 0) {
 		log_error("event loop failed: %s", strerror(-r));
 		return 1;

@@ -13,12 +13,15 @@
 #include "obs/metrics.h"
 #include "obs/metrics_agent.h"
 
+/* the metrics the module under test feeds (NULL: none) */
+static struct agent_metrics *M;
+
 static char *render(void)
 {
 	struct strbuf sb = STRBUF_INIT;
 
 	strbuf_init(&sb, 1 << 22);
-	cr_assert_eq(agent_metrics_render(&sb), 0);
+	cr_assert_eq(agent_metrics_render(M, &sb), 0);
 	return strbuf_detach(&sb, NULL);
 }
 
@@ -50,12 +53,12 @@ static char *kills(void)
 
 static void setup(void)
 {
-	cr_assert_eq(agent_metrics_init(), 0);
+	cr_assert_eq(agent_metrics_new(&M), 0);
 }
 
 static void teardown(void)
 {
-	agent_metrics_free();
+	agent_metrics_free(M);
 }
 
 /* Two pods of one Deployment (web-7d9f-x2, then its replacement
@@ -72,8 +75,8 @@ Test(metrics_agent, kills_of_a_deployments_pods_are_one_series, .init = setup,
 					    .owner = "web"};
 	char *t;
 
-	agent_metrics_on_capture(&l, 12000, NULL); /* web-7d9f-x2 */
-	agent_metrics_on_capture(&l, -1, NULL);	   /* web-7d9f-q8 */
+	agent_metrics_on_capture(M, &l, 12000, NULL); /* web-7d9f-x2 */
+	agent_metrics_on_capture(M, &l, -1, NULL);    /* web-7d9f-q8 */
 	t = kills();
 	cr_assert_str_eq(t, "oomlens_oom_kills_total{namespace=\"shop\","
 			    "container=\"app\",verdict=\"java-heap\","
@@ -95,21 +98,25 @@ Test(metrics_agent, kills_by_container_verdict_and_owner, .init = setup,
 	char *t;
 
 	agent_metrics_on_capture(
+		M,
 		&(struct agent_kill_labels){"shop", "app", "java-heap",
 					    "Deployment", "web"},
 		-1, NULL);
-	agent_metrics_on_capture(&(struct agent_kill_labels){"shop", "side", "",
+	agent_metrics_on_capture(M,
+				 &(struct agent_kill_labels){"shop", "side", "",
 							     "Deployment",
 							     "web"},
 				 -1, NULL);
 	agent_metrics_on_capture(
+		M,
 		&(struct agent_kill_labels){"shop", "app", "java-heap",
 					    "StatefulSet", "db"},
 		-1, NULL);
 	agent_metrics_on_capture(
-		&(struct agent_kill_labels){"shop", "app", "spike", "", ""}, -1,
-		NULL);
+		M, &(struct agent_kill_labels){"shop", "app", "spike", "", ""},
+		-1, NULL);
 	agent_metrics_on_capture(
+		M,
 		&(struct agent_kill_labels){"shop", "app", "spike", NULL, NULL},
 		-1, NULL);
 	t = kills();
@@ -133,6 +140,7 @@ Test(metrics_agent, label_values_escaped, .init = setup, .fini = teardown)
 	char *t;
 
 	agent_metrics_on_capture(
+		M,
 		&(struct agent_kill_labels){"n\"s", "c\nx", "v", "K", "o\\w"},
 		-1, NULL);
 	t = kills();
@@ -148,8 +156,8 @@ Test(metrics_agent, standalone_by_verdict_only, .init = setup, .fini = teardown)
 {
 	char *t;
 
-	agent_metrics_on_capture(&(struct agent_kill_labels){.verdict = "leak"},
-				 -1, NULL);
+	agent_metrics_on_capture(
+		M, &(struct agent_kill_labels){.verdict = "leak"}, -1, NULL);
 	t = kills();
 	cr_assert_str_eq(t, "oomlens_oom_kills_total{namespace=\"\","
 			    "container=\"\",verdict=\"leak\",owner_kind=\"\","
@@ -189,7 +197,8 @@ static void kill_of(unsigned i)
 	char owner[32];
 
 	snprintf(owner, sizeof(owner), "w%u", i);
-	agent_metrics_kill(&(struct agent_kill_labels){"ns", "app", "spike",
+	agent_metrics_kill(M,
+			   &(struct agent_kill_labels){"ns", "app", "spike",
 						       "Deployment", owner},
 			   -1);
 }
@@ -228,9 +237,9 @@ Test(metrics_agent, time_to_oom_lives_while_set, .init = setup,
 {
 	char *t, *g;
 
-	agent_metrics_time_to_oom("shop", "web-7d9f-x2", "app", 42.5);
-	agent_metrics_time_to_oom("shop", "web-7d9f-q8", "app", 30);
-	agent_metrics_time_to_oom("shop", "web-7d9f-x2", "app", 40);
+	agent_metrics_time_to_oom(M, "shop", "web-7d9f-x2", "app", 42.5);
+	agent_metrics_time_to_oom(M, "shop", "web-7d9f-q8", "app", 30);
+	agent_metrics_time_to_oom(M, "shop", "web-7d9f-x2", "app", 40);
 	t = render();
 	g = lines_of(t, "oomlens_time_to_oom_seconds{");
 	cr_assert_str_eq(g, "oomlens_time_to_oom_seconds{namespace=\"shop\","
@@ -239,7 +248,7 @@ Test(metrics_agent, time_to_oom_lives_while_set, .init = setup,
 			    "pod=\"web-7d9f-q8\",container=\"app\"} 30\n");
 	free(g);
 	free(t);
-	agent_metrics_time_to_oom("shop", "web-7d9f-x2", "app", -1);
+	agent_metrics_time_to_oom(M, "shop", "web-7d9f-x2", "app", -1);
 	t = render();
 	g = lines_of(t, "oomlens_time_to_oom_seconds{");
 	cr_assert_str_eq(g, "oomlens_time_to_oom_seconds{namespace=\"shop\","
@@ -258,11 +267,11 @@ Test(metrics_agent, time_to_oom_room_comes_back, .init = setup,
 
 	for (unsigned i = 0; i < METRICS_MAX_SERIES; i++) {
 		snprintf(pod, sizeof(pod), "p%u", i);
-		agent_metrics_time_to_oom("ns", pod, "app", 10);
+		agent_metrics_time_to_oom(M, "ns", pod, "app", 10);
 	}
-	agent_metrics_time_to_oom("ns", "late", "app", 5);
-	agent_metrics_time_to_oom("ns", "p3", "app", -1);
-	agent_metrics_time_to_oom("ns", "later", "app", 6);
+	agent_metrics_time_to_oom(M, "ns", "late", "app", 5);
+	agent_metrics_time_to_oom(M, "ns", "p3", "app", -1);
+	agent_metrics_time_to_oom(M, "ns", "later", "app", 6);
 	t = render();
 	cr_assert(strstr(t, "oomlens_time_to_oom_seconds{namespace=\"ns\","
 			    "pod=\"later\",container=\"app\"} 6\n"));
@@ -278,9 +287,9 @@ Test(metrics_agent, unreported_kills_by_bundled, .init = setup,
 {
 	char *t;
 
-	agent_metrics_unreported_kills(true, 1);
-	agent_metrics_unreported_kills(false, 1);
-	agent_metrics_unreported_kills(false, 3);
+	agent_metrics_unreported_kills(M, true, 1);
+	agent_metrics_unreported_kills(M, false, 1);
+	agent_metrics_unreported_kills(M, false, 3);
 	t = render();
 	cr_assert(strstr(t, "oomlens_unreported_kills_total{bundled=\"true\"} "
 			    "1\n"),

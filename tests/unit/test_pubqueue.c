@@ -21,6 +21,9 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 
+/* the metrics the module under test feeds (NULL: none) */
+static struct agent_metrics *M;
+
 #define OPS                                                             \
 	8 /* report, report_uid, bundle, status, alive, event, resolve, \
 	   bundle_is_ours */
@@ -236,7 +239,7 @@ Test(pubqueue, happy_path_all_steps_once)
 	struct pub_item it = item("oom-a-1", "reports/oom-a-1.tar.gz");
 	uint64_t next;
 
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_add(q, &it), -EEXIST);
 	cr_assert(queued_file("oom-a-1"), "saved before any API call");
@@ -261,7 +264,7 @@ Test(pubqueue, conflicts_409_count_as_done)
 
 	f.script[0][0] = -EEXIST; /* the report exists */
 	f.script[2][0] = -EEXIST; /* so does the bundle */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
 	cr_assert_eq(f.calls[1], 1, "uid fetched after the 409");
@@ -283,7 +286,7 @@ Test(pubqueue, a_planted_bundle_is_replaced_not_trusted)
 	struct pub_item it = item("oom-a-9", "reports/x.tar.gz");
 
 	f.script[2][0] = -EEXIST; /* a bundle of that name is there */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
 	cr_assert_eq(f.calls[7], 1, "the stored bundle's data checked");
@@ -305,7 +308,7 @@ Test(pubqueue, a_409_whose_bundle_cannot_be_read_is_retried)
 
 	f.script[2][0] = -EEXIST;
 	f.script[7][0] = -EIO; /* 503 on the GET */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, 0, &next), 0);
 	cr_assert_eq(pubqueue_stats(q)->published, 0);
@@ -327,7 +330,7 @@ Test(pubqueue, retries_5xx_429_transport_with_backoff)
 	f.script[0][0] = -EIO;	      /* 503 on the report */
 	f.script[0][1] = -EAGAIN;     /* 429 */
 	f.script[2][0] = -ECONNRESET; /* the API went away mid-bundle */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, now, &next), 0);
 	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_REPORT);
@@ -371,7 +374,7 @@ Test(pubqueue, permanent_422_moves_to_failed)
 	struct pub_item b = item("oom-a-5", "reports/y.tar.gz");
 
 	f.script[0][0] = -EINVAL; /* 422 */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	cr_assert_eq(pubqueue_add(q, &b), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 2, "one failed, one done");
@@ -408,7 +411,7 @@ Test(pubqueue, failed_items_kept_newest_64)
 	}
 	cr_assert_eq(write_file_atomic_at(dfd, "notes.txt", "x", 1, 0640), 0);
 	cr_assert_eq(symlinkat("oom-00.json", dfd, "link.json"), 0);
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	for (int i = 0; i < 70; i++) {
 		snprintf(name, sizeof(name), "oom-%02d.json", i);
 		cr_assert_eq(faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) ==
@@ -456,7 +459,7 @@ Test(pubqueue, items_past_the_most_stay_queued)
 		cr_assert_eq(write_all(fd, sb.buf, sb.len), 0);
 		close(fd);
 	}
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_depth(q), 4096);
 	cr_assert_eq(opendir_at(dfd, ".", &d), 0);
 	while ((de = readdir(d)))
@@ -480,7 +483,7 @@ Test(pubqueue, pod_gone_skips_event_only)
 	struct pubqueue *q;
 	struct pub_item it = item("oom-a-6", "reports/x.tar.gz");
 
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
 	cr_assert_eq(f.calls[0], 1, "report published");
@@ -499,7 +502,7 @@ Test(pubqueue, pod_lookup_failure_retries_event)
 	uint64_t next;
 
 	f.script[4][0] = -ECONNRESET;
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, 0, &next), 0);
 	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_EVENT);
@@ -517,7 +520,7 @@ Test(pubqueue, bundle_too_large_or_missing_still_reports)
 	struct pub_item c = item("oom-a-10", "reports/x.tar.gz");
 
 	f.script[2][0] = -E2BIG; /* c: the server refuses its size */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	cr_assert_eq(pubqueue_add(q, &b), 0);
 	cr_assert_eq(pubqueue_add(q, &c), 0);
@@ -539,7 +542,7 @@ Test(pubqueue, restart_resumes_from_files)
 	b.added_ms = 2;
 	f.script[3][0] = -EIO; /* a: status fails, then the agent stops */
 	f.script[0][1] = -EIO; /* b: report fails */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	cr_assert_eq(pubqueue_add(q, &b), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 0);
@@ -550,7 +553,7 @@ Test(pubqueue, restart_resumes_from_files)
 		0);
 	memset(&f, 0, sizeof(f));
 	f.alive = 1;
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_depth(q), 2);
 	cr_assert_str_eq(pubqueue_item(q, 0)->id, "oom-b-1", "kill order");
 	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_STATUS);
@@ -574,7 +577,7 @@ Test(pubqueue, event_count_recorded)
 	struct pub_item a = item("oom-c-1", "reports/x.tar.gz");
 	struct pub_item b = item("oom-c-2", "reports/x.tar.gz");
 
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	cr_assert_eq(pubqueue_add(q, &b), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 2);
@@ -594,14 +597,14 @@ Test(pubqueue, unknown_pod_resolved_first_and_retried)
 
 	it.ns[0] = it.pod[0] = it.container[0] = '\0';
 	f.script[6][0] = -ECONNREFUSED;
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, now, &next), 0);
 	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_RESOLVE);
 	cr_assert_eq(f.calls[0], 0, "no report before the pod is named");
 	pubqueue_free(q);
 	/* a restart: the item is read back at its step */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_depth(q), 1);
 	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_RESOLVE);
 	cr_assert_eq(pubqueue_run(q, now + 2000, NULL), 1);
@@ -618,7 +621,7 @@ Test(pubqueue, known_pod_skips_resolve)
 	struct pubqueue *q;
 	struct pub_item it = item("oom-a-10", "reports/x.tar.gz");
 
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
 	cr_assert_eq(f.calls[6], 0);
@@ -634,7 +637,7 @@ Test(pubqueue, staged_kill_is_loaded_by_the_next_start_and_published_once)
 	struct pub_item none = item("", "reports/x.tar.gz");
 
 	/* the queue dir exists: the agent opened it before any kill */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	pubqueue_free(q);
 	a.step = PUB_EVENT; /* what the detector holds must not leak in */
 	a.attempts = 3;
@@ -643,7 +646,7 @@ Test(pubqueue, staged_kill_is_loaded_by_the_next_start_and_published_once)
 	cr_assert_eq(pubqueue_stage(state_fd, &none), -EINVAL);
 	cr_assert(queued_file("oom-s-1"));
 	/* the agent died before its publisher took the kill; it starts again */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_depth(q), 1);
 	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_REPORT);
 	cr_assert_eq(pubqueue_item(q, 0)->attempts, 0);
@@ -671,7 +674,7 @@ Test(pubqueue, create_404_retried_while_the_resource_is_not_served)
 	 * the bundle, then served */
 	f.script[0][0] = f.script[0][1] = -ENOENT;
 	f.script[2][0] = -ENOENT;
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	for (int i = 0; i < 10 && pubqueue_depth(q); i++) {
 		pubqueue_run(q, now, &next);
@@ -708,12 +711,12 @@ Test(pubqueue, create_404_retried_while_the_resource_is_not_served)
 static void metrics_setup(void)
 {
 	setup();
-	cr_assert_eq(agent_metrics_init(), 0);
+	cr_assert_eq(agent_metrics_new(&M), 0);
 }
 
 static void metrics_teardown(void)
 {
-	agent_metrics_free();
+	agent_metrics_free(M);
 	teardown();
 }
 
@@ -728,7 +731,7 @@ static double sample(const char *series)
 	double v = -1;
 
 	strbuf_init(&sb, 1 << 20);
-	cr_assert_eq(agent_metrics_render(&sb), 0);
+	cr_assert_eq(agent_metrics_render(M, &sb), 0);
 	for (const char *l = sb.buf; l && *l;
 	     l = strchr(l, '\n'), l = l ? l + 1 : l)
 		if (!strncmp(l, series, n) && l[n] == ' ') {
@@ -756,7 +759,7 @@ Test(pubqueue_metrics, latency_from_the_kill_once_and_depth_each_change)
 	struct pub_item a = item("oom-m-1", "reports/x.tar.gz");
 	double sum;
 
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(sample(DEPTH), 0, "an empty queue: 0, and present");
 	cr_assert_eq(sample(COUNT), 0, "no kill published yet");
 	a.killed_at_ms = (int64_t)now_ms() - 2500;
@@ -798,7 +801,7 @@ Test(pubqueue_metrics, a_bundle_stored_before_is_not_counted_again)
 	f.script[2][0] = -EEXIST;    /* and its bundle */
 	f.script[2][1] = -ETIMEDOUT; /* lost: the answer never came */
 	f.script[2][2] = -EEXIST;    /* its retry: stored after all */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &again), 0);
 	cr_assert_eq(pubqueue_add(q, &lost), 0);
 	cr_assert_eq(pubqueue_run(q, 0, &next), 1);
@@ -830,7 +833,7 @@ Test(pubqueue_metrics, replayed_after_a_restart_counts_the_whole_wait)
 	half.added_ms = 2;
 	f.script[0][0] = -ECONNREFUSED; /* old: the API is away */
 	f.script[3][0] = -EIO;		/* half: its status fails */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &old), 0);
 	cr_assert_eq(pubqueue_add(q, &half), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 0);
@@ -838,11 +841,11 @@ Test(pubqueue_metrics, replayed_after_a_restart_counts_the_whole_wait)
 	cr_assert_eq(sample(DEPTH), 2);
 	pubqueue_free(q);
 	/* the next process: a new registry, the queue from the files */
-	agent_metrics_free();
-	cr_assert_eq(agent_metrics_init(), 0);
+	agent_metrics_free(M);
+	cr_assert_eq(agent_metrics_new(&M), 0);
 	memset(&f, 0, sizeof(f));
 	f.alive = 1;
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(sample(DEPTH), 2, "set from the files at start");
 	cr_assert_eq(pubqueue_item(q, 0)->killed_at_ms, old.killed_at_ms,
 		     "the kill's time is in the file");
@@ -874,7 +877,7 @@ Test(pubqueue_metrics, failures_by_reason)
 	f.script[2][1] = -E2BIG;	/* a: refused as too large */
 	f.script[3][0] = -EPERM;	/* a: 403 */
 	f.script[4][0] = -ECANCELED;	/* a: the agent stopping */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	for (int i = 0; i < 10 && pubqueue_depth(q); i++) {
 		pubqueue_run(q, now, &next);
@@ -974,7 +977,7 @@ Test(pubqueue, bundles_lists_staged_and_queued_not_failed)
 		     "no queue before the first start");
 	f.script[0][0] = -EINVAL; /* a: 422, to queue/failed/ */
 	f.script[0][1] = -EIO;	  /* b: waits for its retry */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	cr_assert_eq(pubqueue_add(q, &b), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
@@ -1000,7 +1003,7 @@ Test(pubqueue, take_reads_the_staged_file_and_writes_nothing)
 	struct pub_item a = item("oom-t-1", "reports/oom-t-1.tar.gz");
 	struct stat before, after;
 
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, &q), 0);
+	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
 	a.limit = 123456789;
 	cr_assert_eq(pubqueue_stage(state_fd, &a), 0);
 	cr_assert_eq(fstatat(state_fd, "queue/oom-t-1.json", &before, 0), 0);

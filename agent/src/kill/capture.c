@@ -25,7 +25,6 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "kernel/procfs.h"
-#include "kube/kube_node.h"
 
 static const char *value_state(const struct cgroup_value *v)
 {
@@ -212,49 +211,50 @@ static struct json_object *kernel_json(const struct oom_report *r,
 	return j;
 }
 
-/* Whether a task of a global OOM's dump is the victim or of its pod: by
+/* Whether a task of a global OOM's dump is the victim or its owner's: by
  * /proc/<pid>/cgroup read now (a task gone since is left out). */
-struct pod_tasks {
-	const struct host *host;
-	const char *pod_uid; /* "" when the victim is no pod's */
+struct owner_tasks {
+	const struct agent *a;
+	const struct kill_owner *owner; /* NULL when the victim is nobody's */
 	int victim;
 };
 
-static bool pod_task(int pid, void *arg)
+static bool owner_task(int pid, void *arg)
 {
-	const struct pod_tasks *t = arg;
+	const struct owner_tasks *t = arg;
 	_cleanup_close_ int fd = -1;
 	char cg[KMSG_PATH_MAX];
-	struct kube_cgpath cp;
 
 	if (pid == t->victim)
 		return true;
-	if (!t->pod_uid[0] || (fd = host_open_pid(t->host, pid)) < 0)
+	if (!t->owner || (fd = host_open_pid(&t->a->host, pid)) < 0)
 		return false;
 	return procfs_read_cgroup(fd, cg, sizeof(cg)) == 0 &&
-	       kube_cgpath_parse(cg, &cp) == 0 && streq(cp.pod_uid, t->pod_uid);
+	       t->a->hooks->owner_task(t->owner, cg);
 }
 
-/* Cluster mode publishes the bundle in the victim's namespace: a global
- * OOM's task dump, which lists every process of the node, is cut to the
- * victim and its pod's tasks into *cut, with how many were left out in
- * the manifest; the whole report stays on the node, 0600 beside the
- * bundle (STATE/reports/<id>.node-oom.txt). false: nothing to cut, or it
- * failed (then the dump is left out whole). */
+/* A mode with hooks publishes the bundle beyond the node (cluster mode:
+ * in the victim's namespace): a global OOM's task dump, which lists every
+ * process of the node, is cut to the victim and its owner's tasks into
+ * *cut, with how many were left out in the manifest; the whole report
+ * stays on the node, 0600 beside the bundle
+ * (STATE/reports/<id>.node-oom.txt). false: nothing to cut, or it failed
+ * (then the dump is left out whole). */
 static bool cut_node_tasks(struct agent *a, const struct corr_kill *k,
-			   const struct agent_kill_pod *kp, const char *id,
+			   const struct kill_owner *owner, const char *id,
 			   struct json_object *man, struct strbuf *cut)
 {
 	const struct oom_report *r = &k->report;
-	struct pod_tasks t = {.host = &a->host,
-			      .pod_uid = kp->have ? kp->m.path.pod_uid : "",
-			      .victim = r->n_victims ? r->victims[0].pid : -1};
+	struct owner_tasks t = {.a = a,
+				.owner = owner,
+				.victim =
+					r->n_victims ? r->victims[0].pid : -1};
 	struct oom_tasks_cut c = {0};
 	struct json_object *o;
 	char name[128];
 	int q;
 
-	if (!a->cluster || !r->global || !r->n_tasks)
+	if (!a->hooks || !r->global || !r->n_tasks)
 		return false;
 	snprintf(name, sizeof(name), "%s.node-oom.txt", id);
 	q = write_file_atomic_at(a->reports_fd, name, r->raw.buf, r->raw.len,
@@ -262,7 +262,7 @@ static bool cut_node_tasks(struct agent *a, const struct corr_kill *k,
 	if (q < 0)
 		log_warn("%s: the node's whole OOM report not kept: %s", name,
 			 strerror(-q));
-	q = oom_report_cut_tasks(r, pod_task, &t, cut, &c);
+	q = oom_report_cut_tasks(r, owner_task, &t, cut, &c);
 	if (q < 0) {
 		/* no task line of anyone's rather than everyone's */
 		strbuf_reset(cut);
@@ -332,12 +332,15 @@ static void add_agent_timeline(struct forecast_sampler *fs, struct bundle *b,
 			       const struct corr_kill *k, uint64_t kill_mono_ms,
 			       int64_t wall_minus_mono_ms, uint64_t kill_ms)
 {
-	static struct forecast_history h[2]; /* 3 KiB: off the stack */
+	/* 3 KiB: off the stack */
+	_cleanup_free_ struct forecast_history *h = calloc(2, sizeof(*h));
 	const char *oom = k->report.oom_memcg;
 	struct cgtimeline_series s[2];
 	struct json_object *j;
 	size_t n = 0;
 
+	if (!h) /* as when the sampler has no history of the cgroup */
+		return;
 	if (forecast_sampler_history(fs, k->cgroup, kill_mono_ms, &h[n]) > 0)
 		s[n++] = (struct cgtimeline_series){
 			.cgroup = k->cgroup,
@@ -426,20 +429,25 @@ static void add_spool(struct bundle *b, const char *const *dirs, size_t n,
 	add_capture(b, man);
 }
 
-/* Cluster mode: the spool of the victim's pod, found by the UID in its
- * cgroup path; whatever cgroup the spool names for itself (the sidecar
- * sees its pod from inside, maybe through a cgroup namespace), its
- * location makes it this pod's (spool.c, located_score). */
-static void add_pod_spool(struct agent *a, struct bundle *b,
-			  const struct agent_kill_pod *kp, const char *cgroup,
-			  struct json_object *man, uint64_t kill_ms)
+/* The spools of the kill: --spool-dir's (standalone), or its owner's
+ * (cluster mode: the spool of the victim's pod, found by the UID in its
+ * cgroup path; whatever cgroup the spool names for itself, the sidecar
+ * seeing its pod from inside, maybe through a cgroup namespace, its
+ * location makes it this pod's: spool.c, located_score). */
+static void add_spools(struct agent *a, struct bundle *b,
+		       const struct kill_owner *owner, const char *cgroup,
+		       struct json_object *man, uint64_t kill_ms)
 {
 	char dir[4096];
-	const char *dirs[1];
+	const char *dirs[AGENT_MAX_SPOOL + 1];
+	size_t n = 0;
 
-	dirs[0] = agent_cluster_spool(a, kp, dir, sizeof(dir));
-	if (dirs[0])
-		add_spool(b, dirs, 1, cgroup, man, kill_ms);
+	for (int i = 0; i < a->opts.n_spool; i++)
+		dirs[n++] = a->opts.spool[i];
+	if (a->hooks && owner &&
+	    (dirs[n] = a->hooks->spool(a->hooks->ud, owner, dir, sizeof(dir))))
+		n++;
+	add_spool(b, dirs, n, cgroup, man, kill_ms);
 }
 
 static void print_line(const char *id, const char *path,
@@ -476,23 +484,19 @@ static void print_line(const char *id, const char *path,
 }
 
 /* oomlens_oom_kills_total by the victim's namespace, container and
- * workload (cluster mode, a kill in a known pod), else by its verdict
- * alone: a cgroup path is no bounded label (a scope, a container id). */
-static void count_kill(const struct agent_kill_pod *kp, const char *verdict,
-		       int64_t latency, const struct bundle *b)
+ * workload (its owner's labels: cluster mode, a kill in a known pod), else
+ * by its verdict alone: a cgroup path is no bounded label (a scope, a
+ * container id). */
+static void count_kill(struct agent *a, const struct kill_owner *owner,
+		       const char *verdict, int64_t latency,
+		       const struct bundle *b)
 {
-	const struct cluster_pod *p = kp->have ? kp->m.pod : NULL;
-	/* as the OOMReport says it (cluster_capture.c) */
-	struct agent_kill_labels l = {
-		.verdict = verdict && verdict[0] ? verdict : "unknown"};
+	struct agent_kill_labels l = {0};
 
-	if (p) {
-		l.ns = p->ns;
-		l.container = kp->m.container;
-		l.owner_kind = p->workload_kind;
-		l.owner = p->workload;
-	}
-	agent_metrics_on_capture(&l, latency, b);
+	if (a->hooks && owner)
+		a->hooks->labels(owner, &l);
+	l.verdict = verdict && verdict[0] ? verdict : "unknown";
+	agent_metrics_on_capture(a->metrics, &l, latency, b);
 }
 
 /* A kernel report's id is its boot and sequence: an agent stopped by force
@@ -516,56 +520,32 @@ static bool regular_file_at(int dfd, const char *dir, const char *id,
 static bool captured_before(const struct agent *a, const char *id)
 {
 	if (!regular_file_at(a->reports_fd, "", id, ".tar.gz") ||
-	    (a->cluster &&
-	     !regular_file_at(a->state_fd, "queue/", id, ".json")))
+	    (a->hooks && !a->hooks->handed_over(a->hooks->ud, id)))
 		return false;
 	log_info("report %s: captured before the agent's last stop "
 		 "(reports/%s.tar.gz%s); not again",
-		 id, id, a->cluster ? ", queued" : "");
+		 id, id, a->hooks ? ", queued" : "");
 	return true;
 }
 
-int agent_capture(struct agent *a, struct corr_kill *k)
+/* The bundle of k under id, finished and saved: its size, or -errno. */
+static long build(struct agent *a, struct corr_kill *k,
+		  const struct kill_owner *owner, const char *id,
+		  struct bundle *b, struct agent_verdict *verdict,
+		  int64_t latency, uint64_t mono, uint64_t wall,
+		  uint64_t *ret_kill_ms)
 {
 	const struct oom_report *r = &k->report;
-	uint64_t mono = now_monotonic_us(), wall = now_realtime_us();
-	uint64_t kill_us = r->n_victims ? r->victims[0].usec : r->usec;
-	/* kmsg stamps are converted to CLOCK_MONOTONIC by the offset
-	 * measured at start (0 where they are the same clock). */
-	int64_t latency =
-		kill_us != UINT64_MAX
-			? (int64_t)mono - ((int64_t)kill_us - a->kmsg_offset_us)
-			: -1;
-	char id[96], name[128], path[4096];
-	struct bundle *b;
-	struct json_object *man, *kj;
-	struct agent_verdict verdict = {0};
-	struct agent_kill_pod kp = {0};
+	struct json_object *man = bundle_manifest(b), *kj;
 	_cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
+	char name[128];
 	uint64_t kill_ms;
-	long size;
-	int q;
 
 	strbuf_init(&raw, KMSG_RAW_MAX + 1);
-	if (a->cluster && !agent_cluster_want(a, k, &kp))
-		return 0;
-
-	if (r->seq_first != UINT64_MAX)
-		snprintf(id, sizeof(id), "oom-%.8s-%llu", a->boot_id,
-			 (unsigned long long)r->seq_first);
-	else /* no kernel report: a name that cannot collide with one */
-		snprintf(id, sizeof(id), "oom-%.8s-m%llu", a->boot_id,
-			 (unsigned long long)mono);
-	if (captured_before(a, id))
-		return 0;
-	q = bundle_new(id, &b);
-	if (q < 0)
-		return q;
-	man = bundle_manifest(b);
 	fill_manifest(a, k, man, wall);
-	if (a->cluster)
-		agent_cluster_manifest(&kp, man);
-	if (!cut_node_tasks(a, k, &kp, id, man, &raw))
+	if (a->hooks && owner)
+		a->hooks->manifest(owner, man);
+	if (!cut_node_tasks(a, k, owner, id, man, &raw))
 		strbuf_add(&raw, r->raw.buf, r->raw.len);
 	bundle_add(b, "kernel/oom.txt", raw.buf, raw.len, BUNDLE_ESSENTIAL);
 	kj = kernel_json(r, &raw);
@@ -582,32 +562,78 @@ int agent_capture(struct agent *a, struct corr_kill *k)
 			   (mono - (latency > 0 ? (uint64_t)latency : 0)) /
 				   1000,
 			   ((int64_t)wall - (int64_t)mono) / 1000, kill_ms);
-	if (a->cluster)
-		add_pod_spool(a, b, &kp, k->cgroup, man, kill_ms);
-	else
-		add_spool(b, a->opts.spool, (size_t)a->opts.n_spool, k->cgroup,
-			  man, kill_ms);
-	agent_bundle_diagnose(b, r, man, kill_ms, &verdict);
+	add_spools(a, b, owner, k->cgroup, man, kill_ms);
+	agent_bundle_diagnose(b, r, man, kill_ms, verdict);
 	agent_bundle_report(a, b, id);
+	*ret_kill_ms = kill_ms;
 	snprintf(name, sizeof(name), "%s.tar.gz", id);
-	size = bundle_write(b, a->reports_fd, name, a->opts.bundle_max);
+	return bundle_write(b, a->reports_fd, name, a->opts.bundle_max);
+}
+
+static int capture(struct agent *a, struct corr_kill *k,
+		   const struct kill_owner *owner)
+{
+	const struct oom_report *r = &k->report;
+	uint64_t mono = now_monotonic_us(), wall = now_realtime_us();
+	uint64_t kill_us = r->n_victims ? r->victims[0].usec : r->usec;
+	/* kmsg stamps are converted to CLOCK_MONOTONIC by the offset
+	 * measured at start (0 where they are the same clock). */
+	int64_t latency =
+		kill_us != UINT64_MAX
+			? (int64_t)mono - ((int64_t)kill_us - a->kmsg_offset_us)
+			: -1;
+	char id[96], path[4096];
+	struct bundle *b;
+	struct agent_verdict verdict = {0};
+	uint64_t kill_ms = 0;
+	long size;
+	int q;
+
+	if (r->seq_first != UINT64_MAX)
+		snprintf(id, sizeof(id), "oom-%.8s-%llu", a->boot_id,
+			 (unsigned long long)r->seq_first);
+	else /* no kernel report: a name that cannot collide with one */
+		snprintf(id, sizeof(id), "oom-%.8s-m%llu", a->boot_id,
+			 (unsigned long long)mono);
+	if (captured_before(a, id))
+		return 0;
+	q = bundle_new(id, &b);
+	if (q < 0)
+		return q;
+	size = build(a, k, owner, id, b, &verdict, latency, mono, wall,
+		     &kill_ms);
 	if (size < 0) {
-		count_kill(&kp, verdict.verdict, latency, b);
+		count_kill(a, owner, verdict.verdict, latency, b);
 		bundle_free(b);
 		return (int)size;
 	}
-	snprintf(path, sizeof(path), "%s/reports/%s", a->opts.state_dir, name);
+	snprintf(path, sizeof(path), "%s/reports/%s.tar.gz", a->opts.state_dir,
+		 id);
 	print_line(id, path, k, latency, size, &verdict);
 	a->reports_written++;
-	/* saved on the node first; the API gets it from the publisher, after
-	 * the pod's uploaded snapshot when the node has none (the bundle
-	 * then stays here until it is in: cluster_snap.c) */
-	if (a->cluster && agent_cluster_snap_wait(a, k, &kp, b, id, &verdict,
-						  kill_ms, latency))
+	/* saved on the node first; a mode that publishes it may keep it
+	 * until more comes (cluster mode: the pod's uploaded snapshot when
+	 * the node has none, kill/late_snap.c) */
+	if (a->hooks && a->hooks->keep(a->hooks->ud, k, owner, b, id, &verdict,
+				       kill_ms, latency))
 		return 0;
-	count_kill(&kp, verdict.verdict, latency, b);
+	count_kill(a, owner, verdict.verdict, latency, b);
 	bundle_free(b);
-	if (a->cluster)
-		agent_cluster_publish(a, k, &kp, id, &verdict, kill_ms);
+	if (a->hooks)
+		a->hooks->hand_over(a->hooks->ud, k, owner, id, &verdict,
+				    kill_ms);
 	return 0;
+}
+
+int agent_capture(struct agent *a, struct corr_kill *k)
+{
+	struct kill_owner *owner = NULL;
+	int r;
+
+	if (a->hooks && !a->hooks->want(a->hooks->ud, k->cgroup, &owner))
+		return 0;
+	r = capture(a, k, owner);
+	if (a->hooks)
+		a->hooks->owner_free(owner);
+	return r;
 }

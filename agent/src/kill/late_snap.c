@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "kill/late_snap.h"
 #include "obs/metrics_agent.h"
 #include "base/jget.h"
 #include "base/log.h"
@@ -26,22 +26,66 @@
  * state (a snapshot of the restarted container). */
 #define SNAP_AFTER_KILL_MS 2000
 
-bool agent_cluster_snap_wait(struct agent *a, struct corr_kill *k,
-			     const struct agent_kill_pod *p, struct bundle *b,
-			     const char *id, const struct agent_verdict *v,
-			     uint64_t kill_ms, int64_t latency)
+/* One kill waiting for its pod's snap-<pod>. */
+struct snap_wait {
+	struct bundle *b;
+	struct pub_item *it;
+	/* the kill's parsed report, taken over from the correlator: the
+	 * bundle is diagnosed again from it, not re-parsed */
+	struct oom_report report;
+	uint64_t kill_ms;
+	int64_t latency;
+};
+
+struct late_snap {
+	struct agent *a;
+	struct cluster_mode *cm;
+	struct snap_wait w[CLUSTER_SNAP_WAIT];
+	size_t n;
+};
+
+int late_snap_new(struct agent *a, struct cluster_mode *cm,
+		  struct late_snap **ret)
 {
-	struct agent_snap_wait *w;
+	struct late_snap *ls = calloc(1, sizeof(*ls));
+
+	if (!ls)
+		return -ENOMEM;
+	ls->a = a;
+	ls->cm = cm;
+	*ret = ls;
+	return 0;
+}
+
+void late_snap_free(struct late_snap *ls)
+{
+	free(ls);
+}
+
+void late_snap_in_use(const struct late_snap *ls,
+		      void (*mark)(const char *bundle_file, void *arg),
+		      void *arg)
+{
+	for (size_t i = 0; i < ls->n; i++)
+		if (ls->w[i].it)
+			mark(ls->w[i].it->bundle_file, arg);
+}
+
+bool late_snap_wait(struct late_snap *ls, struct corr_kill *k,
+		    const struct cluster_kill_pod *p, struct bundle *b,
+		    const char *id, const struct agent_verdict *v,
+		    uint64_t kill_ms, int64_t latency)
+{
+	struct snap_wait *w;
 	struct cluster_snap *s;
 
 	/* only opted-in pods have a sidecar; the node's spool wins */
 	if (!p->have || !p->m.pod || p->m.pod->capture != KUBE_CAPTURE_ON ||
-	    bundle_has(b, "spool/snapshot.json") ||
-	    a->n_snap_wait == CLUSTER_SNAP_WAIT)
+	    bundle_has(b, "spool/snapshot.json") || ls->n == CLUSTER_SNAP_WAIT)
 		return false;
 	s = calloc(1, sizeof(*s));
-	w = &a->snap_wait[a->n_snap_wait];
-	w->it = s ? agent_cluster_item(a, k, p, id, v, kill_ms) : NULL;
+	w = &ls->w[ls->n];
+	w->it = s ? cluster_kill_item(ls->cm, k, p, id, v, kill_ms) : NULL;
 	if (!w->it) {
 		free(s);
 		return false;
@@ -50,7 +94,7 @@ bool agent_cluster_snap_wait(struct agent *a, struct corr_kill *k,
 	strlcpy_safe(s->ns, p->m.pod->ns, sizeof(s->ns));
 	strlcpy_safe(s->pod, p->m.pod->name, sizeof(s->pod));
 	strlcpy_safe(s->uid, p->m.path.pod_uid, sizeof(s->uid));
-	if (cluster_snap_request(a->cluster, s) < 0) {
+	if (cluster_snap_request(ls->cm->cluster, s) < 0) {
 		free(w->it);
 		free(s);
 		return false;
@@ -63,7 +107,7 @@ bool agent_cluster_snap_wait(struct agent *a, struct corr_kill *k,
 	oom_report_init(&k->report);
 	w->kill_ms = kill_ms;
 	w->latency = latency;
-	a->n_snap_wait++;
+	ls->n++;
 	return true;
 }
 
@@ -95,8 +139,8 @@ static int snap_time(const struct bundle *files, uint64_t kill_ms,
 
 /* Adds the snapshot to w->b, diagnoses again and saves it over the first
  * copy. 0, or -errno with s->why set. */
-static int merge(struct agent *a, struct agent_snap_wait *w,
-		 struct cluster_snap *s, struct agent_verdict *v)
+static int merge(struct agent *a, struct snap_wait *w, struct cluster_snap *s,
+		 struct agent_verdict *v)
 {
 	struct json_object *man = bundle_manifest(w->b), *o;
 	char name[400];
@@ -137,7 +181,7 @@ static int merge(struct agent *a, struct agent_snap_wait *w,
 
 /* Counts the kill and hands it to the publisher (its item staged again
  * when the snapshot changed the verdict); w is emptied. */
-static void release(struct agent *a, struct agent_snap_wait *w,
+static void release(struct late_snap *ls, struct snap_wait *w,
 		    const struct agent_verdict *v)
 {
 	struct pub_item *it = w->it;
@@ -152,7 +196,7 @@ static void release(struct agent *a, struct agent_snap_wait *w,
 			it->limit = (int64_t)v->limit;
 		if (v->usage)
 			it->usage = (int64_t)v->usage;
-		r = pubqueue_stage(a->state_fd, it);
+		r = pubqueue_stage(ls->cm->state_fd, it);
 		if (r < 0)
 			log_warn(
 				"report %s: cannot stage its new verdict (%s); "
@@ -160,6 +204,7 @@ static void release(struct agent *a, struct agent_snap_wait *w,
 				it->id, strerror(-r));
 	}
 	agent_metrics_on_capture(
+		ls->a->metrics,
 		&(struct agent_kill_labels){.ns = it->ns,
 					    .container = it->container,
 					    .verdict = it->verdict,
@@ -168,50 +213,50 @@ static void release(struct agent *a, struct agent_snap_wait *w,
 		w->latency, w->b);
 	bundle_free(w->b);
 	oom_report_release(&w->report);
-	agent_cluster_hand_over(a, it->id);
+	cluster_kill_hand_over(ls->cm, it->id);
 	free(it);
-	*w = a->snap_wait[--a->n_snap_wait];
+	*w = ls->w[--ls->n];
 }
 
-void agent_cluster_snap_answers(struct agent *a)
+void late_snap_answers(struct late_snap *ls)
 {
 	void *p;
 
-	while (evqueue_pop(cluster_snap_answers(a->cluster), &p) == 1) {
+	while (evqueue_pop(cluster_snap_answers(ls->cm->cluster), &p) == 1) {
 		struct cluster_snap *s = p;
 		struct agent_verdict v;
 		size_t i;
 
 		memset(&v, 0, sizeof(v));
-		for (i = 0; i < a->n_snap_wait; i++)
-			if (streq(a->snap_wait[i].it->id, s->id))
+		for (i = 0; i < ls->n; i++)
+			if (streq(ls->w[i].it->id, s->id))
 				break;
-		if (i == a->n_snap_wait) {
+		if (i == ls->n) {
 			cluster_snap_free(s);
 			continue;
 		}
-		if (s->files && merge(a, &a->snap_wait[i], s, &v) == 0) {
+		if (s->files && merge(ls->a, &ls->w[i], s, &v) == 0) {
 			log_info("report %s: pre-kill snapshot from OOMBundle "
 				 "%s/snap-%s (%zu files)",
 				 s->id, s->ns, s->pod, s->n_files);
-			release(a, &a->snap_wait[i], &v);
+			release(ls, &ls->w[i], &v);
 		} else {
 			log_warn("report %s: OOMBundle %s/snap-%s not used: "
 				 "%s; published without the pre-kill snapshot",
 				 s->id, s->ns, s->pod, s->why);
-			release(a, &a->snap_wait[i], NULL);
+			release(ls, &ls->w[i], NULL);
 		}
 		cluster_snap_free(s);
 		memlock_give_back();
 	}
 }
 
-void agent_cluster_snap_flush(struct agent *a)
+void late_snap_flush(struct late_snap *ls)
 {
-	while (a->n_snap_wait) {
+	while (ls->n) {
 		log_warn("report %s: stopping before its pod's snapshot came; "
 			 "published without it",
-			 a->snap_wait[0].it->id);
-		release(a, &a->snap_wait[0], NULL);
+			 ls->w[0].it->id);
+		release(ls, &ls->w[0], NULL);
 	}
 }

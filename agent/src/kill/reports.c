@@ -13,7 +13,6 @@
 
 #include "agent.h"
 #include "kill/reports_prune.h"
-#include "publish/pubqueue.h"
 #include "base/fileio.h"
 #include "base/log.h"
 #include "base/util.h"
@@ -88,19 +87,11 @@ static void mark_in_use(const char *bundle_file, void *ud)
 			l->f[i].in_use = true;
 }
 
-/* Cluster mode: what the publish queue holds (staged or taken), and the
- * kills waiting for their pod's snapshot, kept in memory too. */
+/* What the mode still needs (cluster mode: what the publish queue holds,
+ * staged or taken, and the kills waiting for their pod's snapshot). */
 static int mark_queue(const struct agent *a, struct listing *l)
 {
-	int r;
-
-	if (!a->cluster)
-		return 0;
-	for (size_t i = 0; i < a->n_snap_wait; i++)
-		if (a->snap_wait[i].it)
-			mark_in_use(a->snap_wait[i].it->bundle_file, l);
-	r = pubqueue_bundles(a->state_fd, mark_in_use, l);
-	return r == -ENOENT ? 0 : r;
+	return a->hooks ? a->hooks->in_use(a->hooks->ud, mark_in_use, l) : 0;
 }
 
 static void remove_files(const struct agent *a, const struct listing *l,

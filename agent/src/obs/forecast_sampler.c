@@ -174,11 +174,12 @@ static void retire(struct forecast_sampler *s, const char *path,
 	s->retired[i].h = *h;
 }
 
-static void drop_series(struct tracked *t)
+static void drop_series(struct forecast_sampler *s, struct tracked *t)
 {
 	if (t->exported)
-		agent_metrics_time_to_oom(t->target->namespace, t->target->pod,
-					  t->target->container, -1);
+		agent_metrics_time_to_oom(s->a->metrics, t->target->namespace,
+					  t->target->pod, t->target->container,
+					  -1);
 	t->exported = false;
 }
 
@@ -193,7 +194,7 @@ static void close_usage(struct forecast_sampler *s, struct tracked *t)
 
 static void untrack(struct forecast_sampler *s, struct tracked *t)
 {
-	drop_series(t);
+	drop_series(s, t);
 	close_usage(s, t);
 	free(t->path);
 	free(t->target);
@@ -312,6 +313,7 @@ static void rescan(struct forecast_sampler *s)
 	s->n = kept;
 	if (s->a->watch)
 		agent_metrics_watched(
+			s->a->metrics,
 			(unsigned)cgroup_watch_count(s->a->watch));
 }
 
@@ -457,7 +459,7 @@ static bool resolve(struct forecast_sampler *s, struct tracked *t)
 	if (!s->resolve(t->path, &s->resolved, s->resolve_ud))
 		return false;
 	if (t->exported && !same_target(t->target, &s->resolved))
-		drop_series(t);
+		drop_series(s, t);
 	*t->target = s->resolved;
 	return true;
 }
@@ -470,7 +472,7 @@ static void sample_one(struct forecast_sampler *s, struct tracked *t,
 
 	if (read_usage(s, t, &usage) < 0 || read_limit(s, t) < 0 ||
 	    t->limit == UINT64_MAX) {
-		drop_series(t);
+		drop_series(s, t);
 		return;
 	}
 	push_sample(s, t, now_ms, usage, t->limit);
@@ -478,11 +480,12 @@ static void sample_one(struct forecast_sampler *s, struct tracked *t,
 	    forecast_predict(&s->cur.ring, t->limit, reclaimable(s, t->path),
 			     NULL, &f) < 1 ||
 	    !resolve(s, t)) {
-		drop_series(t);
+		drop_series(s, t);
 		return;
 	}
-	agent_metrics_time_to_oom(t->target->namespace, t->target->pod,
-				  t->target->container, f.seconds);
+	agent_metrics_time_to_oom(s->a->metrics, t->target->namespace,
+				  t->target->pod, t->target->container,
+				  f.seconds);
 	t->exported = true;
 	if (forecast_should_warn(f.seconds, now_ms, &t->last_warn_ms)) {
 		struct forecast_warning w = {
@@ -504,7 +507,7 @@ void forecast_sampler_tick(struct forecast_sampler *s)
 
 	if (read(s->tfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		log_warn("timeline timerfd: %s, ignoring", strerror(errno));
-	agent_health_beat(now_us);
+	agent_health_beat(s->a->metrics, now_us);
 	/* a container the watch just found (inotify) is sampled from this
 	 * tick on, not up to RESCAN_TICKS later: a quick kill keeps its
 	 * timeline */
@@ -530,10 +533,8 @@ int forecast_sampler_new(struct agent *a, struct forecast_sampler **ret)
 		.it_interval = {TICK_MS / 1000, (TICK_MS % 1000) * 1000000L},
 	};
 	struct rlimit rl;
-	int r = agent_metrics_init();
+	int r;
 
-	if (r < 0)
-		return r;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -554,9 +555,9 @@ int forecast_sampler_new(struct agent *a, struct forecast_sampler **ret)
 		r = -errno;
 		goto fail;
 	}
-	agent_health_beat(now_monotonic_us());
+	agent_health_beat(a->metrics, now_monotonic_us());
 	if (a->opts.standalone)
-		agent_health_set_ready(true, "detector running");
+		agent_health_set_ready(a->metrics, true, "detector running");
 	*ret = s;
 	return 0;
 fail:

@@ -31,34 +31,10 @@
 /* How often the serving certificate's files are looked at (seconds). */
 #define TLS_CHECK_S 10
 
-static struct {
-	const char *addr;
-	const char *cert, *key; /* both or neither: HTTPS */
-	bool insecure;
-} opts;
-
 struct review {
 	struct http_auth_key key;
 	char *token;
 };
-
-static struct {
-	struct lws_context *ctx;
-	pthread_t http_thread, auth_thread;
-	bool running;
-	atomic_bool stop;
-	int port;
-	struct agent_tls_watch *tls; /* HTTPS: the certificate's files */
-	_Atomic(struct kube_client *) kube;
-	/* review queue, cache and failures: under lock */
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	struct review queue[QUEUE_MAX];
-	size_t n_queue;
-	struct http_auth_cache cache;
-	struct http_auth_key failed[QUEUE_MAX]; /* reviews that got no answer */
-	size_t n_failed;
-} H = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
 
 /* One request; pending ones wait for their token's review. Service
  * thread only. */
@@ -70,7 +46,27 @@ struct pss {
 	struct pss *next_pending;
 };
 
-static struct pss *pending; /* service thread only */
+/* The server: the run's (cmd_run.c), reached from lws callbacks as the
+ * context's user. */
+struct agent_http {
+	struct agent_http_opts opts;
+	struct agent_metrics *metrics; /* the health flags and families */
+	struct lws_context *ctx;
+	pthread_t http_thread, auth_thread;
+	atomic_bool stop;
+	int port;
+	struct agent_tls_watch *tls; /* HTTPS: the certificate's files */
+	struct kube_client *kube;    /* NULL: /metrics answers 503 */
+	struct pss *pending;	     /* service thread only */
+	/* review queue, cache and failures: under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct review queue[QUEUE_MAX];
+	size_t n_queue;
+	struct http_auth_cache cache;
+	struct http_auth_key failed[QUEUE_MAX]; /* reviews that got no answer */
+	size_t n_failed;
+};
 
 /* "--NAME VALUE" or "--NAME=VALUE" at argv[*i]: 1 (taken, *i past it),
  * 0 (not this option) or -EINVAL (no value; said on stderr). */
@@ -96,28 +92,28 @@ static int take_value(const char *name, int argc, char **argv, int *i,
 	return 1;
 }
 
-int agent_http_take_opts(int *argc, char **argv)
+int agent_http_take_opts(int *argc, char **argv, struct agent_http_opts *opts)
 {
 	int j = 1, r = 0;
 
 	for (int i = 1; i < *argc && r >= 0; i++) {
 		if (streq(argv[i], "--metrics-insecure")) {
-			opts.insecure = true;
+			opts->insecure = true;
 			continue;
 		}
-		r = take_value("metrics-addr", *argc, argv, &i, &opts.addr);
+		r = take_value("metrics-addr", *argc, argv, &i, &opts->addr);
 		if (r == 0)
 			r = take_value("metrics-tls-cert", *argc, argv, &i,
-				       &opts.cert);
+				       &opts->cert);
 		if (r == 0)
 			r = take_value("metrics-tls-key", *argc, argv, &i,
-				       &opts.key);
+				       &opts->key);
 		if (r == 0)
 			argv[j++] = argv[i];
 	}
 	argv[j] = NULL;
 	*argc = j;
-	if (r >= 0 && !opts.cert != !opts.key) {
+	if (r >= 0 && !opts->cert != !opts->key) {
 		fprintf(stderr, "run: --metrics-tls-cert and "
 				"--metrics-tls-key go together\n");
 		r = -EINVAL;
@@ -125,14 +121,9 @@ int agent_http_take_opts(int *argc, char **argv)
 	return r < 0 ? r : 0;
 }
 
-void agent_http_set_kube_client(struct kube_client *c)
+int agent_http_port(const struct agent_http *h)
 {
-	atomic_store(&H.kube, c);
-}
-
-int agent_http_port(void)
-{
-	return H.running ? H.port : 0;
+	return h ? h->port : 0;
 }
 
 /* ---- responses ---- */
@@ -187,12 +178,12 @@ static int set_text(struct pss *p, unsigned status, const char *text)
 			strlen(text));
 }
 
-static void healthz(struct pss *p)
+static void healthz(struct agent_http *h, struct pss *p)
 {
 	uint64_t age;
 	char msg[128];
 
-	if (agent_health_live(now_monotonic_us(), &age)) {
+	if (agent_health_live(h->metrics, now_monotonic_us(), &age)) {
 		set_text(p, 200, "ok\n");
 		return;
 	}
@@ -202,11 +193,11 @@ static void healthz(struct pss *p)
 	set_text(p, 503, msg);
 }
 
-static void readyz(struct pss *p)
+static void readyz(struct agent_http *h, struct pss *p)
 {
 	char why[128], msg[160];
 
-	if (agent_health_ready(why, sizeof(why))) {
+	if (agent_health_ready(h->metrics, why, sizeof(why))) {
 		set_text(p, 200, "ok\n");
 		return;
 	}
@@ -215,12 +206,12 @@ static void readyz(struct pss *p)
 	set_text(p, 503, msg);
 }
 
-static void metrics_body(struct pss *p)
+static void metrics_body(struct agent_http *h, struct pss *p)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 
 	strbuf_init(&sb, METRICS_MAX);
-	if (agent_metrics_render(&sb) < 0) {
+	if (agent_metrics_render(h->metrics, &sb) < 0) {
 		set_text(p, 500, "metrics unavailable\n");
 		return;
 	}
@@ -230,41 +221,41 @@ static void metrics_body(struct pss *p)
 
 /* ---- authorization ---- */
 
-/* Under H.lock: 1 allowed, 0 denied, -EAGAIN waiting, -EIO review
+/* Under h->lock: 1 allowed, 0 denied, -EAGAIN waiting, -EIO review
  * failed. */
-static int decision_locked(const struct http_auth_key *k)
+static int decision_locked(struct agent_http *h, const struct http_auth_key *k)
 {
 	bool allowed;
 
-	if (http_auth_lookup(&H.cache, k, now_monotonic_us(), &allowed, NULL,
+	if (http_auth_lookup(&h->cache, k, now_monotonic_us(), &allowed, NULL,
 			     0))
 		return allowed;
-	for (size_t i = 0; i < H.n_failed; i++)
-		if (memcmp(H.failed[i].h, k->h, sizeof(k->h)) == 0)
+	for (size_t i = 0; i < h->n_failed; i++)
+		if (memcmp(h->failed[i].h, k->h, sizeof(k->h)) == 0)
 			return -EIO;
 	return -EAGAIN;
 }
 
-static int enqueue_locked(const struct http_auth_key *k, const char *token,
-			  size_t len)
+static int enqueue_locked(struct agent_http *h, const struct http_auth_key *k,
+			  const char *token, size_t len)
 {
-	for (size_t i = 0; i < H.n_queue; i++)
-		if (memcmp(H.queue[i].key.h, k->h, sizeof(k->h)) == 0)
+	for (size_t i = 0; i < h->n_queue; i++)
+		if (memcmp(h->queue[i].key.h, k->h, sizeof(k->h)) == 0)
 			return 0;
-	if (H.n_queue == QUEUE_MAX)
+	if (h->n_queue == QUEUE_MAX)
 		return -EBUSY;
-	H.queue[H.n_queue].token = strndup(token, len);
-	if (!H.queue[H.n_queue].token)
+	h->queue[h->n_queue].token = strndup(token, len);
+	if (!h->queue[h->n_queue].token)
 		return -ENOMEM;
-	H.queue[H.n_queue++].key = *k;
-	pthread_cond_signal(&H.wake);
+	h->queue[h->n_queue++].key = *k;
+	pthread_cond_signal(&h->wake);
 	return 0;
 }
 
-static void answer_auth(struct pss *p, int d)
+static void answer_auth(struct agent_http *h, struct pss *p, int d)
 {
 	if (d == 1)
-		metrics_body(p);
+		metrics_body(h, p);
 	else if (d == 0)
 		set_text(p, 403, "forbidden: get on /metrics is not allowed\n");
 	else
@@ -272,18 +263,18 @@ static void answer_auth(struct pss *p, int d)
 }
 
 /* 0: p has its answer; 1: p waits for a review. */
-static int authorize(struct lws *wsi, struct pss *p)
+static int authorize(struct agent_http *h, struct lws *wsi, struct pss *p)
 {
 	char hdr[TOKEN_MAX + 16];
 	const char *tok;
 	size_t len;
 	int d;
 
-	if (opts.insecure) {
-		metrics_body(p);
+	if (h->opts.insecure) {
+		metrics_body(h, p);
 		return 0;
 	}
-	if (!atomic_load(&H.kube)) {
+	if (!h->kube) {
 		set_text(p, 503,
 			 "no API server to review tokens with; "
 			 "run with --metrics-insecure for local use\n");
@@ -296,51 +287,52 @@ static int authorize(struct lws *wsi, struct pss *p)
 		return 0;
 	}
 	http_auth_key_of(tok, len, &p->key);
-	pthread_mutex_lock(&H.lock);
-	d = decision_locked(&p->key);
+	pthread_mutex_lock(&h->lock);
+	d = decision_locked(h, &p->key);
 	if (d == -EAGAIN || d == -EIO) {
 		/* a failed review is retried by the next request */
-		d = enqueue_locked(&p->key, tok, len) == 0 ? -EAGAIN : -EBUSY;
+		d = enqueue_locked(h, &p->key, tok, len) == 0 ? -EAGAIN
+							      : -EBUSY;
 		if (d == -EAGAIN)
-			for (size_t i = 0; i < H.n_failed; i++)
-				if (!memcmp(H.failed[i].h, p->key.h, 32))
-					H.failed[i] = H.failed[--H.n_failed];
+			for (size_t i = 0; i < h->n_failed; i++)
+				if (!memcmp(h->failed[i].h, p->key.h, 32))
+					h->failed[i] = h->failed[--h->n_failed];
 	}
-	pthread_mutex_unlock(&H.lock);
+	pthread_mutex_unlock(&h->lock);
 	if (d != -EAGAIN) {
-		answer_auth(p, d);
+		answer_auth(h, p, d);
 		return 0;
 	}
 	p->pending = true;
-	p->next_pending = pending;
-	pending = p;
+	p->next_pending = h->pending;
+	h->pending = p;
 	return 1;
 }
 
 /* After a review finished: wake the requests whose answer is there. */
-static void wake_pending(void)
+static void wake_pending(struct agent_http *h)
 {
-	for (struct pss **pp = &pending; *pp;) {
+	for (struct pss **pp = &h->pending; *pp;) {
 		struct pss *p = *pp;
 		int d;
 
-		pthread_mutex_lock(&H.lock);
-		d = decision_locked(&p->key);
-		pthread_mutex_unlock(&H.lock);
+		pthread_mutex_lock(&h->lock);
+		d = decision_locked(h, &p->key);
+		pthread_mutex_unlock(&h->lock);
 		if (d == -EAGAIN) {
 			pp = &p->next_pending;
 			continue;
 		}
 		*pp = p->next_pending;
 		p->pending = false;
-		answer_auth(p, d);
+		answer_auth(h, p, d);
 		lws_callback_on_writable(p->wsi);
 	}
 }
 
-static void drop_pending(struct pss *p)
+static void drop_pending(struct agent_http *h, struct pss *p)
 {
-	for (struct pss **pp = &pending; *pp; pp = &(*pp)->next_pending)
+	for (struct pss **pp = &h->pending; *pp; pp = &(*pp)->next_pending)
 		if (*pp == p) {
 			*pp = p->next_pending;
 			break;
@@ -387,55 +379,57 @@ static int review(struct kube_client *c, const char *token, char *user,
 	return r < 0 ? r : allowed;
 }
 
-static void *auth_main(void *unused)
+static void *auth_main(void *ud)
 {
-	(void)unused;
-	pthread_mutex_lock(&H.lock);
-	while (!atomic_load(&H.stop)) {
+	struct agent_http *h = ud;
+
+	pthread_mutex_lock(&h->lock);
+	while (!atomic_load(&h->stop)) {
 		struct review rv;
 		char user[128] = "";
 		int d;
 
-		if (!H.n_queue) {
-			pthread_cond_wait(&H.wake, &H.lock);
+		if (!h->n_queue) {
+			pthread_cond_wait(&h->wake, &h->lock);
 			continue;
 		}
-		rv = H.queue[0];
-		memmove(&H.queue[0], &H.queue[1],
-			--H.n_queue * sizeof(H.queue[0]));
-		pthread_mutex_unlock(&H.lock);
-		d = review(atomic_load(&H.kube), rv.token, user, sizeof(user));
+		rv = h->queue[0];
+		memmove(&h->queue[0], &h->queue[1],
+			--h->n_queue * sizeof(h->queue[0]));
+		pthread_mutex_unlock(&h->lock);
+		d = review(h->kube, rv.token, user, sizeof(user));
 		explicit_bzero(rv.token, strlen(rv.token));
 		free(rv.token);
-		pthread_mutex_lock(&H.lock);
+		pthread_mutex_lock(&h->lock);
 		if (d >= 0) {
-			http_auth_store(&H.cache, &rv.key, d == 1, user,
+			http_auth_store(&h->cache, &rv.key, d == 1, user,
 					now_monotonic_us());
 			if (d == 0)
 				log_info("/metrics denied to \"%s\"",
 					 user[0] ? user : "(unauthenticated)");
-		} else if (H.n_failed < QUEUE_MAX) {
-			H.failed[H.n_failed++] = rv.key;
+		} else if (h->n_failed < QUEUE_MAX) {
+			h->failed[h->n_failed++] = rv.key;
 		}
-		if (H.ctx)
-			lws_cancel_service(H.ctx);
+		if (h->ctx)
+			lws_cancel_service(h->ctx);
 	}
-	pthread_mutex_unlock(&H.lock);
+	pthread_mutex_unlock(&h->lock);
 	return NULL;
 }
 
 /* ---- the lws side ---- */
 
-static void route(struct lws *wsi, struct pss *p, const char *uri)
+static void route(struct agent_http *h, struct lws *wsi, struct pss *p,
+		  const char *uri)
 {
 	if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0) {
 		set_text(p, 405, "only GET\n");
 	} else if (streq(uri, "/healthz") || streq(uri, "/livez")) {
-		healthz(p);
+		healthz(h, p);
 	} else if (streq(uri, "/readyz")) {
-		readyz(p);
+		readyz(h, p);
 	} else if (streq(uri, "/metrics")) {
-		if (authorize(wsi, p) == 1)
+		if (authorize(h, wsi, p) == 1)
 			return; /* answered when the review is done */
 	} else {
 		set_text(p, 404, "not found\n");
@@ -454,26 +448,27 @@ static int write_answer(struct lws *wsi, struct pss *p)
 static int callback(struct lws *wsi, enum lws_callback_reasons reason,
 		    void *user, void *in, size_t len)
 {
+	struct agent_http *h = lws_context_user(lws_get_context(wsi));
 	struct pss *p = user;
 
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
 		agent_http_answer_free(&p->ans);
 		*p = (struct pss){.wsi = wsi};
-		route(wsi, p, in ? (const char *)in : "");
+		route(h, wsi, p, in ? (const char *)in : "");
 		if (!p->pending)
 			lws_callback_on_writable(wsi);
 		return 0;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return write_answer(wsi, p);
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-		wake_pending();
+		wake_pending(h);
 		return 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
 		if (p) {
 			if (p->pending)
-				drop_pending(p);
+				drop_pending(h, p);
 			agent_http_answer_free(&p->ans);
 		}
 		return 0;
@@ -512,16 +507,17 @@ static void lws_to_log(int level, const char *line)
 	agent_lws_log("http", level, line);
 }
 
-static void *http_main(void *unused)
+static void *http_main(void *ud)
 {
-	(void)unused;
-	while (!atomic_load(&H.stop))
-		if (lws_service(H.ctx, 0) < 0)
+	struct agent_http *h = ud;
+
+	while (!atomic_load(&h->stop))
+		if (lws_service(h->ctx, 0) < 0)
 			break;
 	return NULL;
 }
 
-static int create_context(const char *host, int port)
+static int create_context(struct agent_http *h, const char *host, int port)
 {
 	struct lws_context_creation_info info;
 	struct lws_vhost *vh;
@@ -533,99 +529,128 @@ static int create_context(const char *host, int port)
 	info.gid = -1;
 	info.uid = -1;
 	info.vhost_name = "default";
+	info.user = h;
 	agent_http_limits(&info);
-	if (opts.cert) {
+	if (h->opts.cert) {
 		info.options = LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
-		info.ssl_cert_filepath = opts.cert;
-		info.ssl_private_key_filepath = opts.key;
+		info.ssl_cert_filepath = h->opts.cert;
+		info.ssl_private_key_filepath = h->opts.key;
 		/* a scrape is one request; HTTP/1.1 keeps a deferred answer
 		 * (the token's review) simple */
 		info.alpn = "http/1.1";
 	}
 	lws_set_log_level(LLL_ERR | LLL_WARN, lws_to_log);
-	H.ctx = lws_create_context(&info);
-	if (!H.ctx)
+	h->ctx = lws_create_context(&info);
+	if (!h->ctx)
 		return -EADDRNOTAVAIL;
-	if (H.tls)
-		agent_tls_watch_start(H.tls, H.ctx);
-	vh = lws_get_vhost_by_name(H.ctx, "default");
-	H.port = vh ? lws_get_vhost_listen_port(vh) : port;
+	if (h->tls)
+		agent_tls_watch_start(h->tls, h->ctx);
+	vh = lws_get_vhost_by_name(h->ctx, "default");
+	h->port = vh ? lws_get_vhost_listen_port(vh) : port;
 	return 0;
 }
 
-int agent_http_start(bool standalone)
+bool agent_http_wanted(const struct agent_http_opts *o, bool standalone)
 {
-	const char *addr = opts.addr ? opts.addr : AGENT_HTTP_DEFAULT_ADDR;
+	return !standalone || o->addr;
+}
+
+static void http_free(struct agent_http *h)
+{
+	for (size_t i = 0; i < h->n_queue; i++)
+		free(h->queue[i].token);
+	agent_tls_watch_free(h->tls);
+	if (h->ctx)
+		lws_context_destroy(h->ctx);
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->wake);
+	free(h);
+}
+
+/* The review thread, then the service thread. */
+static int start_threads(struct agent_http *h)
+{
+	int r = -pthread_create(&h->auth_thread, NULL, auth_main, h);
+
+	if (r < 0)
+		return r;
+	r = -pthread_create(&h->http_thread, NULL, http_main, h);
+	if (r < 0) {
+		pthread_mutex_lock(&h->lock);
+		atomic_store(&h->stop, true);
+		pthread_cond_signal(&h->wake);
+		pthread_mutex_unlock(&h->lock);
+		pthread_join(h->auth_thread, NULL);
+	}
+	return r;
+}
+
+int agent_http_start(const struct agent_http_opts *o, bool standalone,
+		     struct agent_metrics *m, struct kube_client *kube,
+		     struct agent_http **ret)
+{
+	const char *addr = o->addr ? o->addr : AGENT_HTTP_DEFAULT_ADDR;
+	struct agent_http *h;
 	char host[256];
 	int port, r;
 
-	if (standalone && !opts.addr)
+	*ret = NULL;
+	if (!agent_http_wanted(o, standalone))
 		return 0;
 	if (parse_host_port(addr, host, sizeof(host), &port) < 0) {
 		log_error("--metrics-addr \"%s\": expected HOST:PORT or :PORT",
 			  addr);
 		return -EINVAL;
 	}
-	if (opts.cert) {
-		H.tls = agent_tls_watch_new(opts.cert, opts.key, TLS_CHECK_S);
-		if (!H.tls)
-			return -errno;
-	}
-	r = agent_metrics_init();
-	if (r == 0)
-		r = create_context(host, port);
-	if (r < 0) {
-		log_error("cannot serve %s on \"%s\": %s%s",
-			  opts.cert ? "https" : "http", addr, strerror(-r),
-			  opts.cert ? " (address in use, or a bad certificate "
-				      "or key)"
-				    : "");
-		agent_tls_watch_free(H.tls);
-		H.tls = NULL;
-		return r;
-	}
-	atomic_store(&H.stop, false);
-	r = -pthread_create(&H.auth_thread, NULL, auth_main, NULL);
-	if (r == 0) {
-		r = -pthread_create(&H.http_thread, NULL, http_main, NULL);
-		if (r < 0) {
-			atomic_store(&H.stop, true);
-			pthread_cond_signal(&H.wake);
-			pthread_join(H.auth_thread, NULL);
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->opts = *o;
+	h->metrics = m;
+	h->kube = kube;
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->wake, NULL);
+	if (o->cert) {
+		h->tls = agent_tls_watch_new(o->cert, o->key, TLS_CHECK_S);
+		if (!h->tls) {
+			r = -errno;
+			http_free(h);
+			return r;
 		}
 	}
+	r = create_context(h, host, port);
 	if (r < 0) {
-		agent_tls_watch_free(H.tls);
-		H.tls = NULL;
-		lws_context_destroy(H.ctx);
-		H.ctx = NULL;
+		log_error("cannot serve %s on \"%s\": %s%s",
+			  o->cert ? "https" : "http", addr, strerror(-r),
+			  o->cert ? " (address in use, or a bad certificate "
+				    "or key)"
+				  : "");
+		http_free(h);
 		return r;
 	}
-	H.running = true;
+	r = start_threads(h);
+	if (r < 0) {
+		http_free(h);
+		return r;
+	}
 	log_info("%s on \"%s\" (port %d): /healthz /readyz /metrics%s",
-		 opts.cert ? "https" : "http", addr, H.port,
-		 opts.insecure ? " (no authentication: --metrics-insecure)"
-			       : " (TokenReview + SubjectAccessReview)");
+		 o->cert ? "https" : "http", addr, h->port,
+		 o->insecure ? " (no authentication: --metrics-insecure)"
+			     : " (TokenReview + SubjectAccessReview)");
+	*ret = h;
 	return 0;
 }
 
-void agent_http_stop(void)
+void agent_http_stop(struct agent_http *h)
 {
-	if (!H.running)
+	if (!h)
 		return;
-	atomic_store(&H.stop, true);
-	lws_cancel_service(H.ctx);
-	pthread_join(H.http_thread, NULL);
-	pthread_mutex_lock(&H.lock);
-	pthread_cond_signal(&H.wake);
-	pthread_mutex_unlock(&H.lock);
-	pthread_join(H.auth_thread, NULL);
-	for (size_t i = 0; i < H.n_queue; i++)
-		free(H.queue[i].token);
-	H.n_queue = 0;
-	agent_tls_watch_free(H.tls);
-	H.tls = NULL;
-	lws_context_destroy(H.ctx);
-	H.ctx = NULL;
-	H.running = false;
+	atomic_store(&h->stop, true);
+	lws_cancel_service(h->ctx);
+	pthread_join(h->http_thread, NULL);
+	pthread_mutex_lock(&h->lock);
+	pthread_cond_signal(&h->wake);
+	pthread_mutex_unlock(&h->lock);
+	pthread_join(h->auth_thread, NULL);
+	http_free(h);
 }

@@ -16,29 +16,44 @@ struct kube_client;
 
 #define AGENT_HTTP_DEFAULT_ADDR ":9477"
 
+/* The options of the server, as given on run's command line. */
+struct agent_http_opts {
+	const char *addr;
+	const char *cert, *key; /* both or neither: HTTPS */
+	bool insecure;
+};
+
 /* Takes --metrics-addr ADDR, --metrics-tls-cert FILE, --metrics-tls-key
  * FILE (each also as --NAME=VALUE) and --metrics-insecure out of argv
- * (argv[0] is the subcommand; the rest shifts down, *argc shrinks).
- * Returns 0 or -EINVAL (a missing value, or a certificate without its
- * key: printed on stderr). */
-int agent_http_take_opts(int *argc, char **argv);
+ * into *opts (argv[0] is the subcommand; the rest shifts down, *argc
+ * shrinks). Returns 0 or -EINVAL (a missing value, or a certificate
+ * without its key: printed on stderr). */
+int agent_http_take_opts(int *argc, char **argv, struct agent_http_opts *opts);
 
-/* Starts the HTTP thread: always in cluster mode (on the default address
- * unless --metrics-addr), in standalone mode only with --metrics-addr.
- * Returns 0 (also when not started) or -errno (the address cannot be
- * bound; logged). Call before the seccomp filter is installed. */
-int agent_http_start(bool standalone);
+/* Whether the server runs: always in cluster mode (on the default
+ * address unless --metrics-addr), in standalone mode only with
+ * --metrics-addr. */
+bool agent_http_wanted(const struct agent_http_opts *o, bool standalone);
 
-/* The client /metrics reviews tokens with (cluster mode sets it; without
- * one, /metrics answers 503 unless --metrics-insecure). Thread safe; the
- * client must outlive agent_http_stop(). */
-void agent_http_set_kube_client(struct kube_client *c);
+/* The server: an object the run owns (cmd_run.c). */
+struct agent_http;
+struct agent_metrics;
+/* Starts the HTTP thread and its review thread when agent_http_wanted();
+ * *ret is NULL when not. m: the health flags and families it serves (it
+ * must outlive the server). kube: the client /metrics reviews tokens
+ * with (cluster mode's; NULL: /metrics answers 503 unless
+ * --metrics-insecure; shared by threads, it must outlive the server).
+ * Returns 0 or -errno (the address cannot be bound; logged). Call before
+ * the seccomp filter is installed. */
+int agent_http_start(const struct agent_http_opts *o, bool standalone,
+		     struct agent_metrics *m, struct kube_client *kube,
+		     struct agent_http **ret);
 
-/* Stops and joins the threads (no-op when not started). */
-void agent_http_stop(void);
+/* Stops and joins the threads and frees h (NULL: a no-op). */
+void agent_http_stop(struct agent_http *h);
 
 /* The bound port (0 when not started): for logs and tests. */
-int agent_http_port(void);
+int agent_http_port(const struct agent_http *h);
 
 /* One HTTP answer of a libwebsockets session, shared by the metrics
  * server and the webhook: the body behind LWS_PRE bytes of headroom. */

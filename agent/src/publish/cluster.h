@@ -41,10 +41,9 @@ struct agent_counters {
 	atomic_uint_fast64_t publish_failed; /* given up (queue/failed) */
 	atomic_uint_fast64_t publish_retries;
 	atomic_uint_fast64_t queue_depth;
-	atomic_uint_fast64_t pods;		/* pods in the cache */
-	atomic_bool pods_synced;		/* the first list arrived */
-	atomic_uint_fast64_t last_api_ok_ms;	/* wall ms of the last answer */
-	atomic_uint_fast64_t detector_alive_ms; /* wall ms, loop heartbeat */
+	atomic_uint_fast64_t pods;	     /* pods in the cache */
+	atomic_bool pods_synced;	     /* the first list arrived */
+	atomic_uint_fast64_t last_api_ok_ms; /* wall ms of the last answer */
 };
 
 /* What the detector knows of one pod (a snapshot, moved through the pods
@@ -140,11 +139,14 @@ int cluster_predicted_message(char *buf, size_t size, const char *container,
 			      uint64_t usage, uint64_t limit, double slope,
 			      double seconds);
 
+struct agent_metrics;
 /* Loads credentials (kubeconfig or in-cluster), checks NODE_NAME, makes
- * the client. Logs and returns -errno with a message that names the
- * missing piece. No thread yet. */
+ * the client. counters and m (the run's metrics: the publish queue's
+ * families) must outlive it. Logs and returns -errno with a message that
+ * names the missing piece. No thread yet. */
 int cluster_new(const struct cluster_opts *o, int state_fd,
-		struct agent_counters *counters, struct cluster **ret);
+		struct agent_counters *counters, struct agent_metrics *m,
+		struct cluster **ret);
 /* Starts the watch and publisher threads. */
 int cluster_start(struct cluster *c);
 /* Stops the threads (cancels blocking calls) and frees. */
@@ -181,3 +183,74 @@ int cluster_pods_match(const struct cluster_pods *m, const char *cgroup,
 		       struct cluster_match *ret);
 /* Whether a kill in this pod is reported (annotation, namespaces). */
 bool cluster_wanted(const struct cluster_opts *o, const struct cluster_pod *p);
+
+/* ---- cluster mode on the detector thread (cluster_capture.c) ---- */
+
+/* Cluster mode's state beside the detector: an object the run owns
+ * (../run_cluster.c makes it and plugs it into the kill pipeline's hooks
+ * and the loop); the detector's own state (struct agent) knows nothing
+ * of it. */
+struct cluster_mode {
+	struct cluster_opts opts;
+	/* what other threads (/readyz, the publisher) count */
+	struct agent_counters counters;
+	struct cluster *cluster;	     /* the kube side, its threads */
+	struct cluster_pods *pods;	     /* the detector's pod map */
+	struct cluster_warn_gate *warn_gate; /* OOMPredicted, per container */
+	const char *host_root;		     /* --host-root, for spools */
+	int state_fd;			     /* the publish queue's home */
+};
+
+/* The pod of a kill. */
+struct cluster_kill_pod {
+	struct cluster_match m;
+	bool have; /* the victim's cgroup is a pod's */
+};
+/* Maps the kill of cgroup to its pod (counted in counters.kills); false
+ * when the kill is not to be reported (opted out, filtered namespace;
+ * logged and counted as skipped). */
+bool cluster_kill_want(struct cluster_mode *cm, const char *cgroup,
+		       struct cluster_kill_pod *ret);
+/* Adds "pod", "container" and "container_id" to the manifest. */
+void cluster_kill_manifest(const struct cluster_kill_pod *p,
+			   struct json_object *man);
+/* The sidecar's spool of the pod (by the UID in the host path), or NULL
+ * when there is none. Writes the path into buf. */
+const char *cluster_kill_spool(const struct cluster_mode *cm,
+			       const struct cluster_kill_pod *p, char *buf,
+			       size_t size);
+/* Whether a task whose /proc/<pid>/cgroup is proc_cgroup is of p's pod. */
+bool cluster_kill_pod_task(const struct cluster_kill_pod *p,
+			   const char *proc_cgroup);
+struct corr_kill;
+struct agent_verdict;
+/* The publish item of a kill (heap), staged in the state dir's queue as
+ * soon as it is made (pubqueue_stage): an agent killed before the
+ * publisher took the kill publishes it at its next start. NULL when it
+ * could not be staged (memory, the write: logged; nothing publishes the
+ * bundle). */
+struct pub_item *
+cluster_kill_item(const struct cluster_mode *cm, const struct corr_kill *k,
+		  const struct cluster_kill_pod *p, const char *id,
+		  const struct agent_verdict *v, uint64_t kill_ms);
+/* Stages the saved bundle's publish item (cluster_kill_item) and hands
+ * it over; nothing for a kill outside a pod. */
+void cluster_kill_publish(struct cluster_mode *cm, const struct corr_kill *k,
+			  const struct cluster_kill_pod *p, const char *id,
+			  const struct agent_verdict *v, uint64_t kill_ms);
+/* Wakes the publisher for the item staged under id: the staged file is
+ * the hand-over (pubqueue_take reads it); a full hand-over is logged and
+ * the item waits for the agent's next start. */
+void cluster_kill_hand_over(struct cluster_mode *cm, const char *id);
+struct forecast_target;
+struct forecast_warning;
+/* The forecast's resolver in cluster mode (forecast_resolve_fn, ud = the
+ * cluster_mode): a container cgroup of a wanted pod → namespace, pod, UID
+ * and container name. Detector thread; a cache lookup. */
+bool cluster_kill_resolve(const char *cgroup, struct forecast_target *ret,
+			  void *ud);
+/* The forecast's warning sink in cluster mode (forecast_warn_fn, ud = the
+ * cluster_mode): queues an OOMPredicted Event on the pod for the
+ * publisher thread, at most once per container per 10 min. Never
+ * blocks. */
+void cluster_kill_predicted(const struct forecast_warning *w, void *ud);

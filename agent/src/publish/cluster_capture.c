@@ -9,28 +9,29 @@
 
 #include "agent.h"
 #include "obs/forecast_sampler.h"
+#include "publish/cluster.h"
 #include "base/log.h"
 #include "base/util.h"
 
-bool agent_cluster_want(struct agent *a, const struct corr_kill *k,
-			struct agent_kill_pod *ret)
+bool cluster_kill_want(struct cluster_mode *cm, const char *cgroup,
+		       struct cluster_kill_pod *ret)
 {
-	const struct cluster_opts *o = &a->opts.cluster;
+	const struct cluster_opts *o = &cm->opts;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	atomic_fetch_add(&a->counters.kills, 1);
+	atomic_fetch_add(&cm->counters.kills, 1);
 	/* task_memcg: the victim's container; oom_memcg may be the pod */
-	r = cluster_pods_match(a->pods, k->cgroup, &ret->m);
+	r = cluster_pods_match(cm->pods, cgroup, &ret->m);
 	if (r < 0) {
 		log_info("kill in \"%s\": not a pod's cgroup (%s), bundle "
 			 "kept on the node only",
-			 k->cgroup, strerror(-r));
+			 cgroup, strerror(-r));
 		return true;
 	}
 	ret->have = true;
 	if (ret->m.pod && !cluster_wanted(o, ret->m.pod)) {
-		atomic_fetch_add(&a->counters.skipped, 1);
+		atomic_fetch_add(&cm->counters.skipped, 1);
 		log_info("kill in pod %s/%s not reported (%s)", ret->m.pod->ns,
 			 ret->m.pod->name,
 			 ret->m.pod->capture == KUBE_CAPTURE_OFF
@@ -44,8 +45,8 @@ bool agent_cluster_want(struct agent *a, const struct corr_kill *k,
 	return true;
 }
 
-void agent_cluster_manifest(const struct agent_kill_pod *p,
-			    struct json_object *man)
+void cluster_kill_manifest(const struct cluster_kill_pod *p,
+			   struct json_object *man)
 {
 	struct json_object *pod = NULL;
 
@@ -72,9 +73,9 @@ void agent_cluster_manifest(const struct agent_kill_pod *p,
 			: NULL);
 }
 
-const char *agent_cluster_spool(const struct agent *a,
-				const struct agent_kill_pod *p, char *buf,
-				size_t size)
+const char *cluster_kill_spool(const struct cluster_mode *cm,
+			       const struct cluster_kill_pod *p, char *buf,
+			       size_t size)
 {
 	/* TODO(fileio): open through the O_NOFOLLOW walkers when they land;
 	 * the path is built from the UID of the victim's cgroup, never from
@@ -83,14 +84,23 @@ const char *agent_cluster_spool(const struct agent *a,
 		return NULL;
 	snprintf(buf, size,
 		 "%s/%s/pods/%s/volumes/kubernetes.io~empty-dir/oomlens-spool",
-		 streq(a->host.root, "/") ? "" : a->host.root,
-		 a->opts.cluster.kubelet_root +
-			 (a->opts.cluster.kubelet_root[0] == '/'),
+		 streq(cm->host_root, "/") ? "" : cm->host_root,
+		 cm->opts.kubelet_root + (cm->opts.kubelet_root[0] == '/'),
 		 p->m.path.pod_uid);
 	return buf;
 }
 
-static void fill_item(const struct agent *a, const struct corr_kill *k,
+bool cluster_kill_pod_task(const struct cluster_kill_pod *p,
+			   const char *proc_cgroup)
+{
+	struct kube_cgpath cp;
+
+	return p && p->have && p->m.path.pod_uid[0] &&
+	       kube_cgpath_parse(proc_cgroup, &cp) == 0 &&
+	       streq(cp.pod_uid, p->m.path.pod_uid);
+}
+
+static void fill_item(const struct cluster_mode *cm, const struct corr_kill *k,
 		      const struct agent_verdict *v, struct pub_item *it,
 		      uint64_t kill_ms)
 {
@@ -102,7 +112,7 @@ static void fill_item(const struct agent *a, const struct corr_kill *k,
 	strftime(it->killed_at, sizeof(it->killed_at), "%Y-%m-%dT%H:%M:%SZ",
 		 &tm);
 	it->killed_at_ms = (int64_t)kill_ms; /* the publish latency's start */
-	strlcpy_safe(it->node, a->opts.cluster.node, sizeof(it->node));
+	strlcpy_safe(it->node, cm->opts.node, sizeof(it->node));
 	if (r->n_victims) {
 		const struct kmsg_victim *vi = &r->victims[0];
 
@@ -129,33 +139,33 @@ static void fill_item(const struct agent *a, const struct corr_kill *k,
 		it->usage = (int64_t)v->usage;
 }
 
-void agent_cluster_hand_over(struct agent *a, const char *id)
+void cluster_kill_hand_over(struct cluster_mode *cm, const char *id)
 {
-	if (cluster_publish(a->cluster, id) < 0)
+	if (cluster_publish(cm->cluster, id) < 0)
 		log_error("report %s: the publisher's hand-over is full; "
 			  "the report waits in the state dir's queue for the "
 			  "agent's next start",
 			  id);
 }
 
-void agent_cluster_publish(struct agent *a, const struct corr_kill *k,
-			   const struct agent_kill_pod *p, const char *id,
-			   const struct agent_verdict *v, uint64_t kill_ms)
+void cluster_kill_publish(struct cluster_mode *cm, const struct corr_kill *k,
+			  const struct cluster_kill_pod *p, const char *id,
+			  const struct agent_verdict *v, uint64_t kill_ms)
 {
 	struct pub_item *it;
 
 	if (!p->have)
 		return;
-	it = agent_cluster_item(a, k, p, id, v, kill_ms);
+	it = cluster_kill_item(cm, k, p, id, v, kill_ms);
 	if (it)
-		agent_cluster_hand_over(a, id);
+		cluster_kill_hand_over(cm, id);
 	free(it);
 }
 
 struct pub_item *
-agent_cluster_item(const struct agent *a, const struct corr_kill *k,
-		   const struct agent_kill_pod *p, const char *id,
-		   const struct agent_verdict *v, uint64_t kill_ms)
+cluster_kill_item(const struct cluster_mode *cm, const struct corr_kill *k,
+		  const struct cluster_kill_pod *p, const char *id,
+		  const struct agent_verdict *v, uint64_t kill_ms)
 {
 	struct pub_item *it = calloc(1, sizeof(*it));
 	int r;
@@ -182,9 +192,9 @@ agent_cluster_item(const struct agent *a, const struct corr_kill *k,
 	strlcpy_safe(it->verdict, v->verdict[0] ? v->verdict : "unknown",
 		     sizeof(it->verdict));
 	strlcpy_safe(it->summary, v->summary, sizeof(it->summary));
-	fill_item(a, k, v, it, kill_ms);
+	fill_item(cm, k, v, it, kill_ms);
 	it->added_ms = now_realtime_us() / 1000;
-	r = pubqueue_stage(a->state_fd, it);
+	r = pubqueue_stage(cm->state_fd, it);
 	if (r < 0) {
 		log_error("report %s: cannot stage it in the publish queue "
 			  "(%s): not published; its bundle stays in \"%s\"",
@@ -195,17 +205,17 @@ agent_cluster_item(const struct agent *a, const struct corr_kill *k,
 	return it;
 }
 
-bool agent_cluster_resolve(const char *cgroup, struct forecast_target *ret,
-			   void *ud)
+bool cluster_kill_resolve(const char *cgroup, struct forecast_target *ret,
+			  void *ud)
 {
-	struct agent *a = ud;
+	struct cluster_mode *cm = ud;
 	struct cluster_match m;
 
 	/* pod-level cgroups and unknown or unwanted pods are not forecast:
 	 * an Event needs the pod's name */
-	if (cluster_pods_match(a->pods, cgroup, &m) < 0 ||
+	if (cluster_pods_match(cm->pods, cgroup, &m) < 0 ||
 	    !m.path.container_id[0] || !m.pod ||
-	    !cluster_wanted(&a->opts.cluster, m.pod))
+	    !cluster_wanted(&cm->opts, m.pod))
 		return false;
 	memset(ret, 0, sizeof(*ret));
 	strlcpy_safe(ret->namespace, m.pod->ns, sizeof(ret->namespace));
@@ -220,16 +230,16 @@ bool agent_cluster_resolve(const char *cgroup, struct forecast_target *ret,
 	return true;
 }
 
-void agent_cluster_predicted(const struct forecast_warning *w, void *ud)
+void cluster_kill_predicted(const struct forecast_warning *w, void *ud)
 {
-	struct agent *a = ud;
+	struct cluster_mode *cm = ud;
 	const struct forecast_target *t = w->target;
 	struct cluster_event *ev;
 
-	if (!a->warn_gate)
-		a->warn_gate = calloc(1, sizeof(*a->warn_gate));
-	if (!a->warn_gate ||
-	    !cluster_warn_gate_pass(a->warn_gate, t->pod_uid, t->container,
+	if (!cm->warn_gate)
+		cm->warn_gate = calloc(1, sizeof(*cm->warn_gate));
+	if (!cm->warn_gate ||
+	    !cluster_warn_gate_pass(cm->warn_gate, t->pod_uid, t->container,
 				    now_monotonic_us() / 1000))
 		return;
 	ev = cluster_event_new(t->namespace, t->pod, t->pod_uid,
@@ -242,5 +252,5 @@ void agent_cluster_predicted(const struct forecast_warning *w, void *ud)
 					t->container, w->usage, w->limit,
 					w->slope, w->seconds);
 	log_warn("pod %s/%s: %s", ev->ns, ev->pod, ev->message);
-	(void)cluster_event_queue(a->cluster, ev);
+	(void)cluster_event_queue(cm->cluster, ev);
 }

@@ -20,6 +20,7 @@ struct cluster {
 	/* reportingInstance: oomlens-agent-<node> */
 	char reporting_instance[128];
 	struct agent_counters *counters;
+	struct agent_metrics *metrics; /* the run's */
 	int state_fd;
 	struct kube_client *client;
 	struct kube_cancel *cancel;

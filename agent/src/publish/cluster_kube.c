@@ -55,7 +55,8 @@ static int load_config(const struct cluster_opts *o, struct kube_config **ret)
 }
 
 int cluster_new(const struct cluster_opts *o, int state_fd,
-		struct agent_counters *counters, struct cluster **ret)
+		struct agent_counters *counters, struct agent_metrics *m,
+		struct cluster **ret)
 {
 	struct kube_client_options co = {.user_agent = "oomlens-agent/0.1"};
 	struct kube_config *cfg = NULL;
@@ -80,6 +81,7 @@ int cluster_new(const struct cluster_opts *o, int state_fd,
 	snprintf(c->reporting_instance, sizeof(c->reporting_instance),
 		 CLUSTER_COMPONENT "-%.100s", o->node ? o->node : "");
 	c->counters = counters;
+	c->metrics = m;
 	c->state_fd = state_fd;
 	r = kube_client_new(cfg, &co, &c->client);
 	kube_config_free(cfg);
@@ -97,7 +99,7 @@ int cluster_new(const struct cluster_opts *o, int state_fd,
 		r = evqueue_new(CLUSTER_SNAP_WAIT, &c->snapans);
 	if (r == 0)
 		r = pubqueue_open(state_fd, &cluster_pub_ops, c, NULL,
-				  &c->queue);
+				  c->metrics, &c->queue);
 	if (r < 0) {
 		log_error("cluster mode: %s", strerror(-r));
 		cluster_free(c);

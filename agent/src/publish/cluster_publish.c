@@ -117,7 +117,8 @@ static int create_report(void *ud, const struct pub_item *it, char *ret_uid,
 	q = kube_oomreport_patch_status(c->client, it->ns, it->id, "Publishing",
 					"publishing the bundle", false, err);
 	if (q < 0) {
-		pub_count_failure(q, err); /* ignored, failed all the same */
+		pub_count_failure(c->metrics, q,
+				  err); /* ignored, failed all the same */
 		log_warn("report %s: status Publishing: %s, ignoring", it->id,
 			 err->message);
 	}

@@ -28,6 +28,7 @@ struct pubqueue {
 	int dir_fd, failed_fd;
 	const struct pub_ops *ops;
 	void *ud;
+	struct agent_metrics *metrics; /* the run's; NULL: none */
 	struct pub_backoff b;
 	struct pub_item **items;
 	size_t n;
@@ -178,7 +179,7 @@ static int cmp_added(const void *a, const void *b)
  * given up). */
 static void depth_changed(const struct pubqueue *q)
 {
-	agent_metrics_queue_depth((unsigned)q->n);
+	agent_metrics_queue_depth(q->metrics, (unsigned)q->n);
 }
 
 static int push(struct pubqueue *q, const struct pub_item *it)
@@ -343,7 +344,8 @@ static void prune_failed(struct pubqueue *q)
 }
 
 int pubqueue_open(int state_fd, const struct pub_ops *ops, void *ud,
-		  const struct pub_backoff *b, struct pubqueue **ret)
+		  const struct pub_backoff *b, struct agent_metrics *m,
+		  struct pubqueue **ret)
 {
 	struct pubqueue *q = calloc(1, sizeof(*q));
 	int r;
@@ -353,6 +355,7 @@ int pubqueue_open(int state_fd, const struct pub_ops *ops, void *ud,
 	q->dir_fd = q->failed_fd = -1;
 	q->ops = ops;
 	q->ud = ud;
+	q->metrics = m;
 	q->b.base_ms = b && b->base_ms ? b->base_ms : 500;
 	q->b.cap_ms = b && b->cap_ms ? b->cap_ms : 60000;
 	q->seed = (unsigned)now_monotonic_us();
@@ -540,12 +543,13 @@ const char *pub_failure_reason(int r, const struct kube_error *e)
 	return status >= 400 ? "http_4xx" : "other";
 }
 
-void pub_count_failure(int r, const struct kube_error *e)
+void pub_count_failure(struct agent_metrics *m, int r,
+		       const struct kube_error *e)
 {
 	const char *why = pub_failure_reason(r, e);
 
 	if (why)
-		agent_metrics_publish_failure(why);
+		agent_metrics_publish_failure(m, why);
 }
 
 static int do_report(struct pubqueue *q, struct pub_item *it,
@@ -602,7 +606,7 @@ static int do_bundle(struct pubqueue *q, struct pub_item *it,
 	}
 	free(data);
 	if (r == -E2BIG) {
-		pub_count_failure(r, err);
+		pub_count_failure(q->metrics, r, err);
 		no_bundle(it, "refused by the API server as too large");
 		return 0;
 	}
@@ -720,7 +724,8 @@ static enum outcome classify_step(const struct pub_item *it, int r,
  * again; after a failed try in this run a 409 is this run's own answer,
  * lost on the way, and counts. An item replayed from the files after a
  * restart counts the whole wait, outage and restart included. */
-static void bundle_done(const struct pub_item *it, int r)
+static void bundle_done(const struct pubqueue *q, const struct pub_item *it,
+			int r)
 {
 	uint64_t now = now_realtime_us() / 1000;
 	uint64_t kill = it->killed_at_ms > 0 ? (uint64_t)it->killed_at_ms : 0;
@@ -728,7 +733,7 @@ static void bundle_done(const struct pub_item *it, int r)
 	/* no kill time (an item of an older agent), or a clock set back */
 	if ((r == 1 && it->attempts == 0) || !kill || now < kill)
 		return;
-	agent_metrics_publish((double)(now - kill) / 1000.0);
+	agent_metrics_publish(q->metrics, (double)(now - kill) / 1000.0);
 }
 
 /* Runs item i until it waits or leaves. True when it left the queue. */
@@ -742,18 +747,18 @@ static bool run_item(struct pubqueue *q, size_t i, uint64_t now_ms)
 
 		switch (classify_step(it, r, &e)) {
 		case RETRY:
-			pub_count_failure(r, &e);
+			pub_count_failure(q->metrics, r, &e);
 			retry_item(q, it, r, &e, now_ms);
 			return false;
 		case FAIL:
-			pub_count_failure(r, &e);
+			pub_count_failure(q->metrics, r, &e);
 			fail_item(q, i, r, &e);
 			return true;
 		case ADVANCE:
 			break;
 		}
 		if (it->step == PUB_BUNDLE)
-			bundle_done(it, r);
+			bundle_done(q, it, r);
 		it->step++;
 		it->attempts = 0;
 		if (it->step < PUB_DONE && item_save(q->dir_fd, "", it) < 0)

@@ -113,10 +113,14 @@ struct pub_stats {
 
 struct pubqueue;
 
+struct agent_metrics;
 /* Opens state_fd/queue (made when missing) and loads the items left by a
- * previous run, in kill order. ops/ud are kept. Returns 0 or -errno. */
+ * previous run, in kill order. ops/ud are kept, and m (the run's metrics,
+ * which must outlive the queue; NULL: none), fed the queue's depth,
+ * publish latencies and failures. Returns 0 or -errno. */
 int pubqueue_open(int state_fd, const struct pub_ops *ops, void *ud,
-		  const struct pub_backoff *b, struct pubqueue **ret);
+		  const struct pub_backoff *b, struct agent_metrics *m,
+		  struct pubqueue **ret);
 void pubqueue_free(struct pubqueue *q);
 /* Saves it in state_fd/queue (step REPORT, or RESOLVE when its pod or
  * container is not named yet), from any thread and without the queue:
@@ -171,7 +175,8 @@ const char *pub_failure_reason(int r, const struct kube_error *e);
  * -ECANCELED. The queue counts each step's failed try itself (retried or
  * given up), and a bundle refused as too large; an ops call that ignores
  * a failure of its own calls this. Any thread. */
-void pub_count_failure(int r, const struct kube_error *e);
+void pub_count_failure(struct agent_metrics *m, int r,
+		       const struct kube_error *e);
 /* The delay after the n-th failure (n >= 1): base * 2^(n-1), capped,
  * times a jitter factor j in [0.75, 1.25]. Pure. */
 uint64_t pub_backoff_ms(const struct pub_backoff *b, unsigned n, double j);

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Cluster mode's extension of the kill room (late_snap.c): kills whose
+ * bundle waits for their pod's OOMBundle snap-<pod>. An object the run
+ * owns (../run_cluster.c), reached from the pipeline only through the
+ * hooks that file registers (agent.h, struct kill_hooks). Detector thread
+ * only; nothing here blocks. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent.h"
+#include "publish/cluster.h"
+
+struct late_snap;
+
+/* A wait list of the kills of cm's node, for a; -ENOMEM. */
+int late_snap_new(struct agent *a, struct cluster_mode *cm,
+		  struct late_snap **ret);
+/* NULL is a no-op; call late_snap_flush() first. */
+void late_snap_free(struct late_snap *ls);
+/* A kill of an opted-in pod whose spool the node does not show waits for
+ * the pod's OOMBundle snap-<pod>, asked of the publisher thread. True
+ * when b (already saved on the node) was kept for that, with k's report
+ * (moved out of k): the kill is counted and published once the answer is
+ * in (late_snap_answers()). */
+bool late_snap_wait(struct late_snap *ls, struct corr_kill *k,
+		    const struct cluster_kill_pod *p, struct bundle *b,
+		    const char *id, const struct agent_verdict *v,
+		    uint64_t kill_ms, int64_t latency);
+/* Takes the publisher's answers: merges a checked snapshot into its
+ * bundle, diagnoses and saves it again, then publishes; a refused one is
+ * logged and the bundle published as it was. */
+void late_snap_answers(struct late_snap *ls);
+/* At exit: publishes whatever still waits, without a snapshot. */
+void late_snap_flush(struct late_snap *ls);
+/* Calls mark for the bundle of each kill waiting. */
+void late_snap_in_use(const struct late_snap *ls,
+		      void (*mark)(const char *bundle_file, void *arg),
+		      void *arg);

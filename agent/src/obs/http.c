@@ -448,7 +448,10 @@ static int write_answer(struct lws *wsi, struct pss *p)
 static int callback(struct lws *wsi, enum lws_callback_reasons reason,
 		    void *user, void *in, size_t len)
 {
-	struct agent_http *h = lws_context_user(lws_get_context(wsi));
+	/* the server, as its context's user (wsi is a placeholder one for
+	 * the context-wide reasons: EVENT_WAIT_CANCELLED) */
+	struct agent_http *h =
+		wsi ? lws_context_user(lws_get_context(wsi)) : NULL;
 	struct pss *p = user;
 
 	switch (reason) {
@@ -462,7 +465,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason,
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return write_answer(wsi, p);
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-		wake_pending(h);
+		if (h)
+			wake_pending(h);
 		return 0;
 	case LWS_CALLBACK_CLOSED_HTTP:
 	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:

@@ -68,21 +68,22 @@ static int add_all(struct agent_metrics *m)
 	static const char *const bundled_l[] = {"bundled", NULL};
 	static const char *const version_l[] = {"version", NULL};
 	static const char *const version_v[] = {OOMLENS_VERSION, NULL};
+	struct metrics *reg = m->reg;
 
 	/* first: every family after it has its count there from the start */
 	m->m_dropped = metrics_add_dropped(
-		m->reg, "oomlens_metrics_series_dropped_total", dropped_help);
+		reg, "oomlens_metrics_series_dropped_total", dropped_help);
 	m->m_kills = add(m, "oomlens_oom_kills_total",
 			 "OOM kills reported, by the victim's namespace, "
 			 "container, verdict and the top of its pod's owners.",
 			 METRIC_COUNTER, kill_l);
 	m->m_detect =
-		metrics_add(m->reg, "oomlens_detect_latency_seconds",
+		metrics_add(reg, "oomlens_detect_latency_seconds",
 			    "From the kernel's kill to the bundle written.",
 			    METRIC_HISTOGRAM, NULL, detect_buckets,
 			    ARRAY_SIZE(detect_buckets));
 	m->m_publish = metrics_add(
-		m->reg, "oomlens_publish_latency_seconds",
+		reg, "oomlens_publish_latency_seconds",
 		"From the kill to its report and bundle stored in the API.",
 		METRIC_HISTOGRAM, NULL, publish_buckets,
 		ARRAY_SIZE(publish_buckets));

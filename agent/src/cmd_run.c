@@ -836,7 +836,6 @@ static int open_kmsg(struct agent *a)
 	return a->asm_ ? 0 : -ENOMEM;
 }
 
-
 struct loop;
 /* What a source's readiness does; true ends the loop (a stop signal). */
 typedef bool loop_fn(struct loop *l);

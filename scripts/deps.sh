@@ -58,10 +58,11 @@ buildah mmdebstrap catatonit golang-go golang-1.19-go golang-github-modern-go-re
 iproute2 curl dpkg-dev cmake perl gojq node-js-yaml yq"
 
 # make dist: the cross toolchain (scripts/dist.sh), file (its checks and
-# tests/integration/test_dist.py's); its sysroot and qemu are unpacked
+# tests/integration/test_dist.py's), buildah (the multi-arch images,
+# images/oci-index.sh); its sysroot, arm64 libc and qemu are unpacked
 # .debs in the cache, never installed (scripts/cross-sysroot.sh).
 DIST="$BUILD gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
-libc6-dev-arm64-cross file dpkg-dev cmake perl"
+libc6-dev-arm64-cross file dpkg-dev cmake perl buildah"
 
 case $what in
 demo) PKGS=$DEMO ;;

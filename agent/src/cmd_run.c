@@ -1267,12 +1267,17 @@ static int start_obs(struct loop *l)
 
 int cmd_run(int argc, char **argv, const struct cli_globals *g)
 {
-	static struct agent a = {.state_fd = -1, .reports_fd = -1};
+	/* zero-initialised, so in .bss: with its two -1s as an initialiser
+	 * it was 51 KiB of .data, file pages that every start of the agent
+	 * (--version too) faulted in around the globals next to it */
+	static struct agent a;
 	struct loop l = {
 		.a = &a, .ep = -1, .sfd = -1, .tfd = -1, .rescan_fd = -1};
 	const struct privs_spec *steady;
 	int r;
 
+	a.state_fd = -1;
+	a.reports_fd = -1;
 	if (agent_http_take_opts(&argc, argv) < 0 || /* obs hook */
 	    parse_opts(argc, argv, g, &a.opts) < 0)
 		return 2;

@@ -7,6 +7,11 @@
 #   cross-sysroot.sh [--cached] sysroot   prints the sysroot (usr/include,
 #       usr/lib/aarch64-linux-gnu): ${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}
 #       /sysroot-arm64-<recipe hash>
+#   cross-sysroot.sh [--cached] libc      prints a directory holding
+#       bookworm's arm64 libc6 as it installs (lib/ld-linux-aarch64.so.1,
+#       lib/aarch64-linux-gnu/libc.so.6): what the arm64 images carry
+#       (images/oci-index.sh); apart from the sysroot, whose path is part of
+#       the arm64 static libraries' recipe hash
 #   cross-sysroot.sh [--cached] qemu      prints a qemu-aarch64-static to run
 #       arm64 binaries with: the installed one, else the one of bookworm's
 #       qemu-user-static .deb unpacked in the cache (never installed, so
@@ -19,7 +24,7 @@
 set -euo pipefail
 CACHED=
 [ "${1:-}" = --cached ] && { CACHED=1; shift; }
-WHAT=${1:?usage: $0 [--cached] sysroot|qemu}
+WHAT=${1:?usage: $0 [--cached] sysroot|libc|qemu}
 ROOT=${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}
 APTDIR=$ROOT/cross-apt
 log() { echo "cross-sysroot: $*" >&2; }
@@ -87,6 +92,22 @@ sysroot)
 	unpack arm64 "$OUT" $PKGS
 	# The .so links are absolute (/lib/...) in some packages: make them
 	# point inside the sysroot, so that -L finds their targets.
+	find "$OUT.tmp" -type l -lname '/*' | while read -r l; do
+		ln -sfn "$OUT$(readlink "$l")" "$l"
+	done
+	touch "$OUT.tmp/.complete"
+	rm -rf "$OUT"
+	mv "$OUT.tmp" "$OUT"
+	echo "$OUT"
+	;;
+libc)
+	RECIPE=$( (echo "libc6 $SOURCES"; declare -f unpack) | sha256sum | cut -c1-12)
+	OUT=$ROOT/libc-arm64-$RECIPE
+	if [ -f "$OUT/.complete" ]; then echo "$OUT"; exit 0; fi
+	[ -z "$CACHED" ] || exit 1
+	index arm64
+	log "unpacking arm64 libc6 into $OUT"
+	unpack arm64 "$OUT" libc6
 	find "$OUT.tmp" -type l -lname '/*' | while read -r l; do
 		ln -sfn "$OUT$(readlink "$l")" "$l"
 	done

@@ -29,8 +29,9 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 #   CRD checks), python3-jsonpatch (applies the injector's patches),
 #   openssl (fakeapi's certificates, the webhook's), procps (pmap, ps),
 #   chromium (report.html rendered), musl-tools (ptcall refuses musl),
-#   libjemalloc2 (ptcall refuses jemalloc), gdb and strace (compared
-#   against), podman (test_sidecar_pod.py runs real pods: rootful, runc,
+#   libjemalloc2 (ptcall refuses jemalloc), gdb, strace and jattach
+#   (compared against; jattach is make bench's second jcmd anchor),
+#   podman (test_sidecar_pod.py runs real pods: rootful, runc,
 #   cgroupfs, its own containers.conf through CONTAINERS_CONF), time (/usr/bin/time -v for peak RSS), mount + util-linux
 #   (unshare, mount namespaces);
 #   vm: qemu-system-x86, busybox-static, cpio, kmod, xz-utils (the guest);
@@ -52,16 +53,17 @@ DEMO="$BUILD python3 openjdk-17-jdk-headless"
 #   OpenSSL's Configure is Perl).
 TEST="$DEMO libcriterion-dev clang libclang-rt-dev python3-pytest python3-yaml
 python3-jsonpatch openssl procps chromium musl-tools libjemalloc2 gdb strace
-podman time mount util-linux qemu-system-x86 busybox-static cpio kmod xz-utils git clang-format
+jattach podman time mount util-linux qemu-system-x86 busybox-static cpio kmod xz-utils git clang-format
 cppcheck npm nodejs ca-certificates containerd runc containernetworking-plugins
 buildah mmdebstrap catatonit golang-go golang-1.19-go golang-github-modern-go-reflect2-dev
 iproute2 curl dpkg-dev cmake perl gojq node-js-yaml yq"
 
 # make dist: the cross toolchain (scripts/dist.sh), file (its checks and
-# tests/integration/test_dist.py's); its sysroot and qemu are unpacked
+# tests/integration/test_dist.py's), buildah (the multi-arch images,
+# images/oci-index.sh); its sysroot, arm64 libc and qemu are unpacked
 # .debs in the cache, never installed (scripts/cross-sysroot.sh).
 DIST="$BUILD gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu
-libc6-dev-arm64-cross file dpkg-dev cmake perl"
+libc6-dev-arm64-cross file dpkg-dev cmake perl buildah"
 
 case $what in
 demo) PKGS=$DEMO ;;

@@ -8,6 +8,10 @@
 #   SHA256SUMS   of every archive
 #   oomlens.yaml   the krew manifest, from kubectl-oomlens/krew.yaml with
 #       both platforms and their archives' sha256
+#   oomlens-agent-<version>.oci.tar, oomlens-sidecar-<version>.oci.tar
+#       the product images, one OCI image index each with an image per
+#       architecture, from the binaries of these archives
+#       (images/oci-index.sh)
 # The binaries are the lean link's (docs/build.md): everything static but
 # libc. amd64 is the everyday build ($B/bin, make); arm64 is cross-built
 # with Debian's gcc-aarch64-linux-gnu into its own tree ($B/dist/arm64)
@@ -97,7 +101,7 @@ build_arm64() {
 }
 
 mkdir -p "$DIST"
-rm -f "$DIST"/*.tar.gz "$DIST/SHA256SUMS" "$DIST/oomlens.yaml"
+rm -f "$DIST"/*.tar.gz "$DIST"/*.oci.tar "$DIST/SHA256SUMS" "$DIST/oomlens.yaml"
 for arch in $ARCHES; do
 	t0=$SECONDS
 	case $arch in
@@ -150,4 +154,10 @@ subst() { # ARCH SHA256: stdin with the template's variables put in
 		sed -n '/^  - selector:/,$p' "$tmpl" | subst "$arch" "$sum"
 	done
 } >"$DIST/oomlens.yaml"
-log "$DIST: $(cd "$DIST" && echo *.tar.gz SHA256SUMS oomlens.yaml)"
+
+# The images, from the binaries just archived.
+t0=$SECONDS
+# shellcheck disable=SC2086 # one word an architecture
+B=$B images/oci-index.sh $ARCHES
+log "images: $((SECONDS - t0)) s"
+log "$DIST: $(cd "$DIST" && echo *.tar.gz SHA256SUMS oomlens.yaml *.oci.tar)"

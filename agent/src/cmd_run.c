@@ -527,6 +527,11 @@ static int setup(struct run *run)
 	return 0;
 }
 
+/* A safety net for what inotify cannot say: cgroups whose memory files
+ * appeared late, an inotify queue overflow, and on a v1 node whose cgroup
+ * mount is read-only the only count of a kill the kernel log missed. */
+#define RESCAN_US 5000000
+
 static int setup_watch(struct agent *a)
 {
 	int r = cgroup_watch_new(&a->cgfs, &a->watch);
@@ -545,6 +550,14 @@ static int setup_watch(struct agent *a)
 			return r;
 		}
 	}
+	r = cgroup_watch_unnotified(a->watch);
+	if (r)
+		log_warn("cgroup v1 OOM notifications are off: cannot write "
+			 "cgroup.event_control (%s; the chart's cgroupReadOnly "
+			 "is for cgroup v2 nodes): kills are found through "
+			 "the kernel log, and the cgroups' oom_kill counters "
+			 "are re-read every %d s",
+			 strerror(r), RESCAN_US / 1000000);
 	log_info("watching %zu memory cgroups (cgroup %s), state in \"%s\"",
 		 cgroup_watch_count(a->watch),
 		 a->cgfs.mode == CGROUP_V2 ? "v2" : "v1", a->opts.state_dir);
@@ -844,10 +857,6 @@ static int open_kmsg(struct agent *a)
 	a->asm_ = kmsg_assembler_new();
 	return a->asm_ ? 0 : -ENOMEM;
 }
-
-/* A safety net for what inotify cannot say: cgroups whose memory files
- * appeared late, an inotify queue overflow. */
-#define RESCAN_US 5000000
 
 struct loop;
 /* What a source's readiness does; true ends the loop (a stop signal). */

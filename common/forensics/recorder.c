@@ -418,20 +418,37 @@ struct json_object *recorder_timeline_json(const struct recorder *r,
 	return timeline_json(r, cgroup, interval_ms, false);
 }
 
+int recorder_timeline_text(const struct recorder *r, const char *cgroup,
+			   unsigned interval_ms, struct json_object **keep,
+			   const char **text, size_t *len)
+{
+	struct json_object *o = timeline_json(r, cgroup, interval_ms, true);
+
+	*keep = NULL;
+	if (!o)
+		return -ENOMEM;
+	*text = json_object_to_json_string_length(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+		len);
+	if (!*text) {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	*keep = o;
+	return 0;
+}
+
 int recorder_timeline_write(const struct recorder *r, const char *cgroup,
 			    unsigned interval_ms, struct strbuf *out)
 {
-	struct json_object *o = timeline_json(r, cgroup, interval_ms, true);
+	struct json_object *keep;
 	const char *text;
 	size_t len;
 	int q;
 
-	if (!o)
-		return -ENOMEM;
-	text = json_object_to_json_string_length(
-		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-		&len);
-	q = text ? strbuf_add(out, text, len) : -ENOMEM;
-	json_object_put(o);
+	q = recorder_timeline_text(r, cgroup, interval_ms, &keep, &text, &len);
+	if (q == 0)
+		q = strbuf_add(out, text, len);
+	json_object_put(keep);
 	return q;
 }

@@ -139,3 +139,14 @@ struct json_object *recorder_timeline_json(const struct recorder *r,
  * 600 samples of 50 processes. Returns 0, -ENOMEM or -E2BIG. */
 int recorder_timeline_write(const struct recorder *r, const char *cgroup,
 			    unsigned interval_ms, struct strbuf *out);
+
+/* The same text, left where json-c printed it instead of copied: *text
+ * (*len bytes) lives until json_object_put(*keep), which shares the
+ * recorder's snapshots, trims, jvms and events arrays (json-c's reference
+ * counts are not atomic: put it where r is locked). For the sidecar's
+ * rewrite once a second, which writes it outside its lock: one copy of a
+ * full ring's timeline in memory (about 3 MB with 50 processes), not two.
+ * Returns 0 or -ENOMEM (*keep NULL). */
+int recorder_timeline_text(const struct recorder *r, const char *cgroup,
+			   unsigned interval_ms, struct json_object **keep,
+			   const char **text, size_t *len);

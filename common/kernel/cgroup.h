@@ -118,7 +118,8 @@ int cgroup_dump_files(const struct cgroup_fs *fs, const char *path,
 /* Notifications. One watcher per process, driven from an epoll loop:
  * v2 inotify IN_MODIFY on memory.events.local (memory.events on kernels
  * without it); v1 eventfd registered through cgroup.event_control on
- * memory.oom_control (needs a writable cgroup mount: EROFS otherwise);
+ * memory.oom_control (needs a writable cgroup mount; on a read-only one
+ * the cgroups are watched without it: cgroup_watch_unnotified());
  * inotify IN_CREATE/IN_DELETE/IN_MOVED_* on every watched directory and on
  * the parent of each subtree root, so cgroups created later (at any depth)
  * are watched too. Not thread-safe: one thread owns it. Costs per cgroup:
@@ -208,6 +209,13 @@ int cgroup_watch_rescan(struct cgroup_watch *w);
  * is seen in the kernel log without its cgroup. Returns the number of
  * events queued, or -errno. */
 int cgroup_watch_recount(struct cgroup_watch *w);
+
+/* v1 only: an errno (EROFS: the cgroup mount is read-only) when
+ * cgroup.event_control could not be written, 0 otherwise. The cgroups are
+ * then watched for coming and going only: a kill is seen from the kernel
+ * log, or counted by the next cgroup_watch_rescan() or
+ * cgroup_watch_recount() (no CGE_OOM of its own). */
+int cgroup_watch_unnotified(const struct cgroup_watch *w);
 
 /* Number of cgroups currently watched (for /metrics and tests). */
 size_t cgroup_watch_count(const struct cgroup_watch *w);

@@ -72,6 +72,9 @@ struct cgroup_watch {
 	struct qev *q;
 	size_t nq, q_alloc;
 	uint32_t next_id;
+	/* v1: why cgroup.event_control could not be written (EROFS: a
+	 * read-only mount), 0 while notifications are registered. */
+	int v1_unnotified;
 };
 
 /* Re-read schedule after a v1 notification that came before the count, in
@@ -264,6 +267,15 @@ static int node_setup(struct cgroup_watch *w, struct cg_node *nd, int dfd)
 		r = register_v1(w, nd, dfd);
 	else
 		r = watch_events_v2(w, nd, dfd);
+	if (r == -EROFS && w->mode == CGROUP_V1) {
+		/* A read-only mount (the chart's cgroupReadOnly on a v1 node):
+		 * no notification, the counter is re-read by every rescan
+		 * and recount instead. */
+		closep(&nd->efd);
+		closep(&nd->oom_fd);
+		w->v1_unnotified = -r;
+		r = 0;
+	}
 	if (r < 0)
 		return r;
 	/* v2: the memory files appear only once the parent delegates memory
@@ -821,6 +833,11 @@ int cgroup_watch_add_tree(struct cgroup_watch *w, const char *subtree)
 int cgroup_watch_fd(const struct cgroup_watch *w)
 {
 	return w ? w->ep : -EBADF;
+}
+
+int cgroup_watch_unnotified(const struct cgroup_watch *w)
+{
+	return w ? w->v1_unnotified : 0;
 }
 
 size_t cgroup_watch_count(const struct cgroup_watch *w)

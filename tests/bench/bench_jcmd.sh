@@ -1,8 +1,9 @@
 #!/bin/bash
 # bench_jcmd: `oomlens-sidecar jcmd PID VM.native_memory summary` against the
-# JDK's `jcmd PID VM.native_memory summary` on the same JVM, in the same run:
-# median wall time and peak RSS (/usr/bin/time %M of each call), and the
-# ratios.
+# JDK's `jcmd PID VM.native_memory summary` and, when installed (Debian's
+# jattach package), `jattach PID jcmd "VM.native_memory summary"` on the same
+# JVM, in the same run: median wall time and peak RSS (/usr/bin/time %M of
+# each call), and the ratios.
 # Measures only; fails when either command fails or prints no NMT summary.
 set -u
 cd "$(dirname "$0")/../.."
@@ -26,25 +27,31 @@ trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -f "$OUT"' EXIT
 for _ in $(seq 100); do grep -q ready "$OUT" && break; sleep 0.1; done
 grep -q ready "$OUT" || { echo "bench_jcmd: JVM did not start"; exit 1; }
 
-/usr/bin/python3 - "$RUNS" "$SIDECAR jcmd $PID" "$JDK/bin/jcmd $PID" <<'PY'
+JATTACH=$(command -v jattach || true)
+[ -n "$JATTACH" ] || echo "bench_jcmd: no jattach (apt-get install jattach): not compared"
+/usr/bin/python3 - "$RUNS" "$SIDECAR jcmd $PID" "$JDK/bin/jcmd $PID" \
+	"${JATTACH:+$JATTACH $PID jcmd}" <<'PY'
 import statistics, subprocess, sys, tempfile, time
 
 runs = int(sys.argv[1])
-cmds = {"oomlens-sidecar jcmd": sys.argv[2].split(), "JDK jcmd": sys.argv[3].split()}
-args = ["VM.native_memory", "summary"]
+cmds = {"oomlens-sidecar jcmd": (sys.argv[2].split(), ["VM.native_memory", "summary"]),
+        "JDK jcmd": (sys.argv[3].split(), ["VM.native_memory", "summary"])}
+if sys.argv[4]:
+    # jattach takes the jcmd's command line as one argument
+    cmds["jattach"] = (sys.argv[4].split(), ["VM.native_memory summary"])
 
 def check(cmd, rc, text):
     if rc != 0 or b"Native Memory Tracking:" not in text:
         sys.exit(f"bench_jcmd: {' '.join(cmd)} failed: {text[:300]!r}")
 
-def wall_ms(cmd):
+def wall_ms(cmd, args):
     t0 = time.perf_counter()
     p = subprocess.run(cmd + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     wall = time.perf_counter() - t0
     check(cmd, p.returncode, p.stdout)
     return wall * 1000
 
-def peak_kib(cmd):
+def peak_kib(cmd, args):
     # From /usr/bin/time (a small C parent): a child forked or vforked from
     # Python carries Python's ~11 MiB high-water mark into its ru_maxrss.
     with tempfile.NamedTemporaryFile("r") as rss:
@@ -54,13 +61,20 @@ def peak_kib(cmd):
         return int(rss.read().split()[-1])
 
 res = {}
-for name, cmd in cmds.items():
-    wall_ms(cmd)  # warm-up: the first call starts the attach listener
-    res[name] = (statistics.median(wall_ms(cmd) for _ in range(runs)),
-                 max(peak_kib(cmd) for _ in range(runs)))
+for name, (cmd, args) in cmds.items():
+    wall_ms(cmd, args)  # warm-up: the first call starts the attach listener
+    res[name] = (statistics.median(wall_ms(cmd, args) for _ in range(runs)),
+                 max(peak_kib(cmd, args) for _ in range(runs)))
     print(f"{name:22s} wall median {res[name][0]:8.2f} ms   peak RSS {res[name][1]:7d} KiB"
           f"   ({runs} runs)")
 ours, jdk = res["oomlens-sidecar jcmd"], res["JDK jcmd"]
 print(f"{'ratio (JDK / ours)':22s} wall {jdk[0] / ours[0]:8.1f}x      "
       f"peak RSS {jdk[1] / ours[1]:7.1f}x")
+print(f"metric: jcmd.speedup {jdk[0] / ours[0]:.1f}")
+print(f"metric: jcmd.lighter {jdk[1] / ours[1]:.1f}")
+if "jattach" in res:
+    ja = res["jattach"]
+    print(f"{'ratio (ours / jattach)':22s} wall {ours[0] / ja[0]:8.2f}x      "
+          f"peak RSS {ours[1] / ja[1]:7.2f}x")
+    print(f"metric: jcmd.vs_jattach {ours[0] / ja[0]:.2f}")
 PY

@@ -65,4 +65,6 @@ for name, (w, m) in res.items():
 (ow, om), (pw, pm) = res["oomlens-sidecar pmap"], res["procps pmap -X"]
 print(f"mappings: {maps}; ratio sidecar/procps: wall {ow / pw:.2f}x, "
       f"peak RSS {om / pm:.2f}x")
+print(f"metric: pmap.speedup {pw / ow:.2f}")
+print(f"metric: pmap.rss_ratio {om / pm:.3f}")
 PY

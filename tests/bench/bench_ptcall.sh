@@ -87,6 +87,9 @@ for name, ours, theirs in cases:
     o, g = res[(name, "oomlens-sidecar")], res[(name, "gdb")]
     print(f"{name:13s} {'ratio gdb/ours':16s} wall {g[0] / o[0]:8.1f}x   "
           f"   peak RSS {g[1] / o[1]:7.1f}x")
+    key = name.replace("-", "_")
+    print(f"metric: {key}.speedup {g[0] / o[0]:.1f}")
+    print(f"metric: {key}.lighter {g[1] / o[1]:.1f}")
 v.stdin.write(b"p"); v.stdin.flush()
 ans = json.loads(v.stdout.readline())
 v.kill(); v.wait()

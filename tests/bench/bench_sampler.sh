@@ -53,4 +53,5 @@ if len(last["procs"]) != n:
 print(f"{n} processes at 1 Hz for {dur} s ({len(d['samples'])} samples): "
       f"CPU {cpu} ms ({100.0 * cpu / (dur * 1000):.2f} % of one core), "
       f"peak RSS {hwm} KiB, RSS at the end {rss} KiB")
+print(f"metric: sampler.peak_kib {hwm}")
 PY

@@ -99,6 +99,7 @@ def test_package(tmp_path):
 @pytest.mark.parametrize("args,err", [
     (["--set", "metrics.port=abc"], "metrics.port: Invalid type"),
     (["--set", "privileged=yes"], "privileged: Invalid type"),
+    (["--set", "cgroupReadOnly=v2"], "cgroupReadOnly: Invalid type"),
     (["--set", "nosuchkey=1"], "Additional property nosuchkey is not allowed"),
     (["--set", "metrics.nosuch=1"], "Additional property nosuch is not allowed"),
     (["--set", "image.tag=latest"], "image.tag"),
@@ -165,6 +166,17 @@ def test_objects_per_value_set():
     c = ds["spec"]["template"]["spec"]["containers"][0]
     assert c["securityContext"]["privileged"] is False
     assert "kmsg" not in [m["name"] for m in c["volumeMounts"]]
+    # the cgroup fs: writable by default (cgroup v1's event_control),
+    # read-only with cgroupReadOnly, and every other mount as it was
+    for sets, ro in (((), None), (("--set", "cgroupReadOnly=true"), True),
+                     (("--set", "cgroupReadOnly=false"), None)):
+        ds = next(d for d in render(*sets) if d["kind"] == "DaemonSet")
+        mounts = ds["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+        cg = next(m for m in mounts if m["name"] == "cgroup")
+        assert cg == dict({"name": "cgroup", "mountPath": "/host/sys/fs/cgroup"},
+                          **({"readOnly": True} if ro else {})), cg
+        assert {m["name"]: m.get("readOnly") for m in mounts if m["name"] != "cgroup"} == \
+            {"proc": True, "kmsg": None, "pods": True, "state": None}
     tn = render(*VALUE_SETS["test-node"])
     ds = next(d for d in tn if d["kind"] == "DaemonSet")
     c = ds["spec"]["template"]["spec"]["containers"][0]

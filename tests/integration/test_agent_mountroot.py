@@ -48,7 +48,7 @@ def bound_agent(cgs, tmp_path, monkeypatch):
     memory hierarchy is the subtree of cgroup `inside` only."""
     agents = []
 
-    def start(inside, watch, dev=True, extra=()):
+    def start(inside, watch, dev=True, extra=(), ro=False):
         root, mode = inside.root, inside.mode
         host = tmp_path / "host"
         mem = host / ("sys/fs/cgroup/memory" if mode == 1 else "sys/fs/cgroup")
@@ -60,6 +60,7 @@ def bound_agent(cgs, tmp_path, monkeypatch):
             f"mount --bind /proc '{host}/proc'\n"
             + (f"mount --bind /dev '{host}/dev'\n" if dev else "") +
             f"mount --bind '{inside.fs()}' '{mem}'\n"
+            + (f"mount -o remount,bind,ro '{mem}'\n" if ro else "") +
             f"exec '{oomtest.AGENT}' \"$@\" --host-root '{host}'\n")
         wrapper.chmod(0o755)
         # The mounts live and die with the agent's own mount namespace.
@@ -156,6 +157,59 @@ def test_without_the_kernel_log_kills_are_still_reported(cgs, bound_agent):
     assert man["how_found"] == "notification", man
     assert man["kernel_report_complete"] is False
     assert man["cgroup_state"]["events"]["oom_kill"] >= 1, man["cgroup_state"]
+    assert agent.stop() == 0
+
+
+def test_read_only_cgroup_mount_on_v1_still_reports_kills(cgs, bound_agent):
+    """The chart's cgroupReadOnly (meant for cgroup v2 nodes) installed on
+    a v1 node: cgroup.event_control cannot be written, so no OOM
+    notification. The agent starts anyway (it used to exit: a crash loop
+    in the DaemonSet), says why, and a kill is reported from the kernel
+    log as before, victim named."""
+    inside = cgs("oomlens-test-romount")
+    inside.mkdir("/app", limit_mb=32)
+    if inside.mode != 1:
+        pytest.skip("cgroup v1 only: v2 writes nothing to the cgroup fs")
+    agent = bound_agent(inside, ["/app"], ro=True)
+    log = "".join(agent.stderr)
+    assert "cgroup v1 OOM notifications are off" in log, agent.log()
+    assert "Read-only file system" in log, agent.log()
+    assert re.search(r"watching 1 memory cgroups \(cgroup v1\)", log), \
+        agent.log()
+    wait_oom_ratelimit()
+    victim, _, rc = hog(inside, "/app", "--step-mb", "4")
+    assert rc == -9
+    line = agent.next(timeout=20)
+    assert line["cgroup"] == "/app", agent.log()
+    assert [v["pid"] for v in line["victims"]] == [victim]
+    man = json.loads(bundle_members(line["path"])["manifest.json"])
+    assert man["how_found"] == "kernel-report", man
+    assert man["cgroup_state"]["limit_bytes"] == 32 << 20
+    assert agent.drain(1.0) == [], agent.log()
+    assert agent.stop() == 0
+
+
+def test_read_only_cgroup_mount_on_v1_without_the_kernel_log(cgs,
+                                                             bound_agent):
+    """Read-only cgroup mount and no /dev/kmsg (cgroupReadOnly and
+    privileged: false on a v1 node): nothing notifies the agent, and the
+    kill is still bundled from the counter its periodic re-read finds."""
+    inside = cgs("oomlens-test-romount-nokmsg")
+    inside.mkdir("/app", limit_mb=32)
+    if inside.mode != 1:
+        pytest.skip("cgroup v1 only: v2 writes nothing to the cgroup fs")
+    agent = bound_agent(inside, ["/app"], dev=False, ro=True)
+    log = "".join(agent.stderr)
+    assert "cgroup v1 OOM notifications are off" in log, agent.log()
+    assert "running without the kernel log" in log, agent.log()
+    _, _, rc = hog(inside, "/app", "--step-mb", "4")
+    assert rc == -9
+    line = agent.next(timeout=20)
+    assert line["cgroup"] == "/app", agent.log()
+    man = json.loads(bundle_members(line["path"])["manifest.json"])
+    assert man["how_found"] == "notification", man
+    assert man["cgroup_state"]["events"]["oom_kill"] >= 1, man["cgroup_state"]
+    assert agent.drain(1.0) == [], agent.log()
     assert agent.stop() == 0
 
 

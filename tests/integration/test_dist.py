@@ -4,6 +4,10 @@ for each architecture in build/dist, the archives match SHA256SUMS and the
 krew manifest, hold what they should, and their binaries need libc only,
 print their version and do real work: the agent parses a kmsg fixture as
 the amd64 agent does, the sidecar's pmap names a sleep process's binary.
+The product images (oomlens-{agent,sidecar}-VERSION.oci.tar, one OCI
+image index each, images/oci-index.sh) list exactly linux/amd64 and
+linux/arm64; each image's config, labels and files are checked, and its
+binary runs --version with the image's own loader and libc.
 The arm64 binaries run under qemu-aarch64-static called directly (binfmt
 is never registered): it runs the arm64 loader of libc6-arm64-cross, which
 loads the binary and that libc (--library-path). Not qemu's -L PREFIX: it
@@ -13,11 +17,14 @@ sidecar's pmap failed with ENOENT.
 Skipped when make dist has not been run (it is not part of make test: the
 first run cross-builds the arm64 static libraries, minutes)."""
 import hashlib
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
+import time
 
 import pytest
 
@@ -205,3 +212,209 @@ def test_run(unpacked):
     assert lines[0].split(":")[0].strip() == str(sleep.pid)
     name = os.path.basename(os.path.realpath(shutil.which("sleep")))
     assert any(line.split()[-1] == name for line in lines[2:] if line.split()), r.stdout
+
+
+# The multi-arch images (images/oci-index.sh): one oci-archive per product,
+# an OCI image layout whose index lists one image per architecture.
+PRODUCTS = ["oomlens-agent", "oomlens-sidecar"]
+OCI_INDEX = "application/vnd.oci.image.index.v1+json"
+OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+OCI_CONFIG = "application/vnd.oci.image.config.v1+json"
+OCI_LAYER = "application/vnd.oci.image.layer.v1.tar+gzip"
+# ELF e_machine, and where Debian's loader and libc are, by architecture
+ELF_MACHINE = {"amd64": 62, "arm64": 183}
+LOADER = {"amd64": "lib64/ld-linux-x86-64.so.2",
+          "arm64": "lib/ld-linux-aarch64.so.1"}
+LIBC = {"amd64": "lib/x86_64-linux-gnu/libc.so.6",
+        "arm64": "lib/aarch64-linux-gnu/libc.so.6"}
+CA = "etc/ssl/certs/ca-certificates.crt"
+
+
+class OciArchive:
+    """An oci-archive read in place: its blobs checked against their
+    digests and sizes as they are read."""
+
+    def __init__(self, path):
+        self.tar = tarfile.open(path)
+
+    def json(self, name):
+        return json.load(self.tar.extractfile(name))
+
+    def blob(self, desc, media_type):
+        assert desc["mediaType"] == media_type, desc
+        algo, digest = desc["digest"].split(":")
+        assert algo == "sha256", desc
+        data = self.tar.extractfile(f"blobs/sha256/{digest}").read()
+        assert len(data) == desc["size"], desc
+        assert hashlib.sha256(data).hexdigest() == digest, desc
+        return data
+
+    def index(self):
+        """The image index the layout's index.json names, and its ref."""
+        assert self.json("oci-layout") == {"imageLayoutVersion": "1.0.0"}
+        top = self.json("index.json")
+        assert len(top["manifests"]) == 1, top
+        desc = top["manifests"][0]
+        ref = desc.get("annotations", {}).get("org.opencontainers.image.ref.name")
+        return json.loads(self.blob(desc, OCI_INDEX)), ref
+
+    def images(self):
+        """{arch: (config, manifest)} of the index's images."""
+        out = {}
+        for desc in self.index()[0]["manifests"]:
+            manifest = json.loads(self.blob(desc, OCI_MANIFEST))
+            config = json.loads(self.blob(manifest["config"], OCI_CONFIG))
+            out[desc["platform"]["architecture"]] = (config, manifest)
+        return out
+
+    def unpack(self, manifest, dest):
+        """The image's layers, in order, into dest (plain files, directories
+        and symbolic links only, none outside dest)."""
+        for desc in manifest["layers"]:
+            layer = tarfile.open(fileobj=io.BytesIO(self.blob(desc, OCI_LAYER)))
+            for m in layer.getmembers():
+                parts = m.name.split("/")
+                assert not m.name.startswith("/") and ".." not in parts, m.name
+                assert m.isfile() or m.isdir() or m.issym(), m.name
+                assert not os.path.basename(m.name).startswith(".wh."), m.name
+            layer.extractall(dest)
+
+
+def oci_archive(name):
+    if arches() != ["amd64", "arm64"]:
+        pytest.skip(f"{DIST} holds {arches()} only (DIST_ARCHES): the images "
+                    "are tested as make dist makes them, for both")
+    path = os.path.join(DIST, f"{name}-{VERSION}.oci.tar")
+    if not os.path.exists(path):
+        pytest.fail(f"no {path}: make dist writes it (images/oci-index.sh)")
+    return OciArchive(path)
+
+
+def containerfile_labels(name):
+    """The LABEL org.opencontainers.image.* values of the product's
+    Containerfile."""
+    with open(os.path.join(REPO, "images", name.split("-", 1)[1] + ".Containerfile")) as f:
+        text = f.read().replace("\\\n", " ")
+    labels = {}
+    for line in text.splitlines():
+        if line.startswith("LABEL "):
+            for k, v in re.findall(r'(org\.opencontainers\.image\.[a-z]+)="([^"]*)"', line):
+                labels[k] = v
+    assert labels, name
+    return labels
+
+
+def elf_machine(path):
+    with open(path, "rb") as f:
+        head = f.read(20)
+    assert head[:4] == b"\x7fELF" and head[4] == 2 and head[5] == 1, path
+    return int.from_bytes(head[18:20], "little")
+
+
+@pytest.mark.parametrize("name", PRODUCTS)
+def test_image_index(name):
+    oci = oci_archive(name)
+    index, ref = oci.index()
+    assert ref == f"localhost/{name}:{VERSION}"
+    assert index["schemaVersion"] == 2 and index["mediaType"] == OCI_INDEX
+    plats = [d["platform"] for d in index["manifests"]]
+    assert plats == [{"architecture": "amd64", "os": "linux"},
+                     {"architecture": "arm64", "os": "linux"}]
+
+
+@pytest.mark.parametrize("name", PRODUCTS)
+def test_image_configs(name):
+    images = oci_archive(name).images()
+    assert sorted(images) == ["amd64", "arm64"]
+    pre = "org.opencontainers.image."
+    want = containerfile_labels(name)
+    assert want[pre + "title"] == name and want[pre + "licenses"] == "Apache-2.0"
+    for arch, (config, manifest) in images.items():
+        assert config["architecture"] == arch and config["os"] == "linux"
+        assert "variant" not in config
+        assert config["config"]["Entrypoint"] == [f"/usr/bin/{name}"]
+        labels = config["config"]["Labels"]
+        # revision: a commit of this repository (the one checked out at
+        # make dist); created: that commit's time, the image's own time too
+        rev = labels[pre + "revision"]
+        assert len(rev) == 40 and subprocess.run(
+            ["git", "-C", REPO, "cat-file", "-t", rev], capture_output=True,
+            text=True).stdout.strip() == "commit", rev
+        created = labels[pre + "created"]
+        assert config["created"] == created, (config["created"], created)
+        if "SOURCE_DATE_EPOCH" not in os.environ:
+            epoch = int(subprocess.run(
+                ["git", "-C", REPO, "log", "-1", "--format=%ct", rev],
+                capture_output=True, text=True, check=True).stdout)
+            assert created == time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                             time.gmtime(epoch)), created
+        assert {k: v for k, v in labels.items() if k.startswith(pre)} == {
+            **want, pre + "version": VERSION, pre + "created": created,
+            pre + "revision": rev}
+        assert len(manifest["layers"]) == 1, manifest
+    revs = {c["config"]["Labels"][pre + "revision"] for c, _ in images.values()}
+    assert len(revs) == 1, revs
+
+
+@pytest.fixture(params=[(n, a) for n in PRODUCTS for a in ("amd64", "arm64")],
+                ids=lambda p: f"{p[0]}-{p[1]}")
+def image_root(request, tmp_path):
+    """The image's files, unpacked; and the release archive's binary."""
+    name, arch = request.param
+    images = oci_archive(name).images()
+    assert arch in images, f"no linux/{arch} image in {name}'s index"
+    oci_archive(name).unpack(images[arch][1], tmp_path / "root")
+    member = f"oomlens-{VERSION}-linux-{arch}/{name}"
+    extract(os.path.join(DIST, f"oomlens-{VERSION}-linux-{arch}.tar.gz"),
+            tmp_path / "release", member)
+    return name, arch, tmp_path / "root", tmp_path / "release" / member
+
+
+def test_image_contents(image_root):
+    name, arch, root, release = image_root
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                   if not p.is_dir())
+    assert files == sorted([f"usr/bin/{name}", LOADER[arch], LIBC[arch], CA])
+    assert (root / "tmp").is_dir() and (root / "tmp").stat().st_mode & 0o7777 == 0o1777
+    binary = root / "usr" / "bin" / name
+    # the release archive's binary, byte for byte
+    assert binary.read_bytes() == release.read_bytes()
+    for f in (binary, root / LOADER[arch], root / LIBC[arch]):
+        assert not f.is_symlink(), f
+        assert elf_machine(f) == ELF_MACHINE[arch], f
+    prog = subprocess.run(["readelf", "-lW", str(binary)], capture_output=True,
+                          text=True, check=True).stdout
+    interp = re.search(r"\[Requesting program interpreter: (.*)\]", prog)
+    assert interp and interp.group(1) == "/" + LOADER[arch], prog
+    dyn = subprocess.run(["readelf", "-dW", str(binary)], capture_output=True,
+                         text=True, check=True).stdout
+    needed = sorted(line.split("[")[1].rstrip("]") for line in dyn.splitlines()
+                    if "(NEEDED)" in line)
+    assert needed == ["libc.so.6"] or needed == sorted(
+        ["libc.so.6", os.path.basename(LOADER[arch])]), needed
+    with open("/" + CA, "rb") as f:
+        assert (root / CA).read_bytes() == f.read()
+
+
+def test_image_runs(image_root):
+    """The image's binary runs with the image's own loader and libc: as
+    the loader's argument, and in the image's files as a root (chroot,
+    when root): the interpreter and libc found where the binary asks."""
+    name, arch, root, _ = image_root
+    binary = str(root / "usr" / "bin" / name)
+    run = [] if arch == "amd64" else runner(arch)[:1]
+    r = subprocess.run(run + [str(root / LOADER[arch]), "--library-path",
+                              str(root / os.path.dirname(LIBC[arch])),
+                              binary, "--version"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"{name} {VERSION}", r.stdout
+    if os.geteuid() != 0 or not shutil.which("chroot"):
+        return
+    if run:  # qemu is static: it runs in the chroot, binfmt untouched
+        shutil.copy(run[0], root / "tmp" / "qemu-aarch64-static")
+        run = ["/tmp/qemu-aarch64-static"]
+    r = subprocess.run(["chroot", str(root)] + run + [f"/usr/bin/{name}", "--version"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"{name} {VERSION}", r.stdout

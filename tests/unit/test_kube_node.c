@@ -176,6 +176,30 @@ Test(kube_cgpath, find_container_current_and_last)
 
 #define CGFIX "tests/fixtures/cgpath/"
 
+/* The memory controller's path in a /proc/PID/cgroup fixture: the
+ * "N:memory:" line's on v1 (a line per hierarchy), the "0::" line's on v2
+ * (the only one); "" when absent. */
+static void fix_memory_path(const char *dir, const char *name, char *buf,
+			    size_t n)
+{
+	char path[256], line[512];
+	const char *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), CGFIX "%s/%s", dir, name);
+	buf[0] = '\0';
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if ((p = strstr(line, ":memory:")))
+			snprintf(buf, n, "%s", p + strlen(":memory:"));
+		else if (!buf[0] && strncmp(line, "0::", 3) == 0)
+			snprintf(buf, n, "%s", line + 3);
+	}
+	fclose(f);
+}
+
 /* The fixture file's first line, without its newline; "" when absent. */
 static void fix_line(const char *dir, const char *name, char *buf, size_t n)
 {
@@ -216,17 +240,28 @@ static void fix_expect(const char *dir, const char *file, const char *key,
 static void check_capture(const char *dir, const char *file, const char *path,
 			  bool sandbox)
 {
-	char uid[64], id[96], qos[32];
+	char uid[64], id[96], qos[32], driver[32];
 	struct kube_cgpath r;
 
 	fix_expect(dir, file, "uid", uid, sizeof(uid));
 	fix_expect(dir, file, "id", id, sizeof(id));
 	fix_expect(dir, file, "qos", qos, sizeof(qos));
+	fix_expect(dir, file, "driver", driver, sizeof(driver));
 	cr_assert_eq(kube_cgpath_parse(path, &r), 0, "%s: %s", dir, path);
-	cr_assert_eq(r.driver, KUBE_CG_SYSTEMD, "%s", dir);
+	cr_assert_eq(r.driver,
+		     strcmp(driver, "systemd") == 0 ? KUBE_CG_SYSTEMD
+						    : KUBE_CG_CGROUPFS,
+		     "%s: %s", dir, driver);
+	cr_assert(strcmp(driver, "systemd") == 0 ||
+			  strcmp(driver, "cgroupfs") == 0,
+		  "%s: %s", dir, driver);
 	cr_assert_str_eq(kube_qos_name(r.qos), qos, "%s", dir);
 	cr_assert_str_eq(r.pod_uid, uid, "%s", dir);
-	cr_assert_str_eq(r.runtime, "containerd", "%s", dir);
+	/* systemd names the runtime in the scope (cri-containerd-<id>);
+	 * cgroupfs's /kubepods/…/<id> does not */
+	cr_assert_str_eq(r.runtime,
+			 strcmp(driver, "systemd") == 0 ? "containerd" : "",
+			 "%s", dir);
 	cr_assert_not(r.conmon);
 	if (sandbox) /* the pause container: same pod, another ID */
 		cr_assert(r.container_id[0] && strcmp(r.container_id, id), "%s",
@@ -235,25 +270,23 @@ static void check_capture(const char *dir, const char *file, const char *path,
 		cr_assert_str_eq(r.container_id, id, "%s", dir);
 }
 
-Test(kube_cgpath, real_v2_systemd_containerd)
+/* Every case of one node: the app's and the sandbox's paths, and the
+ * kernel's words for a kill there (the Burstable case): task_memcg is
+ * the container's cgroup, oom_memcg the pod's (pod and container limits
+ * equal). */
+static void check_node(const char *const dirs[3])
 {
-	static const char *const dirs[] = {
-		"v2-systemd-containerd-guaranteed",
-		"v2-systemd-containerd-burstable",
-		"v2-systemd-containerd-besteffort",
-	};
-	char line[512], *p, *e;
+	char line[1024], *p, *e;
 	struct kube_cgpath r;
 
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		fix_line(dirs[i], "proc-cgroup", line, sizeof(line));
-		cr_assert(strncmp(line, "0::/", 4) == 0, "%s", dirs[i]);
-		check_capture(dirs[i], "expect", line + 3, false);
-		fix_line(dirs[i], "proc-cgroup-sandbox", line, sizeof(line));
-		check_capture(dirs[i], "expect", line + 3, true);
+	for (size_t i = 0; i < 3; i++) {
+		fix_memory_path(dirs[i], "proc-cgroup", line, sizeof(line));
+		cr_assert(line[0] == '/', "%s: %s", dirs[i], line);
+		check_capture(dirs[i], "expect", line, false);
+		fix_memory_path(dirs[i], "proc-cgroup-sandbox", line,
+				sizeof(line));
+		check_capture(dirs[i], "expect", line, true);
 	}
-	/* the kernel's words for a kill there: task_memcg is the container's
-	 * scope, oom_memcg the pod's slice (pod and container limits equal) */
 	fix_line(dirs[1], "oom-kill.txt", line, sizeof(line));
 	p = strstr(line, "task_memcg=");
 	cr_assert_not_null(p, "%s", line);
@@ -266,6 +299,31 @@ Test(kube_cgpath, real_v2_systemd_containerd)
 	*strchr(p, ',') = '\0';
 	cr_assert_eq(kube_cgpath_parse(p, &r), 0, "%s", p);
 	cr_assert_str_eq(r.container_id, "");
+}
+
+Test(kube_cgpath, real_v2_systemd_containerd)
+{
+	static const char *const dirs[] = {
+		"v2-systemd-containerd-guaranteed",
+		"v2-systemd-containerd-burstable",
+		"v2-systemd-containerd-besteffort",
+	};
+	char line[512];
+
+	fix_line(dirs[0], "proc-cgroup", line, sizeof(line));
+	cr_assert(strncmp(line, "0::/", 4) == 0, "%s", line);
+	check_node(dirs);
+}
+
+Test(kube_cgpath, real_v1_cgroupfs_containerd)
+{
+	static const char *const dirs[] = {
+		"v1-cgroupfs-containerd-guaranteed",
+		"v1-cgroupfs-containerd-burstable",
+		"v1-cgroupfs-containerd-besteffort",
+	};
+
+	check_node(dirs);
 }
 
 static void annot(const char *json, struct kube_annotations *a)

@@ -140,8 +140,9 @@ for s in "${suites[@]}"; do
 		run_pytest tests/cluster ;;
 	cluster-v2) # the v2 node (tests/cluster/v2/: cgroup v2, systemd
 		# driver, in a qemu guest under TCG, so a subset): its own
-		# tests, the C victim and the injected JVM of the v1 suite, and
-		# the host check (which stops the node)
+		# tests, the C victim, the publish latency (3 kills) and the
+		# injected JVM of the v1 suite, and the host check (which stops
+		# the node)
 		if ! command -v qemu-system-x86_64 >/dev/null; then
 			echo "cluster-v2: SKIP: qemu-system-x86_64 not installed"
 			add_counts 0 0 1
@@ -157,6 +158,7 @@ for s in "${suites[@]}"; do
 		export OOMLENS_NODE=v2
 		run_pytest tests/cluster/v2 \
 			tests/cluster/test_agent_node.py::test_c_victim_without_sidecar \
+			tests/cluster/test_agent_node.py::test_publish_latency_beats_kubelet_status \
 			tests/cluster/test_injector.py::test_oom_kill_of_injected_pod_has_snapshot \
 			tests/cluster/test_host_unchanged.py
 		unset OOMLENS_NODE ;;

@@ -17,9 +17,10 @@ combined:
   digests when the node reports one for the local images. certManager is
   only shown refused without cert-manager's CRDs (no cert-manager on the
   node, nor in Debian or npm: test_cert_manager_needs_its_crds).
-- C: privileged=false (the degraded mode: no /dev/kmsg), and the upload
-  fallback for one service account (sidecar.namespaces +
-  sidecar.serviceAccount).
+- C: privileged=false (the degraded mode: no /dev/kmsg) with
+  cgroupReadOnly (no OOM notification on this v1 node either) and a real
+  kill reported, and the upload fallback for one service account
+  (sidecar.namespaces + sidecar.serviceAccount).
 
 The main install (values-node.yaml) has no sidecar.namespaces, the
 default: test_helm_install.py shows its sidecars get no right."""
@@ -40,6 +41,7 @@ from conftest import (AGENT_NS, BUILD, CLUSTER_DIR, KUBECTL, RELEASE, TOP, VALUE
                       agent_pods, helm,
                       recreate_namespace)
 from kube import ApiError
+import test_agent_node as tan
 
 CHART = os.path.join(TOP, "helm", "oomlens")
 VERSION = open(os.path.join(TOP, "VERSION")).read().strip()
@@ -352,11 +354,15 @@ def test_a_monitored_renamed_pinned_no_injector(monitoring_crds):
 def test_c_unprivileged(values_ns):
     """privileged=false: the degraded mode (no /dev/kmsg; kills seen
     through the cgroups' OOM events), its agent Ready and saying so; the
-    upload fallback bound to one service account."""
+    upload fallback bound to one service account. With cgroupReadOnly (a
+    value for cgroup v2 nodes) on this v1 node too: no OOM notification
+    either, and a real kill is still one OOMReport, found by the agent's
+    periodic re-read of the counters."""
     kube = values_ns
     pod = install_ready(kube, "valsc", "C", "oomlens",
                         "the unprivileged agent Ready",
                         "--set", "privileged=false",
+                        "--set", "cgroupReadOnly=true",
                         "--set", "injector.enabled=false",
                         "--set", f"sidecar.namespaces={{{NS}}}",
                         "--set", "sidecar.serviceAccount=app")
@@ -365,10 +371,23 @@ def test_c_unprivileged(values_ns):
     assert c["securityContext"]["capabilities"] == {
         "drop": ["ALL"], "add": ["DAC_READ_SEARCH", "SYS_PTRACE"]}
     assert "kmsg" not in [m["name"] for m in c["volumeMounts"]]
+    assert {"name": "cgroup", "mountPath": "/host/sys/fs/cgroup",
+            "readOnly": True} in c["volumeMounts"], c["volumeMounts"]
     log = kube.log(NS, pod["metadata"]["name"], c["name"])
     assert "running without the kernel log" in log, log[-2000:]
+    assert "cgroup v1 OOM notifications are off" in log, log[-2000:]
+    assert "Read-only file system" in log, log[-2000:]
     # the one service account named, not the namespace's others
     check_upload_fallback(kube, "valsc-oomlens", "app", "default")
+    kube.ensure_namespace(tan.NS)
+    uid = tan.create_pod(kube, tan.victim("readonly"))["metadata"]["uid"]
+    assert tan.terminated(kube, "readonly")["reason"] == "OOMKilled"
+    (r,) = tan.settle_once(kube, "readonly", secs=6)
+    assert (r["spec"]["pod"], r["spec"]["container"], r["spec"]["podUID"]) \
+        == ("readonly", "hog", uid), r["spec"]
+    assert r["status"]["bundleStored"] is True, r["status"]
+    tan.one_event(kube, "readonly", uid, 1)
+    kube.delete(f"/api/v1/namespaces/{tan.NS}/pods/readonly")
     uninstall(kube, "valsc")
 
 

@@ -5,10 +5,15 @@ cgroup v2 with the systemd driver and memory.oom.group=1 on each
 container. With test_agent_node.py's C victim (run-tests.sh runs it on
 this node too): a group kill of three processes is one OOMReport whose
 bundle lists all three victims, and an agent stopped across a kill and
-restarted reports that kill once and nothing again."""
+restarted reports that kill once and nothing again; with the chart's
+cgroupReadOnly the agent's cgroup mount is read-only and a kill is
+reported as before."""
 import json
+import os
 import time
 
+from conftest import (AGENT_NS, RELEASE, TOP, VALUES, agent_pods,
+                      agent_ready, helm)
 import guest
 import test_agent_node as tan
 from test_injector import bundle_files
@@ -46,6 +51,70 @@ def test_group_kill_is_one_report_with_every_victim(agent):
     tan.one_event(kube, "group", uid, 1)
 
 
+def agent_guest_pid(kube):
+    """The guest pid of the DaemonSet's agent (the injector's pods run the
+    same binary), once its pod is Ready."""
+    puid = tan.wait_agent(kube, timeout=300)["metadata"]["uid"].replace(
+        "-", "_")
+    pid = guest.sh("for p in $(pgrep -x oomlens-agent); do "
+                   f"grep -q 'pod{puid}.slice' /proc/$p/cgroup && echo $p; "
+                   "done; true").split()
+    assert len(pid) == 1, pid
+    return pid[0]
+
+
+def cgroup_mount_options(pid):
+    """The per-mount options of the agent's /host/sys/fs/cgroup."""
+    for line in guest.sh(f"cat /proc/{pid}/mountinfo").splitlines():
+        f = line.split()
+        if f[4] == "/host/sys/fs/cgroup":
+            return set(f[5].split(","))
+    raise AssertionError(f"no /host/sys/fs/cgroup in {pid}'s mountinfo")
+
+
+def upgrade(kube, *sets):
+    """The release upgraded with values-node.yaml and sets; returns the new
+    agent pod once it is Ready (the old one gone: one host port)."""
+    old = {p["metadata"]["uid"] for p in agent_pods(kube)}
+    helm(kube, "upgrade", RELEASE, os.path.join(TOP, "helm", "oomlens"),
+         "-n", AGENT_NS, "-f", VALUES, *sets, "--timeout", "4m")
+    return kube.wait(lambda: (lambda p: p if p and p["metadata"]["uid"]
+                              not in old else None)(agent_ready(kube)),
+                     300, "the upgraded agent Ready")
+
+
+def test_read_only_cgroup_mount(agent):
+    """cgroupReadOnly, the value for cgroup v2 nodes: the agent's cgroup
+    mount is read-only (its mountinfo says ro), it says nothing of missing
+    notifications (v2 writes nothing there), and a kill is one OOMReport
+    naming pod and container, the victim named from the kernel's report.
+    The release is upgraded back to the suite's values after."""
+    kube = agent
+    kube.ensure_namespace(tan.NS)
+    before = cgroup_mount_options(agent_guest_pid(kube))
+    assert "rw" in before, before
+    try:
+        pod = upgrade(kube, "--set", "cgroupReadOnly=true")
+        c = pod["spec"]["containers"][0]
+        assert {"name": "cgroup", "mountPath": "/host/sys/fs/cgroup",
+                "readOnly": True} in c["volumeMounts"], c["volumeMounts"]
+        opts = cgroup_mount_options(agent_guest_pid(kube))
+        assert "ro" in opts and "rw" not in opts, opts
+        log = kube.log(AGENT_NS, pod["metadata"]["name"], "agent")
+        assert "(cgroup v2)" in log, log[-2000:]
+        assert "notifications are off" not in log, log[-2000:]
+        uid = tan.create_pod(kube, tan.victim("readonly"))["metadata"]["uid"]
+        t = tan.terminated(kube, "readonly", timeout=300)
+        assert t["reason"] == "OOMKilled", t
+        (r,) = tan.settle_once(kube, "readonly", secs=10)
+        tan.check_report(kube, r, "readonly", uid)
+        tan.one_event(kube, "readonly", uid, 1)
+    finally:
+        kube.delete(f"/api/v1/namespaces/{tan.NS}/pods/readonly")
+        upgrade(kube)
+    assert "rw" in cgroup_mount_options(agent_guest_pid(kube))
+
+
 def triggered_victim(name):
     """A hog that starts growing when /tmp/go appears in its container."""
     obj = tan.victim(name)
@@ -65,12 +134,7 @@ def test_agent_restarted_across_a_kill(agent):
     uid = tan.create_pod(kube, triggered_victim("across"))["metadata"]["uid"]
     kube.wait(lambda: tan._pod(kube, "across")["status"].get("phase") ==
               "Running", 300, "the victim to run")
-    # the DaemonSet's agent (the injector's pods run the same binary)
-    puid = tan.wait_agent(kube)["metadata"]["uid"].replace("-", "_")
-    pid = guest.sh("for p in $(pgrep -x oomlens-agent); do "
-                   f"grep -q 'pod{puid}.slice' /proc/$p/cgroup && echo $p; "
-                   "done; true").split()
-    assert len(pid) == 1, pid
+    pid = [agent_guest_pid(kube)]
     guest.sh(f"kill -STOP {pid[0]}")
     try:
         cid = tan._pod(kube, "across")["status"]["containerStatuses"][0][

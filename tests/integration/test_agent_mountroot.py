@@ -149,15 +149,22 @@ def test_without_the_kernel_log_kills_are_still_reported(cgs, bound_agent):
     agent = bound_agent(inside, ["/app"], dev=False)
     assert "running without the kernel log" in "".join(agent.stderr), agent.log()
     wait_oom_ratelimit()
+    man = counted_kill(inside, agent)
+    assert man["kernel_report_complete"] is False
+    assert agent.stop() == 0
+
+
+def counted_kill(inside, agent):
+    """A hog killed in /app, bundled from the cgroup's counter alone (no
+    kernel log): its manifest."""
     _, _, rc = hog(inside, "/app", "--step-mb", "4")
     assert rc == -9
     line = agent.next(timeout=20)
     assert line["cgroup"] == "/app", agent.log()
     man = json.loads(bundle_members(line["path"])["manifest.json"])
     assert man["how_found"] == "notification", man
-    assert man["kernel_report_complete"] is False
     assert man["cgroup_state"]["events"]["oom_kill"] >= 1, man["cgroup_state"]
-    assert agent.stop() == 0
+    return man
 
 
 def test_read_only_cgroup_mount_on_v1_still_reports_kills(cgs, bound_agent):
@@ -202,13 +209,7 @@ def test_read_only_cgroup_mount_on_v1_without_the_kernel_log(cgs,
     log = "".join(agent.stderr)
     assert "cgroup v1 OOM notifications are off" in log, agent.log()
     assert "running without the kernel log" in log, agent.log()
-    _, _, rc = hog(inside, "/app", "--step-mb", "4")
-    assert rc == -9
-    line = agent.next(timeout=20)
-    assert line["cgroup"] == "/app", agent.log()
-    man = json.loads(bundle_members(line["path"])["manifest.json"])
-    assert man["how_found"] == "notification", man
-    assert man["cgroup_state"]["events"]["oom_kill"] >= 1, man["cgroup_state"]
+    counted_kill(inside, agent)
     assert agent.drain(1.0) == [], agent.log()
     assert agent.stop() == 0
 

@@ -79,7 +79,9 @@ static int create_report(void *ud, const struct pub_item *it, char *ret_uid,
 		.node = (char *)it->node,
 		.killed_at = it->killed_at[0] ? (char *)it->killed_at : NULL,
 		.pid = it->pid,
-		.comm = (char *)it->comm,
+		/* none without the kernel's report; the API server of the
+		 * test node refuses "" for a string (as null) */
+		.comm = it->comm[0] ? (char *)it->comm : NULL,
 		.anon_rss = it->anon_rss,
 		.file_rss = it->file_rss,
 		.shmem_rss = it->shmem_rss,

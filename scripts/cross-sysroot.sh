@@ -80,6 +80,21 @@ unpack() {
 	rm -rf "$dir.debs"
 }
 
+# finish DIR: DIR.tmp, unpacked, becomes DIR (printed). The .so links are
+# absolute (/lib/...) in some packages: they are made to point inside DIR,
+# so that -L (and a loader run from DIR) finds their targets. Not part of
+# the recipes' hashes (unpack is): the caches stay valid.
+finish() {
+	local out=$1 l
+	find "$out.tmp" -type l -lname '/*' | while read -r l; do
+		ln -sfn "$out$(readlink "$l")" "$l"
+	done
+	touch "$out.tmp/.complete"
+	rm -rf "$out"
+	mv "$out.tmp" "$out"
+	echo "$out"
+}
+
 case $WHAT in
 sysroot)
 	RECIPE=$( (echo "$PKGS $SOURCES"; declare -f unpack) | sha256sum | cut -c1-12)
@@ -90,15 +105,7 @@ sysroot)
 	log "unpacking arm64 $(wc -w <<<"$PKGS") packages into $OUT"
 	# shellcheck disable=SC2086 # one word a package
 	unpack arm64 "$OUT" $PKGS
-	# The .so links are absolute (/lib/...) in some packages: make them
-	# point inside the sysroot, so that -L finds their targets.
-	find "$OUT.tmp" -type l -lname '/*' | while read -r l; do
-		ln -sfn "$OUT$(readlink "$l")" "$l"
-	done
-	touch "$OUT.tmp/.complete"
-	rm -rf "$OUT"
-	mv "$OUT.tmp" "$OUT"
-	echo "$OUT"
+	finish "$OUT"
 	;;
 libc)
 	RECIPE=$( (echo "libc6 $SOURCES"; declare -f unpack) | sha256sum | cut -c1-12)
@@ -108,13 +115,7 @@ libc)
 	index arm64
 	log "unpacking arm64 libc6 into $OUT"
 	unpack arm64 "$OUT" libc6
-	find "$OUT.tmp" -type l -lname '/*' | while read -r l; do
-		ln -sfn "$OUT$(readlink "$l")" "$l"
-	done
-	touch "$OUT.tmp/.complete"
-	rm -rf "$OUT"
-	mv "$OUT.tmp" "$OUT"
-	echo "$OUT"
+	finish "$OUT"
 	;;
 qemu)
 	if command -v qemu-aarch64-static >/dev/null; then

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 export B=${B:-build}
 export OOMLENS_BUILD=$(pwd)/$B
 
-# name, comparison, target, what (issue 25's table, docs/build.md)
+# name, comparison, target, what (docs/build.md, make bench: the goals)
 GOALS="
 startup.oomlens-sidecar.wall_ms <= 5 oomlens-sidecar --version, median wall (ms)
 startup.oomlens-sidecar.rss_kib <= 2048 oomlens-sidecar --version, peak RSS (KiB)

@@ -80,12 +80,22 @@ unpack() {
 	rm -rf "$dir.debs"
 }
 
-# finish DIR: DIR.tmp, unpacked, becomes DIR (printed). The .so links are
-# absolute (/lib/...) in some packages: they are made to point inside DIR,
-# so that -L (and a loader run from DIR) finds their targets. Not part of
-# the recipes' hashes (unpack is): the caches stay valid.
-finish() {
-	local out=$1 l
+# tree NAME PKGS: the arm64 packages PKGS (one string, the recipe hashes
+# it as written) unpacked into ROOT/NAME-arm64-<recipe> (printed), found
+# there when complete (with --cached: nothing else). The
+# .so links are absolute (/lib/...) in some packages: they are made to
+# point inside the tree, so that -L (and a loader run from it) finds their
+# targets.
+tree() {
+	local name=$1 pkgs=$2 out l
+	out=$ROOT/$name-arm64-$( (echo "$pkgs $SOURCES"; declare -f unpack) |
+		sha256sum | cut -c1-12)
+	if [ -f "$out/.complete" ]; then echo "$out"; exit 0; fi
+	[ -z "$CACHED" ] || exit 1
+	index arm64
+	log "unpacking arm64 $(wc -w <<<"$pkgs") package(s) into $out"
+	# shellcheck disable=SC2086 # one word a package
+	unpack arm64 "$out" $pkgs
 	find "$out.tmp" -type l -lname '/*' | while read -r l; do
 		ln -sfn "$out$(readlink "$l")" "$l"
 	done
@@ -97,25 +107,10 @@ finish() {
 
 case $WHAT in
 sysroot)
-	RECIPE=$( (echo "$PKGS $SOURCES"; declare -f unpack) | sha256sum | cut -c1-12)
-	OUT=$ROOT/sysroot-arm64-$RECIPE
-	if [ -f "$OUT/.complete" ]; then echo "$OUT"; exit 0; fi
-	[ -z "$CACHED" ] || exit 1
-	index arm64
-	log "unpacking arm64 $(wc -w <<<"$PKGS") packages into $OUT"
-	# shellcheck disable=SC2086 # one word a package
-	unpack arm64 "$OUT" $PKGS
-	finish "$OUT"
+	tree sysroot "$PKGS"
 	;;
 libc)
-	RECIPE=$( (echo "libc6 $SOURCES"; declare -f unpack) | sha256sum | cut -c1-12)
-	OUT=$ROOT/libc-arm64-$RECIPE
-	if [ -f "$OUT/.complete" ]; then echo "$OUT"; exit 0; fi
-	[ -z "$CACHED" ] || exit 1
-	index arm64
-	log "unpacking arm64 libc6 into $OUT"
-	unpack arm64 "$OUT" libc6
-	finish "$OUT"
+	tree libc libc6
 	;;
 qemu)
 	if command -v qemu-aarch64-static >/dev/null; then

@@ -195,4 +195,13 @@ unit kubelet "$H$KBIN/kubelet" \
 	--protect-kernel-defaults=false
 step "kubelet started"
 import_images large
+# The controller-manager is up when its service-account controller has
+# made the default namespace's ServiceAccount: a pod created before that is
+# refused ("serviceaccount default not found"), and on a slow guest the
+# controller-manager's first start can exit on API timeouts (systemd
+# restarts it), so the node is handed over only once it has done its work.
+ADMIN=$(awk -F, '$2 == "admin" {print $1}' "$P/tokens.csv")
+wait_for "controller-manager made the default ServiceAccount" 600 \
+	curl -fsS --cacert "$P/ca.crt" -H "Authorization: Bearer $ADMIN" \
+	https://127.0.0.1:6443/api/v1/namespaces/default/serviceaccounts/default
 step "all images imported"

@@ -61,12 +61,17 @@ libroot() {
 
 # copy_libs ROOTFS BIN LIBROOT: BIN's loader (PT_INTERP) at its path and
 # each library it needs at lib/$MULTIARCH, from LIBROOT; the release
-# archives' check let only libc and the loader through.
+# archives' check let only libc and the loader through. A static program
+# (the sidecar, static-pie) needs neither: nothing is copied.
 copy_libs() {
 	local root=$1 bin=$2 from=$3 interp lib src
 	interp=$(readelf -lW "$bin" |
 		sed -n 's/.*\[Requesting program interpreter: \(.*\)\]/\1/p')
-	[ -n "$interp" ] || { log "$bin: no program interpreter"; exit 1; }
+	if [ -z "$interp" ]; then
+		readelf -dW "$bin" | grep -q '(NEEDED)' && {
+			log "$bin: libraries but no program interpreter"; exit 1; }
+		return 0
+	fi
 	install -D -m 0755 "$(readlink -f "$from$interp")" "$root$interp"
 	for lib in $(readelf -dW "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
 		[ "$lib" = "$(basename "$interp")" ] && continue

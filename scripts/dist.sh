@@ -44,10 +44,11 @@ tarball() { # OUT DIR ENTRY...: ENTRY... of DIR, gzip without a name or time
 		--format=gnu -C "$dir" -cf - "$@" | gzip -9n >"$out"
 }
 
-# check BIN: the lean link's promise, libc and its loader only.
+# check BIN: the lean link's promise, libc and its loader only (none for
+# the static-pie sidecar).
 check() {
 	local bin=$1 needed
-	file -b "$bin" | grep -Eq 'statically linked|dynamically linked' || {
+	file -b "$bin" | grep -Eq 'statically linked|static-pie linked|dynamically linked' || {
 		log "$bin: not an executable: $(file -b "$bin")"; exit 1; }
 	needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
 		{ grep -Ev '^(libc\.so\.6|ld-linux-(x86-64|aarch64)\.so\.[12])$' || true; } |

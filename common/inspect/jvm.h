@@ -53,6 +53,11 @@ struct jvm_info {
 	bool hsperfdata;      /* /tmp/hsperfdata_<user>/<nspid> was read */
 	int attach_capable;   /* 1 yes, 0 disabled, -1 unknown */
 	bool sigquit_handled; /* SigCgt has SIGQUIT, SigIgn does not */
+	/* the Java feature release (8, 17, 25) from hsperfdata's
+	 * java.property.java.version; 0 unknown. The pod's to write: it
+	 * only decides whether the protocol probe is needed (v1 works on
+	 * every JDK, v2 exists from 24 on) */
+	int java_feature;
 };
 
 /* An attached JVM: reuse it for several commands. */
@@ -62,6 +67,9 @@ struct jvm_target {
 	struct jvm_attach_opts opts;
 	int protocol;	    /* 1 or 2, from `getversion options` */
 	bool has_streaming; /* v2 "streaming" option (sent as =0) */
+	/* no probe was made (a JVM before 24): the first operation checks
+	 * the listener (stale, silent) with the attach deadline */
+	bool unverified;
 };
 
 struct jvm_reply {
@@ -80,6 +88,11 @@ const char *jvm_strerror(int r);
 int jvm_perfdata_string(const void *buf, size_t len, const char *name,
 			char *ret, size_t size);
 
+/* The feature release of a java.version string: "17.0.15" 17, "25" 25,
+ * "24-ea" 24, "1.8.0_392" 8. Returns it, or 0 when version does not start
+ * with one (1..999). Pure. */
+int jvm_java_feature(const char *version);
+
 /* Reads /proc/<pid>/{status,maps} and the target's hsperfdata (credentials
  * switched while reading it). Returns 0 and fills ret (also for non-JVMs:
  * check jvm_info_is_jvm), -ESRCH when the process is gone, -EACCES when
@@ -97,7 +110,12 @@ static inline bool jvm_info_is_jvm(const struct jvm_info *i)
  * socket (nobody listening: a restarted container that kept /tmp) is
  * replaced the same way when SIGQUIT may be sent, else -JVM_E_STALE. opts
  * may be NULL. Blocks up to opts->timeout_ms. Returns 0 or -errno /
- * -JVM_E_*. ret is a plain value; there is nothing to release. */
+ * -JVM_E_*. ret is a plain value; there is nothing to release.
+ * A JVM whose hsperfdata says it is older than 24 has no v2 to probe
+ * for: no probe is made (ret->unverified), and the first jvm_execute()
+ * makes the checks the probe made (stale socket replaced, a listener
+ * that does not read the request within opts->timeout_ms fails with
+ * -JVM_E_TIMEOUT), so those errors come from it instead. */
 int jvm_attach(const struct host *h, int pid, const struct jvm_attach_opts *o,
 	       struct jvm_target *ret);
 

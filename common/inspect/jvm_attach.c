@@ -3,8 +3,10 @@
  * socket /tmp/.java_pid<nspid> in the target's mount namespace, started by
  * a trigger file + SIGQUIT, one operation per connection. */
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -15,6 +17,10 @@
 #include "base/parse.h"
 
 #define POLL_INTERVAL_US 5000
+/* The v2 protocol, and so the probe for it, exists from JDK 24 on. */
+#define JVM_FEATURE_V2 24
+/* How often a listener is asked whether it read the request. */
+#define READ_CHECK_MAX_MS 16
 
 /* Opens the socket inode with O_PATH|O_NOFOLLOW and checks it: a socket,
  * owned by the JVM's uid. Returns the O_PATH fd, -ENOENT, -JVM_E_*. */
@@ -212,8 +218,46 @@ static int split_reply(struct strbuf *raw, size_t max, bool truncated,
 	return 0;
 }
 
+/* Bytes sent on s that the peer has not read yet (SIOCOUTQ: a Unix
+ * stream socket counts what sits in the peer's receive queue), or -errno
+ * (a kernel or sandbox without it). */
+static int unread_bytes(int s)
+{
+	int n;
+
+	return ioctl(s, SIOCOUTQ, &n) < 0 ? -errno : n;
+}
+
+/* Waits until the listener has read the whole request (HotSpot's listener
+ * reads it before it runs the operation), or a reply or hang-up is there,
+ * up to the deadline: a listener that accepts and never reads fails here
+ * with -JVM_E_TIMEOUT, without a round trip of its own. The wakeups only
+ * look: a reply wakes the poll at once. */
+static int wait_request_read(int s, uint64_t deadline)
+{
+	for (unsigned step = 1;;
+	     step = step < READ_CHECK_MAX_MS ? 2 * step : step) {
+		struct pollfd pf = {.fd = s, .events = POLLIN};
+		int n = unread_bytes(s);
+		uint64_t now, left;
+
+		if (n <= 0)
+			return n;
+		now = now_monotonic_us();
+		if (now >= deadline)
+			return -JVM_E_TIMEOUT;
+		left = (deadline - now) / 1000 + 1;
+		if (poll(&pf, 1, (int)(left < step ? left : step)) > 0)
+			return 0;
+	}
+}
+
+/* One operation on a new connection. read_deadline (0: none): the
+ * listener must have read the request by then (wait_request_read); a
+ * kernel that cannot tell gives -ENOTTY before anything is sent. */
 static int exchange(const struct jvm_target *t, int tmpfd, const char *req,
-		    size_t req_len, uint64_t deadline, struct jvm_reply *ret)
+		    size_t req_len, uint64_t deadline, uint64_t read_deadline,
+		    struct jvm_reply *ret)
 {
 	_cleanup_close_ int ifd = -1, s = -1;
 	_cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
@@ -226,7 +270,11 @@ static int exchange(const struct jvm_target *t, int tmpfd, const char *req,
 	s = connect_inode(t->host, ifd, deadline);
 	if (s < 0)
 		return s;
+	if (read_deadline && unread_bytes(s) < 0)
+		return -ENOTTY;
 	r = send_all(s, req, req_len, deadline);
+	if (r == 0 && read_deadline)
+		r = wait_request_read(s, read_deadline);
 	if (r < 0)
 		return r;
 	r = jvm_read_fd(s, &raw, deadline);
@@ -235,11 +283,15 @@ static int exchange(const struct jvm_target *t, int tmpfd, const char *req,
 	return split_reply(&raw, t->opts.reply_max, r == -E2BIG, ret);
 }
 
+/* read_ms: 0, or the listener must read the request within it. */
 static int execute_proto(const struct jvm_target *t, int proto, const char *op,
 			 const char *const *args, size_t nargs,
-			 unsigned timeout_ms, struct jvm_reply *ret)
+			 unsigned timeout_ms, unsigned read_ms,
+			 struct jvm_reply *ret)
 {
-	uint64_t deadline = now_monotonic_us() + (uint64_t)timeout_ms * 1000;
+	uint64_t now = now_monotonic_us(),
+		 deadline = now + (uint64_t)timeout_ms * 1000,
+		 read_deadline = read_ms ? now + (uint64_t)read_ms * 1000 : 0;
 	_cleanup_strbuf_ struct strbuf req = STRBUF_INIT;
 	_cleanup_close_ int pidfd = -1, tmpfd = -1;
 	struct jvm_creds saved;
@@ -257,38 +309,10 @@ static int execute_proto(const struct jvm_target *t, int proto, const char *op,
 		return r;
 	tmpfd = jvm_open_tmp(pidfd);
 	r = tmpfd < 0 ? tmpfd
-		      : exchange(t, tmpfd, req.buf, req.len, deadline, ret);
+		      : exchange(t, tmpfd, req.buf, req.len, deadline,
+				 read_deadline, ret);
 	jvm_creds_leave(&saved);
 	return r;
-}
-
-int jvm_execute(struct jvm_target *t, const char *op, const char *const *args,
-		size_t nargs, struct jvm_reply *ret)
-{
-	struct jvm_reply rep = {0};
-	int r;
-
-	if (nargs > 8)
-		return -E2BIG;
-	r = execute_proto(t, t->protocol, op, args, nargs,
-			  t->opts.reply_timeout_ms, &rep);
-	if (r < 0)
-		return r;
-	*ret = rep;
-	return 0;
-}
-
-int jvm_jcmd(struct jvm_target *t, const char *cmdline, struct jvm_reply *ret)
-{
-	const char *args[1] = {cmdline};
-
-	return jvm_execute(t, "jcmd", args, 1, ret);
-}
-
-void jvm_reply_release(struct jvm_reply *r)
-{
-	if (r)
-		strbuf_release(&r->text);
 }
 
 /* `getversion options` over v1: "0\n2 streaming" on JDK 24+; older JVMs
@@ -299,7 +323,7 @@ static int probe_version(struct jvm_target *t)
 	struct jvm_reply rep = {0};
 	int r;
 
-	r = execute_proto(t, 1, "getversion", args, 1, t->opts.timeout_ms,
+	r = execute_proto(t, 1, "getversion", args, 1, t->opts.timeout_ms, 0,
 			  &rep);
 	if (r < 0)
 		return r;
@@ -361,6 +385,70 @@ static int ensure_listener(struct jvm_target *t, uint64_t deadline,
 	return r;
 }
 
+/* The first operation on a JVM attached without a probe: it makes the
+ * probe's checks. A stale socket is replaced as jvm_attach() replaces it
+ * (nothing was sent: connect failed); the listener must read the request
+ * within the attach timeout; a kernel that cannot tell gets the probe. */
+static int execute_first(struct jvm_target *t, const char *op,
+			 const char *const *args, size_t nargs,
+			 struct jvm_reply *ret)
+{
+	unsigned read_ms = t->opts.timeout_ms;
+	int r;
+
+	r = execute_proto(t, 1, op, args, nargs, t->opts.reply_timeout_ms,
+			  read_ms, ret);
+	if (r == -JVM_E_STALE && t->info.sigquit_handled &&
+	    !t->opts.no_signal) {
+		r = ensure_listener(t, now_monotonic_us() + read_ms * 1000ull,
+				    true);
+		if (r == 0)
+			r = execute_proto(t, 1, op, args, nargs,
+					  t->opts.reply_timeout_ms, read_ms,
+					  ret);
+	}
+	if (r == -ENOTTY) {
+		r = probe_version(t);
+		if (r == 0)
+			r = execute_proto(t, t->protocol, op, args, nargs,
+					  t->opts.reply_timeout_ms, 0, ret);
+	}
+	return r;
+}
+
+int jvm_execute(struct jvm_target *t, const char *op, const char *const *args,
+		size_t nargs, struct jvm_reply *ret)
+{
+	struct jvm_reply rep = {0};
+	int r;
+
+	if (nargs > 8)
+		return -E2BIG;
+	if (t->unverified)
+		r = execute_first(t, op, args, nargs, &rep);
+	else
+		r = execute_proto(t, t->protocol, op, args, nargs,
+				  t->opts.reply_timeout_ms, 0, &rep);
+	if (r < 0)
+		return r;
+	t->unverified = false;
+	*ret = rep;
+	return 0;
+}
+
+int jvm_jcmd(struct jvm_target *t, const char *cmdline, struct jvm_reply *ret)
+{
+	const char *args[1] = {cmdline};
+
+	return jvm_execute(t, "jcmd", args, 1, ret);
+}
+
+void jvm_reply_release(struct jvm_reply *r)
+{
+	if (r)
+		strbuf_release(&r->text);
+}
+
 int jvm_attach(const struct host *h, int pid, const struct jvm_attach_opts *o,
 	       struct jvm_target *ret)
 {
@@ -376,7 +464,7 @@ int jvm_attach(const struct host *h, int pid, const struct jvm_attach_opts *o,
 		t.opts.reply_timeout_ms = JVM_REPLY_TIMEOUT_MS_DEFAULT;
 	if (!t.opts.reply_max)
 		t.opts.reply_max = JVM_REPLY_MAX_DEFAULT;
-	r = jvm_detect(h, pid, &t.info);
+	r = jvm_detect_attach(h, pid, &t.info);
 	if (r < 0)
 		return r;
 	if (!jvm_info_is_jvm(&t.info))
@@ -385,6 +473,15 @@ int jvm_attach(const struct host *h, int pid, const struct jvm_attach_opts *o,
 		return -JVM_E_DISABLED;
 	deadline = now_monotonic_us() + (uint64_t)t.opts.timeout_ms * 1000;
 	r = ensure_listener(&t, deadline, false);
+	/* Before JDK 24 the probe would only say v1 (one round trip, about
+	 * half of jcmd's wall time against the JVM): the first operation
+	 * checks the listener instead. */
+	if (r == 0 && t.info.java_feature > 0 &&
+	    t.info.java_feature < JVM_FEATURE_V2) {
+		t.unverified = true;
+		*ret = t;
+		return 0;
+	}
 	if (r == 0)
 		r = probe_version(&t);
 	/* Stale socket: restart the listener when we may signal. */

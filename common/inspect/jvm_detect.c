@@ -205,11 +205,38 @@ static int read_perfdata(int tmpfd, const struct jvm_info *i, struct strbuf *sb)
 	return r < 0 ? r : 0;
 }
 
+/* Digits at *p (at most three) as a number, p moved past them; 0 when
+ * there are none or more. */
+static int leading_number(const char **p)
+{
+	int n = 0, k = 0;
+
+	while (**p >= '0' && **p <= '9' && k < 4) {
+		n = n * 10 + (**p - '0');
+		(*p)++;
+		k++;
+	}
+	return k > 0 && k < 4 ? n : 0;
+}
+
+int jvm_java_feature(const char *version)
+{
+	const char *p = version;
+	int n = leading_number(&p);
+
+	/* JDK 8 and before: "1.<feature>..." */
+	if (n == 1 && *p == '.') {
+		p++;
+		n = leading_number(&p);
+	}
+	return n;
+}
+
 static void detect_perfdata(int pidfd, struct jvm_info *i)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	_cleanup_close_ int tmpfd = -1;
-	char caps[80];
+	char caps[80], version[32];
 
 	strbuf_init(&sb, 1u << 20);
 	tmpfd = jvm_open_tmp(pidfd);
@@ -220,6 +247,9 @@ static void detect_perfdata(int pidfd, struct jvm_info *i)
 				sizeof(caps)) == 0 &&
 	    caps[0])
 		i->attach_capable = caps[0] == '1';
+	if (jvm_perfdata_string(sb.buf, sb.len, "java.property.java.version",
+				version, sizeof(version)) == 0)
+		i->java_feature = jvm_java_feature(version);
 }
 
 int jvm_perfdata_read(const struct host *h, const struct jvm_info *i,
@@ -241,12 +271,14 @@ int jvm_perfdata_read(const struct host *h, const struct jvm_info *i,
 	return r;
 }
 
-int jvm_detect(const struct host *h, int pid, struct jvm_info *ret)
+/* need_maps: read maps even when hsperfdata says it is a JVM. */
+static int detect(const struct host *h, int pid, bool need_maps,
+		  struct jvm_info *ret)
 {
 	_cleanup_close_ int pidfd = -1;
 	struct jvm_info i = {.pid = pid, .nspid = pid, .attach_capable = -1};
 	struct jvm_creds saved;
-	int r, maps;
+	int r, maps = 0;
 
 	pidfd = host_open_pid(h, pid);
 	if (pidfd < 0)
@@ -257,14 +289,26 @@ int jvm_detect(const struct host *h, int pid, struct jvm_info *ret)
 	/* Not root and another uid: maps may still be readable, hsperfdata
 	 * (0600) is not; attaching will fail with a clear error later. */
 	r = jvm_creds_enter(i.uid, i.gid, &saved);
-	maps = maps_have_libjvm(pidfd);
-	i.libjvm = maps > 0;
-	if (r == 0) {
+	if (r == 0)
 		detect_perfdata(pidfd, &i);
-		jvm_creds_leave(&saved);
+	if (need_maps || !i.hsperfdata) {
+		maps = maps_have_libjvm(pidfd);
+		i.libjvm = maps > 0;
 	}
+	if (r == 0)
+		jvm_creds_leave(&saved);
 	if (maps < 0 && !i.hsperfdata)
 		return maps;
 	*ret = i;
 	return 0;
+}
+
+int jvm_detect(const struct host *h, int pid, struct jvm_info *ret)
+{
+	return detect(h, pid, true, ret);
+}
+
+int jvm_detect_attach(const struct host *h, int pid, struct jvm_info *ret)
+{
+	return detect(h, pid, false, ret);
 }

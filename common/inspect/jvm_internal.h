@@ -33,6 +33,12 @@ int jvm_open_tmp(int pidfd);
  * full, content kept), -ETIMEDOUT, -errno. */
 int jvm_read_fd(int fd, struct strbuf *sb, uint64_t deadline_us);
 
+/* jvm_detect() for an attach: /proc/<pid>/maps (a JVM's is 15-60 KB,
+ * which the kernel prints line by line: a sixth of jcmd's CPU time) is
+ * read only when no hsperfdata was found, so libjvm is false whenever
+ * hsperfdata is true. Same returns. */
+int jvm_detect_attach(const struct host *h, int pid, struct jvm_info *ret);
+
 /* Reads the JVM's hsperfdata file (the one jvm_detect found) into sb, up
  * to its cap, with the target's credentials. Returns 0, -ENOENT (none:
  * -XX:-UsePerfData), -errno. Blocks at most 2 s. */

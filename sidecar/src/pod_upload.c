@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <json-c/json.h>
+#include <nss.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +197,12 @@ int pod_upload_start(const struct pod_upload_info *info,
 	int r;
 
 	*ret = NULL;
+	/* The sidecar's one name lookup, the API server's (an IP in a pod:
+	 * none at all then), only through files and dns, which glibc has
+	 * built in: the sidecar is static (docs/build.md), and a static
+	 * glibc would load another module nsswitch.conf names (systemd,
+	 * mdns) from the host, built for the host's glibc. */
+	__nss_configure_lookup("hosts", "files dns");
 	r = kube_config_in_cluster(NULL, &cfg);
 	if (r == -ENOENT) {
 		log_info("no service account in this pod: snapshots stay in "

@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """make dist's archives (scripts/dist.sh, docs/build.md: Distributables):
 for each architecture in build/dist, the archives match SHA256SUMS and the
-krew manifest, hold what they should, and their binaries need libc only,
-print their version and do real work: the agent parses a kmsg fixture as
+krew manifest, hold what they should, and their binaries need libc only
+(the sidecar nothing: static-pie), print their version and do real work: the agent parses a kmsg fixture as
 the amd64 agent does, the sidecar's pmap names a sleep process's binary.
 The product images (oomlens-{agent,sidecar}-VERSION.oci.tar, one OCI
 image index each, images/oci-index.sh) list exactly linux/amd64 and
 linux/arm64; each image's config, labels and files are checked, and its
-binary runs --version with the image's own loader and libc.
-The arm64 binaries run under qemu-aarch64-static called directly (binfmt
+binary runs --version with the image's own loader and libc (the
+sidecar's image has neither). The arm64 binaries run under qemu-aarch64-static called directly (binfmt
 is never registered): it runs the arm64 loader of libc6-arm64-cross, which
 loads the binary and that libc (--library-path). Not qemu's -L PREFIX: it
 translates every absolute path that exists under PREFIX, "/" too, and the
@@ -35,6 +35,8 @@ SUMS = os.path.join(DIST, "SHA256SUMS")
 with open(os.path.join(REPO, "VERSION")) as f:
     VERSION = f.read().strip()
 PROGS = ["oomlens-agent", "oomlens-sidecar", "kubectl-oomlens"]
+# static-pie, glibc included: no loader, no libc (docs/build.md)
+STATIC_PROGS = {"oomlens-sidecar"}
 FIXTURE = os.path.join(REPO, "tests", "fixtures", "kmsg",
                        "synthetic-global-6.18", "kmsg.txt")
 # libc6-arm64-cross: the arm64 loader and libc
@@ -92,8 +94,17 @@ def qemu():
     return r.stdout.strip() if r.returncode == 0 else None
 
 
-def runner(arch):
-    """The command prefix that runs a binary of arch on this machine."""
+def interpreter(path):
+    """The program interpreter (PT_INTERP) path asks for, or None."""
+    prog = subprocess.run(["readelf", "-lW", str(path)], capture_output=True,
+                          text=True, check=True).stdout
+    m = re.search(r"\[Requesting program interpreter: (.*)\]", prog)
+    return m and m.group(1)
+
+
+def runner(arch, static=False):
+    """The command prefix that runs a binary of arch on this machine (a
+    static one without the arm64 loader)."""
     if arch == "amd64":
         return []
     if arch != "arm64":
@@ -101,6 +112,8 @@ def runner(arch):
     q = qemu()
     if not q:
         pytest.skip("no qemu-aarch64-static (scripts/cross-sysroot.sh qemu)")
+    if static:
+        return [q]
     if not os.path.exists(ARM64_LOADER):
         pytest.skip(f"no {ARM64_LOADER} (apt-get install libc6-arm64-cross)")
     return [q, ARM64_LOADER, "--library-path", ARM64_LIBC]
@@ -157,12 +170,16 @@ def test_archives(unpacked):
         desc = subprocess.run(["file", "-b", path], capture_output=True,
                               text=True, check=True).stdout
         assert machine in desc and "stripped" in desc and "not stripped" not in desc, desc
-        assert "statically linked" in desc or "dynamically linked" in desc, desc
         dyn = subprocess.run(["readelf", "-d", path], capture_output=True,
                              text=True, check=True).stdout
         needed = {line.split("[")[1].rstrip("]") for line in dyn.splitlines()
                   if "(NEEDED)" in line}
-        assert needed <= LOADERS, f"{p} needs {needed - LOADERS}"
+        if p in STATIC_PROGS:
+            assert "static-pie linked" in desc, desc
+            assert not needed and not interpreter(path), (needed, desc)
+        else:
+            assert "dynamically linked" in desc, desc
+            assert needed <= LOADERS, f"{p} needs {needed - LOADERS}"
 
 
 def test_run(unpacked):
@@ -170,8 +187,8 @@ def test_run(unpacked):
     top = root / "oomlens" / f"oomlens-{VERSION}-linux-{arch}"
     run = runner(arch)
     for p in PROGS:
-        r = subprocess.run(run + [str(top / p), "--version"], capture_output=True,
-                           text=True, timeout=60)
+        r = subprocess.run(runner(arch, p in STATIC_PROGS) + [str(top / p), "--version"],
+                           capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stderr
         assert r.stdout.strip() == f"{p} {VERSION}", r.stdout
 
@@ -201,8 +218,8 @@ def test_run(unpacked):
     # pmap of a real process: the mappings of the sleep binary are named.
     sleep = subprocess.Popen(["sleep", "60"])
     try:
-        r = subprocess.run(run + [str(top / "oomlens-sidecar"), "pmap",
-                                  str(sleep.pid)],
+        r = subprocess.run(runner(arch, True) + [str(top / "oomlens-sidecar"),
+                                                 "pmap", str(sleep.pid)],
                            capture_output=True, text=True, timeout=60)
     finally:
         sleep.kill()
@@ -374,11 +391,19 @@ def test_image_contents(image_root):
     name, arch, root, release = image_root
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*")
                    if not p.is_dir())
-    assert files == sorted([f"usr/bin/{name}", LOADER[arch], LIBC[arch], CA])
     assert (root / "tmp").is_dir() and (root / "tmp").stat().st_mode & 0o7777 == 0o1777
     binary = root / "usr" / "bin" / name
     # the release archive's binary, byte for byte
     assert binary.read_bytes() == release.read_bytes()
+    with open("/" + CA, "rb") as f:
+        assert (root / CA).read_bytes() == f.read()
+    if name in STATIC_PROGS:
+        # static-pie: the binary and the CA bundle, no loader, no libc
+        assert files == sorted([f"usr/bin/{name}", CA])
+        assert elf_machine(binary) == ELF_MACHINE[arch]
+        assert interpreter(binary) is None
+        return
+    assert files == sorted([f"usr/bin/{name}", LOADER[arch], LIBC[arch], CA])
     for f in (binary, root / LOADER[arch], root / LIBC[arch]):
         assert not f.is_symlink(), f
         assert elf_machine(f) == ELF_MACHINE[arch], f
@@ -392,8 +417,6 @@ def test_image_contents(image_root):
                     if "(NEEDED)" in line)
     assert needed == ["libc.so.6"] or needed == sorted(
         ["libc.so.6", os.path.basename(LOADER[arch])]), needed
-    with open("/" + CA, "rb") as f:
-        assert (root / CA).read_bytes() == f.read()
 
 
 def test_image_runs(image_root):
@@ -403,9 +426,10 @@ def test_image_runs(image_root):
     name, arch, root, _ = image_root
     binary = str(root / "usr" / "bin" / name)
     run = [] if arch == "amd64" else runner(arch)[:1]
-    r = subprocess.run(run + [str(root / LOADER[arch]), "--library-path",
-                              str(root / os.path.dirname(LIBC[arch])),
-                              binary, "--version"],
+    loader = [] if name in STATIC_PROGS else [
+        str(root / LOADER[arch]), "--library-path",
+        str(root / os.path.dirname(LIBC[arch]))]
+    r = subprocess.run(run + loader + [binary, "--version"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"{name} {VERSION}", r.stdout

@@ -349,6 +349,47 @@ Test(jvm, perfdata_capabilities)
 	strbuf_release(&c);
 }
 
+Test(jvm, java_feature_of_version_strings)
+{
+	static const struct {
+		const char *v;
+		int feature;
+	} cases[] = {
+		{"17.0.15", 17},   {"25", 25},	     {"24-ea", 24},
+		{"21.0.2+13", 21}, {"1.8.0_392", 8}, {"1.7.0", 7},
+		{"9", 9},	   {"", 0},	     {"x17", 0},
+		{"1", 1},	   {"1.", 0},	     {"1000.1", 0},
+		{"-17", 0},
+	};
+
+	for (size_t k = 0; k < ARRAY_SIZE(cases); k++)
+		cr_assert_eq(jvm_java_feature(cases[k].v), cases[k].feature,
+			     "%s", cases[k].v);
+}
+
+/* The real JVMs' own java.property.java.version (the fixtures). */
+Test(jvm, java_feature_from_hsperfdata)
+{
+	static const struct {
+		const char *fixture, *version;
+		int feature;
+	} jdks[] = {{"17-hsperfdata", "17.0.15", 17},
+		    {"25-hsperfdata", "25.0.3", 25}};
+
+	for (size_t k = 0; k < ARRAY_SIZE(jdks); k++) {
+		struct strbuf a = fixture(jdks[k].fixture);
+		char v[32];
+
+		cr_assert_eq(jvm_perfdata_string(a.buf, a.len,
+						 "java.property.java.version",
+						 v, sizeof(v)),
+			     0);
+		cr_assert_str_eq(v, jdks[k].version);
+		cr_assert_eq(jvm_java_feature(v), jdks[k].feature);
+		strbuf_release(&a);
+	}
+}
+
 Test(jvm, perfdata_malformed)
 {
 	struct strbuf a = fixture("17-hsperfdata");
@@ -478,6 +519,8 @@ Test(jvm, detect_reads_hsperfdata_of_fake_tree)
 	i = detect_fake();
 	cr_assert(i.hsperfdata);
 	cr_assert_eq(i.attach_capable, 1);
+	/* 17.0.15: an attach makes no protocol probe */
+	cr_assert_eq(i.java_feature, 17);
 }
 
 /* The HIGH finding: a FIFO planted at /tmp/hsperfdata_<user>/<nspid> by

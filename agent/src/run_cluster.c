@@ -156,6 +156,8 @@ int run_cluster_new(struct agent *a, const struct cluster_opts *o,
 		.keep = keep,
 		.hand_over = hand_over,
 		.in_use = in_use,
+		/* a bundle is read in the victim's namespace */
+		.cut_node_tasks = true,
 	};
 	a->hooks = &rc->hooks;
 	*ret = rc;

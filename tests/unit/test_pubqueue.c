@@ -1046,3 +1046,129 @@ Test(pubqueue, take_reads_the_staged_file_and_writes_nothing)
 	cr_assert_not(queued_file("oom-t-1"));
 	pubqueue_free(q);
 }
+
+/* An item file as the agent before publish targets wrote it (no "target",
+ * no "cgroup": every item was Kubernetes'), waiting at its status step:
+ * loaded with every field, run from that step on. */
+Test(pubqueue, an_older_agents_item_loads_as_kubernetes)
+{
+	static const char old[] =
+		"{\"id\":\"oom-o-1\",\"ns\":\"shop\",\"pod\":\"web-1\","
+		"\"pod_uid\":\"3f1c2a8e\",\"container\":\"app\","
+		"\"container_id\":\"4b5ce8a2\",\"node\":\"n1\","
+		"\"killed_at\":\"2026-12-07T03:00:00Z\",\"comm\":\"java\","
+		"\"pid\":4242,\"anon_rss\":1048576,\"file_rss\":0,"
+		"\"shmem_rss\":0,\"limit\":67108864,\"usage\":66060288,"
+		"\"verdict\":\"heap\",\"summary\":\"s\","
+		"\"bundle_file\":\"reports/oom-o-1.tar.gz\","
+		"\"report_uid\":\"uid-old\",\"last_error\":\"\","
+		"\"workload_kind\":\"Deployment\",\"workload\":\"web\","
+		"\"killed_at_ms\":1796612400000,\"step\":\"status\","
+		"\"bundle_stored\":false,\"pod_gone\":false,"
+		"\"added_ms\":1796612400100,\"event_count\":3}";
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	const struct pub_item *it;
+	const struct kube_item *k;
+
+	cr_assert_eq(mkdir_p_at(state_fd, "queue", 0750), 0);
+	cr_assert_eq(write_file_atomic_at(state_fd, "queue/oom-o-1.json", old,
+					  strlen(old), 0600),
+		     0);
+	cr_assert_eq(open_q(&f, &q), 0);
+	cr_assert_eq(pubqueue_depth(q), 1);
+	it = pubqueue_item(q, 0);
+	k = kube_item_get(it);
+	cr_assert_eq(it->step, KUBE_STEP_STATUS);
+	cr_assert_str_eq(it->node, "n1");
+	cr_assert_str_eq(it->comm, "java");
+	cr_assert_eq(it->pid, 4242);
+	cr_assert_eq(it->limit, 67108864);
+	cr_assert_eq(it->killed_at_ms, 1796612400000);
+	cr_assert_eq(it->added_ms, 1796612400100);
+	cr_assert_str_eq(k->ns, "shop");
+	cr_assert_str_eq(k->pod, "web-1");
+	cr_assert_str_eq(k->pod_uid, "3f1c2a8e");
+	cr_assert_str_eq(k->container_id, "4b5ce8a2");
+	cr_assert_str_eq(k->report_uid, "uid-old");
+	cr_assert_str_eq(k->workload_kind, "Deployment");
+	cr_assert_str_eq(k->workload, "web");
+	cr_assert_not(k->bundle_stored);
+	cr_assert_eq(k->event_count, 3);
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
+	cr_assert_eq(f.calls[0], 0, "not created again");
+	cr_assert_eq(f.calls[2], 0);
+	cr_assert_eq(f.calls[3], 1, "its status");
+	cr_assert_eq(f.calls[5], 1, "its Event");
+	pubqueue_free(q);
+}
+
+/* Another target's item (standalone's HTTP target staged it, then the
+ * agent ran in cluster mode on the same state dir) is not run by this
+ * one: set aside in queue/failed/ as it was; an item whose step its
+ * target does not have likewise. */
+Test(pubqueue, another_targets_item_is_set_aside_not_run)
+{
+	static const char http[] =
+		"{\"id\":\"oom-h-1\",\"bundle_file\":\"reports/"
+		"oom-h-1.tar.gz\","
+		"\"target\":\"http\",\"step\":\"post\",\"added_ms\":1}";
+	static const char nostep[] =
+		"{\"id\":\"oom-h-2\",\"target\":\"kubernetes\","
+		"\"step\":\"post\",\"added_ms\":2}";
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+
+	cr_assert_eq(mkdir_p_at(state_fd, "queue", 0750), 0);
+	cr_assert_eq(write_file_atomic_at(state_fd, "queue/oom-h-1.json", http,
+					  strlen(http), 0600),
+		     0);
+	cr_assert_eq(write_file_atomic_at(state_fd, "queue/oom-h-2.json",
+					  nostep, strlen(nostep), 0600),
+		     0);
+	cr_assert_eq(open_q(&f, &q), 0);
+	cr_assert_eq(pubqueue_depth(q), 0);
+	cr_assert_not(queued_file("oom-h-1"));
+	cr_assert_eq(faccessat(state_fd, "queue/failed/oom-h-1.json", F_OK, 0),
+		     0);
+	cr_assert_eq(faccessat(state_fd, "queue/failed/oom-h-2.json", F_OK, 0),
+		     0);
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 0);
+	cr_assert_eq(f.calls[0], 0);
+	pubqueue_free(q);
+}
+
+/* What a staged item's file holds: the target's name, its first step, the
+ * kill's fields and the target's own, and nothing of the progress held in
+ * memory only. */
+Test(pubqueue, a_staged_file_names_its_target_and_first_step)
+{
+	struct pub_item a = item("oom-f-1", "reports/oom-f-1.tar.gz");
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct json_object *o, *v;
+
+	snprintf(a.cgroup, sizeof(a.cgroup), "/kubepods.slice/x");
+	a.next_ms = 99;
+	cr_assert_eq(mkdir_p_at(state_fd, "queue", 0750), 0);
+	cr_assert_eq(pubqueue_stage(state_fd, &KT.target, &a), 0);
+	cr_assert(pubqueue_staged(state_fd, "oom-f-1"));
+	cr_assert_not(pubqueue_staged(state_fd, "oom-f-2"));
+	cr_assert_not(pubqueue_staged(state_fd, "../queue/oom-f-1"));
+	strbuf_init(&sb, 1 << 16);
+	cr_assert_geq(
+		read_file_at(state_fd, "queue/oom-f-1.json", 1 << 16, &sb), 0);
+	o = json_tokener_parse(sb.buf);
+	cr_assert_not_null(o);
+	cr_assert(json_object_object_get_ex(o, "target", &v));
+	cr_assert_str_eq(json_object_get_string(v), "kubernetes");
+	cr_assert(json_object_object_get_ex(o, "step", &v));
+	cr_assert_str_eq(json_object_get_string(v), "report");
+	cr_assert(json_object_object_get_ex(o, "cgroup", &v));
+	cr_assert_str_eq(json_object_get_string(v), "/kubepods.slice/x");
+	cr_assert(json_object_object_get_ex(o, "pod", &v));
+	cr_assert_str_eq(json_object_get_string(v), "victim");
+	cr_assert(json_object_object_get_ex(o, "bundle_stored", &v));
+	cr_assert(json_object_get_boolean(v));
+	cr_assert_not(json_object_object_get_ex(o, "next_ms", &v));
+	json_object_put(o);
+}

@@ -198,7 +198,8 @@ $(AGENT_UNIT): $(B)/tests/test_%: tests/unit/test_%.c $(LIB)
 $(B)/tests/test_metrics_agent: $(call agent_obj,metrics)
 $(B)/tests/test_pubqueue: $(call agent_obj,metrics_agent) \
   $(call agent_obj,metrics) $(call agent_obj,target_kube)
-$(B)/tests/test_target_http: $(call agent_obj,pubqueue) \
+# a publish target's (test_target_<name>) links the queue it runs in
+$(filter $(B)/tests/test_target_%,$(AGENT_UNIT)): $(call agent_obj,pubqueue) \
   $(call agent_obj,metrics_agent) $(call agent_obj,metrics)
 $(B)/tests/test_cluster_events: $(call agent_obj,evqueue) \
   $(call agent_obj,forecast)

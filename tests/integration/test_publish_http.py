@@ -81,7 +81,8 @@ class Collector:
                     status = outer.answers.pop(0) if outer.answers else 201
                     outer.posts.append({"path": self.path,
                                         "headers": dict(self.headers),
-                                        "body": body, "status": status})
+                                        "body": body, "status": status,
+                                        "at_ms": time.time() * 1000})
                 reply = b'{"ok": true}' if status < 300 else \
                     b"no: this collector refuses it"
                 self.send_response(status)

@@ -24,9 +24,14 @@
 
 struct http_target {
 	struct pub_target target;
+	struct http_target_opts o;
+	/* made at the first POST, on the publisher thread: libcurl's and
+	 * OpenSSL's start-up faults in about 1.7 MiB of the binary, which an
+	 * agent that never posts does not pay (docs/publish-http.md) */
 	struct kube_client *client;
 	struct kube_cancel *cancel;
 	int state_fd;
+	char server[1024];
 	char path[2048];
 	char where[2048];
 };
@@ -282,6 +287,24 @@ static void *read_bundle(struct http_target *t, const struct pub_item *it,
 	return NULL;
 }
 
+/* The client, once: the first POST makes it. */
+static int make_client(struct http_target *t)
+{
+	struct kube_config cfg = {.server = t->server,
+				  .ca_file = (char *)t->o.ca_file,
+				  .token_file = (char *)t->o.token_file};
+	struct kube_client_options co = {
+		.user_agent = "oomlens-agent/0.1",
+		.qps = -1,	    /* the queue paces itself */
+		.no_retries = true, /* the queue retries, with backoff */
+		.timeout_ms = HTTP_TARGET_TIMEOUT_MS,
+		.connect_timeout_ms = HTTP_TARGET_CONNECT_MS,
+		.max_response = HTTP_TARGET_ANSWER_MAX,
+	};
+
+	return t->client ? 0 : kube_client_new(&cfg, &co, &t->client);
+}
+
 /* The POST of body; the error's message names the collector and its
  * answer. */
 static int post(struct http_target *t, const struct pub_item *it,
@@ -299,8 +322,14 @@ static int post(struct http_target *t, const struct pub_item *it,
 				  .cancel = t->cancel,
 				  .headers = headers};
 	long status = 0;
-	int r;
+	int r = make_client(t);
 
+	if (r < 0) {
+		err->code = r;
+		snprintf(err->message, sizeof(err->message),
+			 "the HTTP client: %s", strerror(-r));
+		return r;
+	}
 	http_target_key(it, key, sizeof(key));
 	snprintf(key_line, sizeof(key_line), "Idempotency-Key: %s", key);
 	strbuf_init(&answer, HTTP_TARGET_ANSWER_MAX);
@@ -360,8 +389,9 @@ static void cancel(void *ud)
 {
 	struct http_target *t = ud;
 
+	/* every request passes it: one in flight, or the client being made,
+	 * returns at once */
 	kube_cancel_trigger(t->cancel);
-	kube_client_shutdown(t->client);
 }
 
 /* A file the agent must read later: readable now, or a clear error. */
@@ -377,36 +407,17 @@ static int check_file(const char *opt, const char *path)
 	return 0;
 }
 
-static int make_client(struct http_target *t, const struct http_target_opts *o,
-		       const char *server)
-{
-	struct kube_config cfg = {.server = (char *)server,
-				  .ca_file = (char *)o->ca_file,
-				  .token_file = (char *)o->token_file};
-	struct kube_client_options co = {
-		.user_agent = "oomlens-agent/0.1",
-		.qps = -1,	    /* the queue paces itself */
-		.no_retries = true, /* the queue retries, with backoff */
-		.timeout_ms = HTTP_TARGET_TIMEOUT_MS,
-		.connect_timeout_ms = HTTP_TARGET_CONNECT_MS,
-		.max_response = HTTP_TARGET_ANSWER_MAX,
-	};
-	int r = kube_client_new(&cfg, &co, &t->client);
-
-	return r < 0 ? r : kube_cancel_new(&t->cancel);
-}
-
 int http_target_new(const struct http_target_opts *o, int state_fd,
 		    struct http_target **ret)
 {
 	struct http_target *t;
-	char server[1024];
 	int r;
 
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	r = http_target_split_url(o->url, server, sizeof(server), t->path,
+	t->o = *o;
+	r = http_target_split_url(o->url, t->server, sizeof(t->server), t->path,
 				  sizeof(t->path), t->where, sizeof(t->where));
 	if (r < 0) {
 		log_error("--publish-url \"%s\": %s", o->url,
@@ -423,7 +434,7 @@ int http_target_new(const struct http_target_opts *o, int state_fd,
 		return -EINVAL;
 	}
 	t->state_fd = state_fd;
-	r = make_client(t, o, server);
+	r = kube_cancel_new(&t->cancel);
 	if (r < 0) {
 		log_error("publish target %s: %s", t->where, strerror(-r));
 		http_target_free(t);

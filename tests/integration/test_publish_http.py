@@ -232,6 +232,9 @@ def test_a_kill_is_posted_with_its_bundle_and_token_5xx_retried(env):
     assert len(retries) == 2 and "answered 503" in retries[0], retries
     assert any("posted to https://127.0.0.1:%d/oom/in (201)" % port in l
                for l in agent.stderr), agent.log()
+    # it posted from under the steady state's seccomp list (net_privs)
+    assert any("privileges dropped" in l and "seccomp on" in l
+               for l in agent.stderr), agent.log()
     # the token is in no log line and no file the agent wrote
     assert not [l for l in agent.stderr if TOKEN in l]
     assert not files_hold(str(tmp_path / "state"), TOKEN.encode())

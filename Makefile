@@ -206,7 +206,10 @@ $(AGENT_UNIT): $(B)/tests/test_%: tests/unit/test_%.c $(LIB)
 # ... and the agent modules it needs besides (added as prerequisites here)
 $(B)/tests/test_metrics_agent: $(call agent_obj,metrics)
 $(B)/tests/test_pubqueue: $(call agent_obj,metrics_agent) \
-  $(call agent_obj,metrics)
+  $(call agent_obj,metrics) $(call agent_obj,target_kube)
+# a publish target's (test_target_<name>) links the queue it runs in
+$(filter $(B)/tests/test_target_%,$(AGENT_UNIT)): $(call agent_obj,pubqueue) \
+  $(call agent_obj,metrics_agent) $(call agent_obj,metrics)
 $(B)/tests/test_cluster_events: $(call agent_obj,evqueue) \
   $(call agent_obj,forecast)
 

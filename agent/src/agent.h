@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The detector's state and the kill pipeline's hooks, shared by the
- * agent's rooms. Nothing here is cluster mode's: a mode that does more
- * with a kill (cluster mode: its pod, the publisher) registers hooks
- * (struct kill_hooks) and keeps its own state (publish/cluster.h). */
+ * agent's rooms. Nothing here is a mode's: a mode that does more with a
+ * kill (cluster mode: its pod, the publisher; standalone mode with
+ * --publish-url: the publisher) registers hooks (struct kill_hooks) and
+ * keeps its own state (publish/cluster.h, ../run_standalone.c). */
 #pragma once
 
 #include <stdbool.h>
@@ -52,10 +53,10 @@ struct agent_verdict {
 struct kill_owner;
 
 /* What a mode adds to the kill pipeline (kill/capture.c, kill/reports.c),
- * registered by its run in struct agent (cluster mode: ../run_cluster.c).
- * Without hooks (standalone) a kill belongs to nobody, its spools are
- * --spool-dir's and its bundle stays on the node. Detector thread; none
- * blocks. Every member is set. */
+ * registered by its run in struct agent (cluster mode: ../run_cluster.c;
+ * standalone publishing: ../run_standalone.c). Without hooks (standalone)
+ * a kill belongs to nobody, its spools are --spool-dir's and its bundle
+ * stays on the node. Detector thread; none blocks. Every member is set. */
 struct kill_hooks {
 	void *ud;
 	/* Whether the kill of cgroup (under our mount) is reported, and whom
@@ -95,6 +96,10 @@ struct kill_hooks {
 	int (*in_use)(void *ud,
 		      void (*mark)(const char *bundle_file, void *arg),
 		      void *arg);
+	/* True when the bundle is read by others than the node's owner
+	 * (cluster mode: the victim's namespace): a node-wide OOM's task
+	 * dump is cut to the victim and its owner's tasks (owner_task). */
+	bool cut_node_tasks;
 };
 
 /* An event source a mode adds to run's loop: ready(ud) when fd is
@@ -139,7 +144,8 @@ struct agent {
 	/* the run's; never NULL once the run set up */
 	struct agent_metrics *metrics;
 	struct forecast_sampler *sampler; /* obs/forecast_sampler.h */
-	/* the mode's hooks of the kill pipeline; NULL: standalone */
+	/* the mode's hooks of the kill pipeline; NULL: standalone without
+	 * publishing */
 	const struct kill_hooks *hooks;
 };
 

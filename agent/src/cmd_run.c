@@ -29,6 +29,9 @@
 /* cluster mode: its state, hooks and sources */
 #include "publish/cluster.h"
 #include "run_cluster.h"
+/* standalone mode's publishing: its target's options */
+#include "publish/target_http.h"
+#include "run_standalone.h"
 
 /* After /dev/kmsg runs dry, wait this long for more lines of the same
  * report (an oom.group kill prints one "Killed process" per task) before
@@ -58,18 +61,19 @@ static const struct privs_spec run_privs = {
 	.caps = PRIVS_CAP(CAP_DAC_READ_SEARCH),
 	.seccomp = true,
 };
-/* Cluster mode talks to the API server (libcurl: sockets, its wakeup
+/* Cluster mode talks to the API server, standalone mode with
+ * --publish-url to its collector (libcurl: sockets, its wakeup
  * socketpair, glibc's resolver). No exec: an exec credential plugin is
  * refused at start (docs/cluster-mode.md). */
-static const char *const cluster_syscalls[] = {
+static const char *const net_syscalls[] = {
 	"socket",     "socketpair",  "connect",	    "getsockopt",
 	"setsockopt", "getsockname", "getpeername", "sendto",
 	"recvfrom",   "sendmsg",     "recvmsg",	    "sendmmsg",
 	"recvmmsg",   "shutdown",    "bind",	    NULL};
-static const struct privs_spec cluster_privs = {
+static const struct privs_spec net_privs = {
 	.caps = PRIVS_CAP(CAP_DAC_READ_SEARCH),
 	.seccomp = true,
-	.syscalls = cluster_syscalls,
+	.syscalls = net_syscalls,
 };
 
 static void usage(FILE *f)
@@ -89,6 +93,10 @@ static void usage(FILE *f)
 		"          --state-dir DIR [--host-root /] [--spool-dir DIR "
 		"...] "
 		"[--from-start]\n"
+		"          [--publish-url https://HOST/PATH "
+		"[--publish-token-file FILE]\n"
+		"           [--publish-ca-file FILE]]  "
+		"(docs/publish-http.md)\n"
 		"       both: [--bundle-max-size SIZE] (cluster 256Ki, "
 		"standalone 900Ki)\n"
 		"          [--metrics-addr HOST:PORT] [--metrics-insecure]\n"
@@ -102,7 +110,12 @@ static void usage(FILE *f)
 		"OOMReport,\n"
 		"an OOMBundle and a Warning Event on the pod. --standalone "
 		"watches each\n"
-		"SUBTREE of the memory hierarchy and only writes bundles.\n"
+		"SUBTREE of the memory hierarchy and writes bundles; with "
+		"--publish-url it\n"
+		"also POSTs each kill (its report and bundle) to that "
+		"collector, retried\n"
+		"until it answers 2xx (the queue survives restarts; "
+		"Idempotency-Key per kill).\n"
 		"\n"
 		"DIR/reports/ keeps at most --reports-keep kills and "
 		"--reports-max-bytes\n"
@@ -260,6 +273,9 @@ static const struct option longopts[] = {
 	{"bundle-max-size", required_argument, NULL, 'Z'},
 	{"reports-keep", required_argument, NULL, 'R'},
 	{"reports-max-bytes", required_argument, NULL, 'B'},
+	{"publish-url", required_argument, NULL, 'U'},
+	{"publish-token-file", required_argument, NULL, 'T'},
+	{"publish-ca-file", required_argument, NULL, 'C'},
 	{"help", no_argument, NULL, 'h'},
 	{0}};
 
@@ -267,9 +283,22 @@ static const struct option longopts[] = {
  * server's. */
 struct run_opts {
 	struct agent_opts agent;
-	struct cluster_opts cluster; /* without --standalone */
+	struct cluster_opts cluster;	 /* without --standalone */
+	struct http_target_opts publish; /* --standalone --publish-url */
 	struct agent_http_opts http;
 };
+
+/* Standalone mode's publishing: the token and CA files go with a URL
+ * (the URL itself is checked when the target is made). */
+static int check_publish(const struct http_target_opts *p)
+{
+	if (!p->url && (p->token_file || p->ca_file)) {
+		fprintf(stderr, "run: --publish-token-file and "
+				"--publish-ca-file go with --publish-url\n");
+		return -EINVAL;
+	}
+	return 0;
+}
 
 /* Checks what each mode needs, with a message per missing piece. */
 static int check_mode(struct run_opts *ro)
@@ -292,7 +321,13 @@ static int check_mode(struct run_opts *ro)
 					"--watch SUBTREE\n");
 			return -EINVAL;
 		}
-		return 0;
+		return check_publish(&ro->publish);
+	}
+	if (ro->publish.url || ro->publish.token_file || ro->publish.ca_file) {
+		fprintf(stderr, "run: --publish-url, --publish-token-file and "
+				"--publish-ca-file are for --standalone; "
+				"cluster mode publishes to the API server\n");
+		return -EINVAL;
 	}
 	if (o->n_watch || o->n_spool) {
 		fprintf(stderr, "run: --watch and --spool-dir are for "
@@ -368,6 +403,15 @@ static int parse_opts(int argc, char **argv, const struct cli_globals *g,
 		case 'B':
 			if (parse_reports_opt(c, optarg, o) < 0)
 				return -EINVAL;
+			break;
+		case 'U':
+			ro->publish.url = optarg;
+			break;
+		case 'T':
+			ro->publish.token_file = optarg;
+			break;
+		case 'C':
+			ro->publish.ca_file = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -467,7 +511,9 @@ struct run {
 	struct agent a;
 	struct run_opts o;
 	struct run_cluster *cluster; /* NULL: standalone */
-	struct agent_http *http;     /* NULL: not serving */
+	/* NULL: cluster mode, or standalone without --publish-url */
+	struct run_standalone *standalone;
+	struct agent_http *http; /* NULL: not serving */
 };
 
 static int setup(struct run *run)
@@ -513,8 +559,12 @@ static int setup(struct run *run)
 		strlcpy_safe(a->node, run->o.cluster.node, sizeof(a->node));
 		if (run_cluster_new(a, &run->o.cluster, &run->cluster) < 0)
 			return -EINVAL;
-	} else if (gethostname(a->node, sizeof(a->node)) < 0) {
-		strlcpy_safe(a->node, "unknown", sizeof(a->node));
+	} else {
+		if (gethostname(a->node, sizeof(a->node)) < 0)
+			strlcpy_safe(a->node, "unknown", sizeof(a->node));
+		if (run_standalone_new(a, &run->o.publish, &run->standalone) <
+		    0)
+			return -EINVAL;
 	}
 	r = read_boot_id(a);
 	if (r < 0)
@@ -1285,6 +1335,8 @@ static void stop(struct run *run)
 	a->sampler = NULL;
 	run_cluster_free(run->cluster);
 	run->cluster = NULL;
+	run_standalone_free(run->standalone);
+	run->standalone = NULL;
 	agent_metrics_free(a->metrics);
 	a->metrics = NULL;
 }
@@ -1315,13 +1367,18 @@ static int start(struct run *run, struct loop *l, const struct cli_globals *g,
 	(void)memlock_allow_priority();
 	if (start_obs(l) < 0)
 		return -1;
-	if (cli_enter_steady_state(run->cluster ? &cluster_privs : &run_privs,
+	if (cli_enter_steady_state(run->cluster || run->standalone ? &net_privs
+								   : &run_privs,
 				   g) < 0)
 		return -1;
 	/* after the privileges are dropped: threads keep what their
 	 * creator had */
 	if ((r = run_cluster_start(run->cluster)) < 0) {
 		log_error("cluster threads: %s", strerror(-r));
+		return -1;
+	}
+	if ((r = run_standalone_start(run->standalone)) < 0) {
+		log_error("publisher thread: %s", strerror(-r));
 		return -1;
 	}
 	return 0;

@@ -57,12 +57,8 @@ static void owner_free(struct kill_owner *o)
 static bool handed_over(void *ud, const char *id)
 {
 	struct run_cluster *rc = ud;
-	char name[160];
-	struct stat st;
 
-	snprintf(name, sizeof(name), "queue/%s.json", id);
-	return fstatat(rc->cm.state_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       S_ISREG(st.st_mode);
+	return pubqueue_staged(rc->cm.state_fd, id);
 }
 
 static bool owner_task(const struct kill_owner *o, const char *proc_cgroup)
@@ -160,6 +156,8 @@ int run_cluster_new(struct agent *a, const struct cluster_opts *o,
 		.keep = keep,
 		.hand_over = hand_over,
 		.in_use = in_use,
+		/* a bundle is read in the victim's namespace */
+		.cut_node_tasks = true,
 	};
 	a->hooks = &rc->hooks;
 	*ret = rc;

@@ -300,6 +300,9 @@ struct kube_request {
 	size_t body_len;
 	struct kube_cancel *cancel;
 	size_t max_response; /* 0: the client's; see struct kube_call */
+	/* more header lines, "Name: value", NULL-terminated (NULL: none);
+	 * one with a control character is refused: -EINVAL, nothing sent */
+	const char *const *headers;
 };
 int kube_request(struct kube_client *c, const struct kube_request *r,
 		 long *ret_status, struct strbuf *ret_body,

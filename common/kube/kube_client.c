@@ -529,6 +529,20 @@ static void set_tls(struct kube_client *c, CURL *e)
 	curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
 }
 
+/* A header line of a caller's: "Name: value", no control character (it
+ * would end the header or start another). */
+static bool header_line_ok(const char *l)
+{
+	const char *colon = strchr(l, ':');
+
+	if (!colon || colon == l)
+		return false;
+	for (; *l; l++)
+		if ((unsigned char)*l < 0x20 || *l == 0x7f)
+			return false;
+	return true;
+}
+
 static int build_headers(struct kube_client *c, const struct kube_request *r,
 			 struct curl_slist **ret)
 {
@@ -551,6 +565,14 @@ static int build_headers(struct kube_client *c, const struct kube_request *r,
 	}
 	for (struct curl_slist *i = c->impersonate; h && i; i = i->next) {
 		n = curl_slist_append(h, i->data);
+		h = n ? n : (curl_slist_free_all(h), NULL);
+	}
+	for (const char *const *l = r->headers; h && l && *l; l++) {
+		if (!header_line_ok(*l)) {
+			curl_slist_free_all(h);
+			return -EINVAL;
+		}
+		n = curl_slist_append(h, *l);
 		h = n ? n : (curl_slist_free_all(h), NULL);
 	}
 	if (!h)

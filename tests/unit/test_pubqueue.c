@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* pubqueue: every transition of the publish state machine against a
- * scripted fake API — success, 409 on each step, 5xx/429/transport retries
- * with backoff, a permanent 422, a pod gone before its Event, a bundle too
- * large, and a restart that resumes from the files; and the metrics it
- * feeds (publish latency once a kill, failures by reason, queue depth) as
- * /metrics renders them. */
+/* pubqueue with the Kubernetes target (target_kube.c): every transition
+ * of the publish state machine against a scripted fake API — success, 409
+ * on each step, 5xx/429/transport retries with backoff, a permanent 422, a
+ * pod gone before its Event, a bundle too large, and a restart that
+ * resumes from the files; and the metrics it feeds (publish latency once a
+ * kill, failures by reason, queue depth) as /metrics renders them. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "publish/pubqueue.h"
+#include "publish/target_kube.h"
 #include "obs/metrics_agent.h"
 #include "base/fileio.h"
 #include "base/strbuf.h"
@@ -110,7 +111,7 @@ static int f_bundle(void *ud, const struct pub_item *it, const void *data,
 	(void)data;
 	f->bundle_len = len;
 	snprintf(f->last_owner_uid, sizeof(f->last_owner_uid), "%s",
-		 it->report_uid);
+		 kube_item_get(it)->report_uid);
 	return next(ud, 2, e);
 }
 
@@ -160,9 +161,10 @@ static int f_resolve(void *ud, struct pub_item *it, struct kube_error *e)
 
 	if (r < 0)
 		return r;
-	snprintf(it->ns, sizeof(it->ns), "shop");
-	snprintf(it->pod, sizeof(it->pod), "web-1");
-	snprintf(it->container, sizeof(it->container), "app");
+	snprintf(kube_item_of(it)->ns, sizeof(kube_item_of(it)->ns), "shop");
+	snprintf(kube_item_of(it)->pod, sizeof(kube_item_of(it)->pod), "web-1");
+	snprintf(kube_item_of(it)->container,
+		 sizeof(kube_item_of(it)->container), "app");
 	return 0;
 }
 
@@ -176,7 +178,7 @@ static int f_ours(void *ud, const struct pub_item *it, const void *data,
 	return r < 0 ? r : !f->planted;
 }
 
-static const struct pub_ops ops = {
+static const struct kube_target_api api = {
 	.create_report = f_report,
 	.get_report_uid = f_report_uid,
 	.create_bundle = f_bundle,
@@ -191,6 +193,14 @@ static const struct pub_backoff bo = {.base_ms = 100, .cap_ms = 1000};
 
 static char dir[64];
 static int state_fd = -1;
+/* the target under test, over the test's fake */
+static struct kube_target KT;
+
+static int open_q(struct fake *f, struct pubqueue **q)
+{
+	kube_target_init(&KT, &api, f, M);
+	return pubqueue_open(state_fd, &KT.target, &bo, M, q);
+}
 
 static void setup(void)
 {
@@ -198,6 +208,7 @@ static void setup(void)
 	cr_assert_not_null(mkdtemp(dir));
 	state_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(state_fd, 0);
+	kube_target_init(&KT, &api, NULL, M);
 }
 
 static void teardown(void)
@@ -211,12 +222,13 @@ TestSuite(pubqueue, .init = setup, .fini = teardown);
 static struct pub_item item(const char *id, const char *file)
 {
 	struct pub_item it = {0};
+	struct kube_item *k = kube_item_of(&it);
 
 	snprintf(it.id, sizeof(it.id), "%s", id);
-	snprintf(it.ns, sizeof(it.ns), "default");
-	snprintf(it.pod, sizeof(it.pod), "victim");
-	snprintf(it.pod_uid, sizeof(it.pod_uid), "3f1c2a8e");
-	snprintf(it.container, sizeof(it.container), "app");
+	snprintf(k->ns, sizeof(k->ns), "default");
+	snprintf(k->pod, sizeof(k->pod), "victim");
+	snprintf(k->pod_uid, sizeof(k->pod_uid), "3f1c2a8e");
+	snprintf(k->container, sizeof(k->container), "app");
 	snprintf(it.bundle_file, sizeof(it.bundle_file), "%s", file);
 	snprintf(it.summary, sizeof(it.summary), "a \"quoted\" summary");
 	it.pid = 4242;
@@ -239,7 +251,7 @@ Test(pubqueue, happy_path_all_steps_once)
 	struct pub_item it = item("oom-a-1", "reports/oom-a-1.tar.gz");
 	uint64_t next;
 
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_add(q, &it), -EEXIST);
 	cr_assert(queued_file("oom-a-1"), "saved before any API call");
@@ -264,14 +276,14 @@ Test(pubqueue, conflicts_409_count_as_done)
 
 	f.script[0][0] = -EEXIST; /* the report exists */
 	f.script[2][0] = -EEXIST; /* so does the bundle */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
 	cr_assert_eq(f.calls[1], 1, "uid fetched after the 409");
 	cr_assert_str_eq(f.last_owner_uid, "uid-existing");
 	cr_assert_eq(f.calls[3], 1);
 	cr_assert_eq(f.calls[5], 1);
-	cr_assert_eq(pubqueue_stats(q)->conflicts, 2);
+	cr_assert_eq(KT.stats.conflicts, 2);
 	cr_assert_eq(pubqueue_stats(q)->published, 1);
 	pubqueue_free(q);
 }
@@ -286,13 +298,13 @@ Test(pubqueue, a_planted_bundle_is_replaced_not_trusted)
 	struct pub_item it = item("oom-a-9", "reports/x.tar.gz");
 
 	f.script[2][0] = -EEXIST; /* a bundle of that name is there */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
 	cr_assert_eq(f.calls[7], 1, "the stored bundle's data checked");
 	cr_assert_eq(f.calls[2], 2, "ours created after the planted one");
-	cr_assert_eq(pubqueue_stats(q)->planted, 1);
-	cr_assert_eq(pubqueue_stats(q)->conflicts, 1);
+	cr_assert_eq(KT.stats.planted, 1);
+	cr_assert_eq(KT.stats.conflicts, 1);
 	cr_assert_eq(pubqueue_stats(q)->published, 1);
 	pubqueue_free(q);
 }
@@ -308,7 +320,7 @@ Test(pubqueue, a_409_whose_bundle_cannot_be_read_is_retried)
 
 	f.script[2][0] = -EEXIST;
 	f.script[7][0] = -EIO; /* 503 on the GET */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, 0, &next), 0);
 	cr_assert_eq(pubqueue_stats(q)->published, 0);
@@ -330,10 +342,10 @@ Test(pubqueue, retries_5xx_429_transport_with_backoff)
 	f.script[0][0] = -EIO;	      /* 503 on the report */
 	f.script[0][1] = -EAGAIN;     /* 429 */
 	f.script[2][0] = -ECONNRESET; /* the API went away mid-bundle */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, now, &next), 0);
-	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_REPORT);
+	cr_assert_eq(pubqueue_item(q, 0)->step, KUBE_STEP_REPORT);
 	cr_assert(next >= now + 75 && next <= now + 125, "1st: ~100 ms, %llu",
 		  (unsigned long long)(next - now));
 	cr_assert_eq(pubqueue_run(q, now + 50, NULL), 0);
@@ -343,7 +355,7 @@ Test(pubqueue, retries_5xx_429_transport_with_backoff)
 	cr_assert(next >= now + 150 && next <= now + 250, "2nd: ~200 ms");
 	now = next;
 	cr_assert_eq(pubqueue_run(q, now, &next), 0);
-	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_BUNDLE);
+	cr_assert_eq(pubqueue_item(q, 0)->step, KUBE_STEP_BUNDLE);
 	cr_assert_eq(pubqueue_item(q, 0)->attempts, 1,
 		     "a new step counts anew");
 	now = next;
@@ -374,7 +386,7 @@ Test(pubqueue, permanent_422_moves_to_failed)
 	struct pub_item b = item("oom-a-5", "reports/y.tar.gz");
 
 	f.script[0][0] = -EINVAL; /* 422 */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	cr_assert_eq(pubqueue_add(q, &b), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 2, "one failed, one done");
@@ -411,7 +423,7 @@ Test(pubqueue, failed_items_kept_newest_64)
 	}
 	cr_assert_eq(write_file_atomic_at(dfd, "notes.txt", "x", 1, 0640), 0);
 	cr_assert_eq(symlinkat("oom-00.json", dfd, "link.json"), 0);
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	for (int i = 0; i < 70; i++) {
 		snprintf(name, sizeof(name), "oom-%02d.json", i);
 		cr_assert_eq(faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) ==
@@ -445,7 +457,7 @@ Test(pubqueue, items_past_the_most_stay_queued)
 	struct dirent *de;
 
 	cr_assert_eq(mkdir_p_at(state_fd, "queue", 0750), 0);
-	cr_assert_eq(pubqueue_stage(state_fd, &it), 0);
+	cr_assert_eq(pubqueue_stage(state_fd, &KT.target, &it), 0);
 	dfd = openat(state_fd, "queue", O_RDONLY | O_DIRECTORY);
 	cr_assert_geq(dfd, 0);
 	strbuf_init(&sb, 1 << 16);
@@ -459,7 +471,7 @@ Test(pubqueue, items_past_the_most_stay_queued)
 		cr_assert_eq(write_all(fd, sb.buf, sb.len), 0);
 		close(fd);
 	}
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_depth(q), 4096);
 	cr_assert_eq(opendir_at(dfd, ".", &d), 0);
 	while ((de = readdir(d)))
@@ -483,14 +495,14 @@ Test(pubqueue, pod_gone_skips_event_only)
 	struct pubqueue *q;
 	struct pub_item it = item("oom-a-6", "reports/x.tar.gz");
 
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
 	cr_assert_eq(f.calls[0], 1, "report published");
 	cr_assert_eq(f.calls[2], 1, "bundle published");
 	cr_assert_eq(f.calls[3], 1, "status patched");
 	cr_assert_eq(f.calls[5], 0, "no Event for a gone pod");
-	cr_assert_eq(pubqueue_stats(q)->pod_gone, 1);
+	cr_assert_eq(KT.stats.pod_gone, 1);
 	pubqueue_free(q);
 }
 
@@ -502,10 +514,10 @@ Test(pubqueue, pod_lookup_failure_retries_event)
 	uint64_t next;
 
 	f.script[4][0] = -ECONNRESET;
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, 0, &next), 0);
-	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_EVENT);
+	cr_assert_eq(pubqueue_item(q, 0)->step, KUBE_STEP_EVENT);
 	cr_assert_eq(pubqueue_run(q, next, NULL), 1);
 	cr_assert_eq(f.calls[5], 1);
 	pubqueue_free(q);
@@ -520,7 +532,7 @@ Test(pubqueue, bundle_too_large_or_missing_still_reports)
 	struct pub_item c = item("oom-a-10", "reports/x.tar.gz");
 
 	f.script[2][0] = -E2BIG; /* c: the server refuses its size */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	cr_assert_eq(pubqueue_add(q, &b), 0);
 	cr_assert_eq(pubqueue_add(q, &c), 0);
@@ -542,7 +554,7 @@ Test(pubqueue, restart_resumes_from_files)
 	b.added_ms = 2;
 	f.script[3][0] = -EIO; /* a: status fails, then the agent stops */
 	f.script[0][1] = -EIO; /* b: report fails */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	cr_assert_eq(pubqueue_add(q, &b), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 0);
@@ -553,14 +565,15 @@ Test(pubqueue, restart_resumes_from_files)
 		0);
 	memset(&f, 0, sizeof(f));
 	f.alive = 1;
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_depth(q), 2);
 	cr_assert_str_eq(pubqueue_item(q, 0)->id, "oom-b-1", "kill order");
-	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_STATUS);
-	cr_assert_str_eq(pubqueue_item(q, 0)->report_uid, "uid-created");
+	cr_assert_eq(pubqueue_item(q, 0)->step, KUBE_STEP_STATUS);
+	cr_assert_str_eq(kube_item_get(pubqueue_item(q, 0))->report_uid,
+			 "uid-created");
 	cr_assert_str_eq(pubqueue_item(q, 0)->summary, "a \"quoted\" summary");
 	cr_assert_eq(pubqueue_item(q, 0)->pid, 4242);
-	cr_assert_eq(pubqueue_item(q, 1)->step, PUB_REPORT);
+	cr_assert_eq(pubqueue_item(q, 1)->step, KUBE_STEP_REPORT);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 2);
 	cr_assert_eq(f.calls[0], 1, "a's report is not created again");
 	cr_assert_eq(f.calls[2], 1, "nor its bundle");
@@ -577,7 +590,7 @@ Test(pubqueue, event_count_recorded)
 	struct pub_item a = item("oom-c-1", "reports/x.tar.gz");
 	struct pub_item b = item("oom-c-2", "reports/x.tar.gz");
 
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	cr_assert_eq(pubqueue_add(q, &b), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 2);
@@ -595,18 +608,19 @@ Test(pubqueue, unknown_pod_resolved_first_and_retried)
 	struct pub_item it = item("oom-a-9", "reports/x.tar.gz");
 	uint64_t next, now = 5000;
 
-	it.ns[0] = it.pod[0] = it.container[0] = '\0';
+	kube_item_of(&it)->ns[0] = kube_item_of(&it)->pod[0] = '\0';
+	kube_item_of(&it)->container[0] = '\0';
 	f.script[6][0] = -ECONNREFUSED;
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, now, &next), 0);
-	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_RESOLVE);
+	cr_assert_eq(pubqueue_item(q, 0)->step, KUBE_STEP_RESOLVE);
 	cr_assert_eq(f.calls[0], 0, "no report before the pod is named");
 	pubqueue_free(q);
 	/* a restart: the item is read back at its step */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_depth(q), 1);
-	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_RESOLVE);
+	cr_assert_eq(pubqueue_item(q, 0)->step, KUBE_STEP_RESOLVE);
 	cr_assert_eq(pubqueue_run(q, now + 2000, NULL), 1);
 	cr_assert_eq(f.calls[6], 2);
 	cr_assert_eq(f.calls[0], 1);
@@ -621,7 +635,7 @@ Test(pubqueue, known_pod_skips_resolve)
 	struct pubqueue *q;
 	struct pub_item it = item("oom-a-10", "reports/x.tar.gz");
 
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &it), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
 	cr_assert_eq(f.calls[6], 0);
@@ -637,20 +651,20 @@ Test(pubqueue, staged_kill_is_loaded_by_the_next_start_and_published_once)
 	struct pub_item none = item("", "reports/x.tar.gz");
 
 	/* the queue dir exists: the agent opened it before any kill */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	pubqueue_free(q);
-	a.step = PUB_EVENT; /* what the detector holds must not leak in */
+	a.step = KUBE_STEP_EVENT; /* what the detector holds must not leak in */
 	a.attempts = 3;
-	cr_assert_eq(pubqueue_stage(state_fd, &a), 0);
-	cr_assert_eq(pubqueue_stage(state_fd, &bad), -EINVAL);
-	cr_assert_eq(pubqueue_stage(state_fd, &none), -EINVAL);
+	cr_assert_eq(pubqueue_stage(state_fd, &KT.target, &a), 0);
+	cr_assert_eq(pubqueue_stage(state_fd, &KT.target, &bad), -EINVAL);
+	cr_assert_eq(pubqueue_stage(state_fd, &KT.target, &none), -EINVAL);
 	cr_assert(queued_file("oom-s-1"));
 	/* the agent died before its publisher took the kill; it starts again */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_depth(q), 1);
-	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_REPORT);
+	cr_assert_eq(pubqueue_item(q, 0)->step, KUBE_STEP_REPORT);
 	cr_assert_eq(pubqueue_item(q, 0)->attempts, 0);
-	cr_assert(pubqueue_item(q, 0)->bundle_stored);
+	cr_assert(kube_item_get(pubqueue_item(q, 0))->bundle_stored);
 	cr_assert_neq(pubqueue_item(q, 0)->added_ms, 0);
 	cr_assert_str_eq(pubqueue_item(q, 0)->summary, "a \"quoted\" summary");
 	/* the hand-over of the same kill after a restart is a duplicate */
@@ -674,7 +688,7 @@ Test(pubqueue, create_404_retried_while_the_resource_is_not_served)
 	 * the bundle, then served */
 	f.script[0][0] = f.script[0][1] = -ENOENT;
 	f.script[2][0] = -ENOENT;
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	for (int i = 0; i < 10 && pubqueue_depth(q); i++) {
 		pubqueue_run(q, now, &next);
@@ -759,7 +773,7 @@ Test(pubqueue_metrics, latency_from_the_kill_once_and_depth_each_change)
 	struct pub_item a = item("oom-m-1", "reports/x.tar.gz");
 	double sum;
 
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(sample(DEPTH), 0, "an empty queue: 0, and present");
 	cr_assert_eq(sample(COUNT), 0, "no kill published yet");
 	a.killed_at_ms = (int64_t)now_ms() - 2500;
@@ -801,7 +815,7 @@ Test(pubqueue_metrics, a_bundle_stored_before_is_not_counted_again)
 	f.script[2][0] = -EEXIST;    /* and its bundle */
 	f.script[2][1] = -ETIMEDOUT; /* lost: the answer never came */
 	f.script[2][2] = -EEXIST;    /* its retry: stored after all */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &again), 0);
 	cr_assert_eq(pubqueue_add(q, &lost), 0);
 	cr_assert_eq(pubqueue_run(q, 0, &next), 1);
@@ -833,7 +847,7 @@ Test(pubqueue_metrics, replayed_after_a_restart_counts_the_whole_wait)
 	half.added_ms = 2;
 	f.script[0][0] = -ECONNREFUSED; /* old: the API is away */
 	f.script[3][0] = -EIO;		/* half: its status fails */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &old), 0);
 	cr_assert_eq(pubqueue_add(q, &half), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 0);
@@ -845,7 +859,7 @@ Test(pubqueue_metrics, replayed_after_a_restart_counts_the_whole_wait)
 	cr_assert_eq(agent_metrics_new(&M), 0);
 	memset(&f, 0, sizeof(f));
 	f.alive = 1;
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(sample(DEPTH), 2, "set from the files at start");
 	cr_assert_eq(pubqueue_item(q, 0)->killed_at_ms, old.killed_at_ms,
 		     "the kill's time is in the file");
@@ -877,7 +891,7 @@ Test(pubqueue_metrics, failures_by_reason)
 	f.script[2][1] = -E2BIG;	/* a: refused as too large */
 	f.script[3][0] = -EPERM;	/* a: 403 */
 	f.script[4][0] = -ECANCELED;	/* a: the agent stopping */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	for (int i = 0; i < 10 && pubqueue_depth(q); i++) {
 		pubqueue_run(q, now, &next);
@@ -977,11 +991,12 @@ Test(pubqueue, bundles_lists_staged_and_queued_not_failed)
 		     "no queue before the first start");
 	f.script[0][0] = -EINVAL; /* a: 422, to queue/failed/ */
 	f.script[0][1] = -EIO;	  /* b: waits for its retry */
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	cr_assert_eq(pubqueue_add(q, &a), 0);
 	cr_assert_eq(pubqueue_add(q, &b), 0);
 	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
-	cr_assert_eq(pubqueue_stage(state_fd, &c), 0, "the detector's");
+	cr_assert_eq(pubqueue_stage(state_fd, &KT.target, &c), 0,
+		     "the detector's");
 	cr_assert_eq(
 		write_file_atomic_at(state_fd, "queue/junk.json", "{", 1, 0600),
 		0);
@@ -1003,9 +1018,9 @@ Test(pubqueue, take_reads_the_staged_file_and_writes_nothing)
 	struct pub_item a = item("oom-t-1", "reports/oom-t-1.tar.gz");
 	struct stat before, after;
 
-	cr_assert_eq(pubqueue_open(state_fd, &ops, &f, &bo, M, &q), 0);
+	cr_assert_eq(open_q(&f, &q), 0);
 	a.limit = 123456789;
-	cr_assert_eq(pubqueue_stage(state_fd, &a), 0);
+	cr_assert_eq(pubqueue_stage(state_fd, &KT.target, &a), 0);
 	cr_assert_eq(fstatat(state_fd, "queue/oom-t-1.json", &before, 0), 0);
 	cr_assert_eq(pubqueue_depth(q), 0, "staged is not yet taken");
 	cr_assert_eq(pubqueue_take(q, "oom-t-1"), 0);
@@ -1013,7 +1028,7 @@ Test(pubqueue, take_reads_the_staged_file_and_writes_nothing)
 	cr_assert_eq(before.st_ino, after.st_ino, "not written again");
 	cr_assert_eq(pubqueue_depth(q), 1);
 	cr_assert_eq(pubqueue_item(q, 0)->limit, 123456789, "from the file");
-	cr_assert_eq(pubqueue_item(q, 0)->step, PUB_REPORT);
+	cr_assert_eq(pubqueue_item(q, 0)->step, KUBE_STEP_REPORT);
 	cr_assert_eq(pubqueue_take(q, "oom-t-1"), -EEXIST);
 	cr_assert_eq(pubqueue_take(q, "oom-t-2"), -ENOENT);
 	cr_assert_eq(pubqueue_take(q, "../oom-t-1"), -EINVAL);
@@ -1030,4 +1045,130 @@ Test(pubqueue, take_reads_the_staged_file_and_writes_nothing)
 	cr_assert_eq(f.calls[0], 1, "one report");
 	cr_assert_not(queued_file("oom-t-1"));
 	pubqueue_free(q);
+}
+
+/* An item file as the agent before publish targets wrote it (no "target",
+ * no "cgroup": every item was Kubernetes'), waiting at its status step:
+ * loaded with every field, run from that step on. */
+Test(pubqueue, an_older_agents_item_loads_as_kubernetes)
+{
+	static const char old[] =
+		"{\"id\":\"oom-o-1\",\"ns\":\"shop\",\"pod\":\"web-1\","
+		"\"pod_uid\":\"3f1c2a8e\",\"container\":\"app\","
+		"\"container_id\":\"4b5ce8a2\",\"node\":\"n1\","
+		"\"killed_at\":\"2026-12-07T03:00:00Z\",\"comm\":\"java\","
+		"\"pid\":4242,\"anon_rss\":1048576,\"file_rss\":0,"
+		"\"shmem_rss\":0,\"limit\":67108864,\"usage\":66060288,"
+		"\"verdict\":\"heap\",\"summary\":\"s\","
+		"\"bundle_file\":\"reports/oom-o-1.tar.gz\","
+		"\"report_uid\":\"uid-old\",\"last_error\":\"\","
+		"\"workload_kind\":\"Deployment\",\"workload\":\"web\","
+		"\"killed_at_ms\":1796612400000,\"step\":\"status\","
+		"\"bundle_stored\":false,\"pod_gone\":false,"
+		"\"added_ms\":1796612400100,\"event_count\":3}";
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	const struct pub_item *it;
+	const struct kube_item *k;
+
+	cr_assert_eq(mkdir_p_at(state_fd, "queue", 0750), 0);
+	cr_assert_eq(write_file_atomic_at(state_fd, "queue/oom-o-1.json", old,
+					  strlen(old), 0600),
+		     0);
+	cr_assert_eq(open_q(&f, &q), 0);
+	cr_assert_eq(pubqueue_depth(q), 1);
+	it = pubqueue_item(q, 0);
+	k = kube_item_get(it);
+	cr_assert_eq(it->step, KUBE_STEP_STATUS);
+	cr_assert_str_eq(it->node, "n1");
+	cr_assert_str_eq(it->comm, "java");
+	cr_assert_eq(it->pid, 4242);
+	cr_assert_eq(it->limit, 67108864);
+	cr_assert_eq(it->killed_at_ms, 1796612400000);
+	cr_assert_eq(it->added_ms, 1796612400100);
+	cr_assert_str_eq(k->ns, "shop");
+	cr_assert_str_eq(k->pod, "web-1");
+	cr_assert_str_eq(k->pod_uid, "3f1c2a8e");
+	cr_assert_str_eq(k->container_id, "4b5ce8a2");
+	cr_assert_str_eq(k->report_uid, "uid-old");
+	cr_assert_str_eq(k->workload_kind, "Deployment");
+	cr_assert_str_eq(k->workload, "web");
+	cr_assert_not(k->bundle_stored);
+	cr_assert_eq(k->event_count, 3);
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 1);
+	cr_assert_eq(f.calls[0], 0, "not created again");
+	cr_assert_eq(f.calls[2], 0);
+	cr_assert_eq(f.calls[3], 1, "its status");
+	cr_assert_eq(f.calls[5], 1, "its Event");
+	pubqueue_free(q);
+}
+
+/* Another target's item (standalone's HTTP target staged it, then the
+ * agent ran in cluster mode on the same state dir) is not run by this
+ * one: set aside in queue/failed/ as it was; an item whose step its
+ * target does not have likewise. */
+Test(pubqueue, another_targets_item_is_set_aside_not_run)
+{
+	static const char http[] =
+		"{\"id\":\"oom-h-1\",\"bundle_file\":\"reports/"
+		"oom-h-1.tar.gz\","
+		"\"target\":\"http\",\"step\":\"post\",\"added_ms\":1}";
+	static const char nostep[] =
+		"{\"id\":\"oom-h-2\",\"target\":\"kubernetes\","
+		"\"step\":\"post\",\"added_ms\":2}";
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+
+	cr_assert_eq(mkdir_p_at(state_fd, "queue", 0750), 0);
+	cr_assert_eq(write_file_atomic_at(state_fd, "queue/oom-h-1.json", http,
+					  strlen(http), 0600),
+		     0);
+	cr_assert_eq(write_file_atomic_at(state_fd, "queue/oom-h-2.json",
+					  nostep, strlen(nostep), 0600),
+		     0);
+	cr_assert_eq(open_q(&f, &q), 0);
+	cr_assert_eq(pubqueue_depth(q), 0);
+	cr_assert_not(queued_file("oom-h-1"));
+	cr_assert_eq(faccessat(state_fd, "queue/failed/oom-h-1.json", F_OK, 0),
+		     0);
+	cr_assert_eq(faccessat(state_fd, "queue/failed/oom-h-2.json", F_OK, 0),
+		     0);
+	cr_assert_eq(pubqueue_run(q, 0, NULL), 0);
+	cr_assert_eq(f.calls[0], 0);
+	pubqueue_free(q);
+}
+
+/* What a staged item's file holds: the target's name, its first step, the
+ * kill's fields and the target's own, and nothing of the progress held in
+ * memory only. */
+Test(pubqueue, a_staged_file_names_its_target_and_first_step)
+{
+	struct pub_item a = item("oom-f-1", "reports/oom-f-1.tar.gz");
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	struct json_object *o, *v;
+
+	snprintf(a.cgroup, sizeof(a.cgroup), "/kubepods.slice/x");
+	a.next_ms = 99;
+	cr_assert_eq(mkdir_p_at(state_fd, "queue", 0750), 0);
+	cr_assert_eq(pubqueue_stage(state_fd, &KT.target, &a), 0);
+	cr_assert(pubqueue_staged(state_fd, "oom-f-1"));
+	cr_assert_not(pubqueue_staged(state_fd, "oom-f-2"));
+	cr_assert_not(pubqueue_staged(state_fd, "../queue/oom-f-1"));
+	strbuf_init(&sb, 1 << 16);
+	cr_assert_geq(
+		read_file_at(state_fd, "queue/oom-f-1.json", 1 << 16, &sb), 0);
+	o = json_tokener_parse(sb.buf);
+	cr_assert_not_null(o);
+	cr_assert(json_object_object_get_ex(o, "target", &v));
+	cr_assert_str_eq(json_object_get_string(v), "kubernetes");
+	cr_assert(json_object_object_get_ex(o, "step", &v));
+	cr_assert_str_eq(json_object_get_string(v), "report");
+	cr_assert(json_object_object_get_ex(o, "cgroup", &v));
+	cr_assert_str_eq(json_object_get_string(v), "/kubepods.slice/x");
+	cr_assert(json_object_object_get_ex(o, "pod", &v));
+	cr_assert_str_eq(json_object_get_string(v), "victim");
+	cr_assert(json_object_object_get_ex(o, "bundle_stored", &v));
+	cr_assert(json_object_get_boolean(v));
+	cr_assert_not(json_object_object_get_ex(o, "next_ms", &v));
+	json_object_put(o);
 }

@@ -233,11 +233,11 @@ static bool owner_task(int pid, void *arg)
 	       t->a->hooks->owner_task(t->owner, cg);
 }
 
-/* A mode with hooks publishes the bundle beyond the node (cluster mode:
- * in the victim's namespace): a global OOM's task dump, which lists every
- * process of the node, is cut to the victim and its owner's tasks into
- * *cut, with how many were left out in the manifest; the whole report
- * stays on the node, 0600 beside the bundle
+/* A mode whose bundles others than the node's owner read (cluster mode:
+ * the victim's namespace; the hooks' cut_node_tasks): a global OOM's task
+ * dump, which lists every process of the node, is cut to the victim and
+ * its owner's tasks into *cut, with how many were left out in the
+ * manifest; the whole report stays on the node, 0600 beside the bundle
  * (STATE/reports/<id>.node-oom.txt). false: nothing to cut, or it failed
  * (then the dump is left out whole). */
 static bool cut_node_tasks(struct agent *a, const struct corr_kill *k,
@@ -254,7 +254,7 @@ static bool cut_node_tasks(struct agent *a, const struct corr_kill *k,
 	char name[128];
 	int q;
 
-	if (!a->hooks || !r->global || !r->n_tasks)
+	if (!a->hooks || !a->hooks->cut_node_tasks || !r->global || !r->n_tasks)
 		return false;
 	snprintf(name, sizeof(name), "%s.node-oom.txt", id);
 	q = write_file_atomic_at(a->reports_fd, name, r->raw.buf, r->raw.len,

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "kill/late_snap.h"
+#include "publish/target_kube.h"
 #include "obs/metrics_agent.h"
 #include "base/jget.h"
 #include "base/log.h"
@@ -185,6 +186,7 @@ static void release(struct late_snap *ls, struct snap_wait *w,
 		    const struct agent_verdict *v)
 {
 	struct pub_item *it = w->it;
+	const struct kube_item *k = kube_item_get(it);
 	int r;
 
 	if (v) {
@@ -196,7 +198,7 @@ static void release(struct late_snap *ls, struct snap_wait *w,
 			it->limit = (int64_t)v->limit;
 		if (v->usage)
 			it->usage = (int64_t)v->usage;
-		r = pubqueue_stage(ls->cm->state_fd, it);
+		r = cluster_kill_stage(ls->cm, it);
 		if (r < 0)
 			log_warn(
 				"report %s: cannot stage its new verdict (%s); "
@@ -205,11 +207,11 @@ static void release(struct late_snap *ls, struct snap_wait *w,
 	}
 	agent_metrics_on_capture(
 		ls->a->metrics,
-		&(struct agent_kill_labels){.ns = it->ns,
-					    .container = it->container,
+		&(struct agent_kill_labels){.ns = k->ns,
+					    .container = k->container,
 					    .verdict = it->verdict,
-					    .owner_kind = it->workload_kind,
-					    .owner = it->workload},
+					    .owner_kind = k->workload_kind,
+					    .owner = k->workload},
 		w->latency, w->b);
 	bundle_free(w->b);
 	oom_report_release(&w->report);

@@ -161,6 +161,8 @@ int cluster_publish(struct cluster *c, const char *id);
 const struct cluster_opts *cluster_options(const struct cluster *c);
 /* The API client (shared by threads: kube.h), for /metrics' reviews. */
 struct kube_client *cluster_client(const struct cluster *c);
+/* The Kubernetes publish target (target_kube.h), for staging items. */
+const struct pub_target *cluster_target(const struct cluster *c);
 
 /* ---- the detector side (cluster_pods.c) ---- */
 
@@ -233,6 +235,10 @@ struct pub_item *
 cluster_kill_item(const struct cluster_mode *cm, const struct corr_kill *k,
 		  const struct cluster_kill_pod *p, const char *id,
 		  const struct agent_verdict *v, uint64_t kill_ms);
+/* Stages it (a kill's item, with its Kubernetes part: target_kube.h) in
+ * the state dir's queue for the Kubernetes target: pubqueue_stage(). */
+int cluster_kill_stage(const struct cluster_mode *cm,
+		       const struct pub_item *it);
 /* Stages the saved bundle's publish item (cluster_kill_item) and hands
  * it over; nothing for a kill outside a pod. */
 void cluster_kill_publish(struct cluster_mode *cm, const struct corr_kill *k,

@@ -10,6 +10,7 @@
 #include "agent.h"
 #include "obs/forecast_sampler.h"
 #include "publish/cluster.h"
+#include "publish/target_kube.h"
 #include "base/log.h"
 #include "base/util.h"
 
@@ -100,45 +101,6 @@ bool cluster_kill_pod_task(const struct cluster_kill_pod *p,
 	       streq(cp.pod_uid, p->m.path.pod_uid);
 }
 
-static void fill_item(const struct cluster_mode *cm, const struct corr_kill *k,
-		      const struct agent_verdict *v, struct pub_item *it,
-		      uint64_t kill_ms)
-{
-	const struct oom_report *r = &k->report;
-	time_t t = (time_t)(kill_ms / 1000);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(it->killed_at, sizeof(it->killed_at), "%Y-%m-%dT%H:%M:%SZ",
-		 &tm);
-	it->killed_at_ms = (int64_t)kill_ms; /* the publish latency's start */
-	strlcpy_safe(it->node, cm->opts.node, sizeof(it->node));
-	if (r->n_victims) {
-		const struct kmsg_victim *vi = &r->victims[0];
-
-		it->pid = vi->pid;
-		strlcpy_safe(it->comm, vi->comm, sizeof(it->comm));
-		it->anon_rss = (int64_t)vi->anon_rss_kb * 1024;
-		it->file_rss = (int64_t)vi->file_rss_kb * 1024;
-		it->shmem_rss = (int64_t)vi->shmem_rss_kb * 1024;
-	}
-	if (k->have_state) {
-		const struct cgroup_state *s = &k->state_at_notification;
-
-		if (s->limit.state == CGV_OK)
-			it->limit = (int64_t)s->limit.v;
-		if (s->usage.state == CGV_OK)
-			it->usage = (int64_t)s->usage.v;
-	}
-	/* the diagnosis's figures, reconciled from every source (the cgroup
-	 * read at the notification may be missing, or the pod's when the
-	 * container's own cgroup was killed) */
-	if (v->limit)
-		it->limit = (int64_t)v->limit;
-	if (v->usage)
-		it->usage = (int64_t)v->usage;
-}
-
 void cluster_kill_hand_over(struct cluster_mode *cm, const char *id)
 {
 	if (cluster_publish(cm->cluster, id) < 0)
@@ -162,39 +124,39 @@ void cluster_kill_publish(struct cluster_mode *cm, const struct corr_kill *k,
 	free(it);
 }
 
+int cluster_kill_stage(const struct cluster_mode *cm, const struct pub_item *it)
+{
+	return pubqueue_stage(cm->state_fd, cluster_target(cm->cluster), it);
+}
+
 struct pub_item *
 cluster_kill_item(const struct cluster_mode *cm, const struct corr_kill *k,
 		  const struct cluster_kill_pod *p, const char *id,
 		  const struct agent_verdict *v, uint64_t kill_ms)
 {
-	struct pub_item *it = calloc(1, sizeof(*it));
+	struct pub_item *it = malloc(sizeof(*it));
+	struct kube_item *ki;
 	int r;
 
 	if (!it)
 		return NULL;
-	strlcpy_safe(it->id, id, sizeof(it->id));
-	snprintf(it->bundle_file, sizeof(it->bundle_file), "reports/%s.tar.gz",
-		 id);
-	strlcpy_safe(it->pod_uid, p->m.path.pod_uid, sizeof(it->pod_uid));
-	strlcpy_safe(it->container_id, p->m.path.container_id,
-		     sizeof(it->container_id));
+	pub_item_from_kill(it, k, v, id, cm->opts.node, kill_ms);
+	ki = kube_item_of(it);
+	strlcpy_safe(ki->pod_uid, p->m.path.pod_uid, sizeof(ki->pod_uid));
+	strlcpy_safe(ki->container_id, p->m.path.container_id,
+		     sizeof(ki->container_id));
 	if (p->m.pod) {
-		strlcpy_safe(it->ns, p->m.pod->ns, sizeof(it->ns));
-		strlcpy_safe(it->pod, p->m.pod->name, sizeof(it->pod));
-		strlcpy_safe(it->workload_kind, p->m.pod->workload_kind,
-			     sizeof(it->workload_kind));
-		strlcpy_safe(it->workload, p->m.pod->workload,
-			     sizeof(it->workload));
+		strlcpy_safe(ki->ns, p->m.pod->ns, sizeof(ki->ns));
+		strlcpy_safe(ki->pod, p->m.pod->name, sizeof(ki->pod));
+		strlcpy_safe(ki->workload_kind, p->m.pod->workload_kind,
+			     sizeof(ki->workload_kind));
+		strlcpy_safe(ki->workload, p->m.pod->workload,
+			     sizeof(ki->workload));
 	}
 	if (p->m.container)
-		strlcpy_safe(it->container, p->m.container,
-			     sizeof(it->container));
-	strlcpy_safe(it->verdict, v->verdict[0] ? v->verdict : "unknown",
-		     sizeof(it->verdict));
-	strlcpy_safe(it->summary, v->summary, sizeof(it->summary));
-	fill_item(cm, k, v, it, kill_ms);
-	it->added_ms = now_realtime_us() / 1000;
-	r = pubqueue_stage(cm->state_fd, it);
+		strlcpy_safe(ki->container, p->m.container,
+			     sizeof(ki->container));
+	r = cluster_kill_stage(cm, it);
 	if (r < 0) {
 		log_error("report %s: cannot stage it in the publish queue "
 			  "(%s): not published; its bundle stays in \"%s\"",

@@ -6,6 +6,8 @@
 #include <pthread.h>
 
 #include "publish/cluster.h"
+#include "publish/publisher.h"
+#include "publish/target_kube.h"
 
 #define OWNER_CACHE 256
 
@@ -25,12 +27,16 @@ struct cluster {
 	struct kube_client *client;
 	struct kube_cancel *cancel;
 	struct evqueue *pods;		   /* kube -> detector */
-	struct evqueue *kills;		   /* detector -> kube */
 	struct evqueue *events;		   /* detector, watch -> publisher */
 	struct evqueue *snapreq, *snapans; /* detector <-> publisher */
-	struct pubqueue *queue;
-	pthread_t watch_th, pub_th;
-	bool watch_started, pub_started;
+	/* the publish target (its API calls: cluster_publish.c) and the
+	 * publisher thread that runs its queue */
+	struct kube_target kt;
+	struct publisher *pub;
+	/* the publisher thread's own turns (cluster_pub_after) */
+	uint64_t last_probe_ms, next_retention_us;
+	pthread_t watch_th;
+	bool watch_started;
 	/* watch thread only: pods seen (annotation warnings once), owners */
 	struct {
 		char uid[KUBE_UID_MAX];
@@ -41,14 +47,15 @@ struct cluster {
 	size_t n_seen;
 };
 
-extern const struct pub_ops cluster_pub_ops;
+/* The Kubernetes target's API calls (ud: the struct cluster). */
+extern const struct kube_target_api cluster_kube_api;
 void *cluster_watch_main(void *ud);
-void *cluster_pub_main(void *ud);
-/* Moves the kills handed over by the detector into the durable queue (a
- * file each in the state dir; no network). The publisher does it each
- * turn; cluster_free() once more after the threads stopped, so a kill
- * handed over at shutdown is published by the next start. */
-void cluster_take_kills(struct cluster *c);
+/* Cluster mode's turns on the publisher thread (struct publisher_hooks,
+ * ud the struct cluster): before the queue runs, the snapshots a kill
+ * waits on; after it, the API probe, the counters /readyz and /metrics
+ * read, the queued Events and retention when due. Block on the API. */
+void cluster_pub_before(void *ud);
+void cluster_pub_after(void *ud);
 void cluster_owners_clear(struct cluster *c);
 /* Answers the detector's snapshot requests (publisher thread; blocks on
  * the API). */

@@ -90,58 +90,55 @@ int cluster_new(const struct cluster_opts *o, int state_fd,
 	if (r == 0)
 		r = evqueue_new(1024, &c->pods);
 	if (r == 0)
-		r = evqueue_new(256, &c->kills);
-	if (r == 0)
 		r = evqueue_new(256, &c->events);
 	if (r == 0)
 		r = evqueue_new(CLUSTER_SNAP_WAIT, &c->snapreq);
 	if (r == 0)
 		r = evqueue_new(CLUSTER_SNAP_WAIT, &c->snapans);
+	kube_target_init(&c->kt, &cluster_kube_api, c, m);
 	if (r == 0)
-		r = pubqueue_open(state_fd, &cluster_pub_ops, c, NULL,
-				  c->metrics, &c->queue);
+		r = publisher_new(state_fd, &c->kt.target, c->metrics, &c->pub);
 	if (r < 0) {
 		log_error("cluster mode: %s", strerror(-r));
 		cluster_free(c);
 		return r;
 	}
 	log_info("cluster mode: node \"%s\", %zu reports queued from before",
-		 o->node, pubqueue_depth(c->queue));
+		 o->node, pubqueue_depth(publisher_queue(c->pub)));
 	*ret = c;
 	return 0;
 }
 
 int cluster_start(struct cluster *c)
 {
+	struct publisher_hooks hooks = {
+		.ud = c,
+		.before = cluster_pub_before,
+		.after = cluster_pub_after,
+		.fds = {evqueue_fd(c->events), evqueue_fd(c->snapreq)},
+		.n_fds = 2,
+	};
 	int r = pthread_create(&c->watch_th, NULL, cluster_watch_main, c);
 
 	if (r)
 		return -r;
 	c->watch_started = true;
-	r = pthread_create(&c->pub_th, NULL, cluster_pub_main, c);
-	if (r)
-		return -r;
-	c->pub_started = true;
-	return 0;
+	return publisher_start(c->pub, &hooks);
 }
 
 void cluster_free(struct cluster *c)
 {
 	if (!c)
 		return;
+	/* the publisher first: its target's cancel is the client's too */
+	publisher_free(c->pub);
 	if (c->cancel)
 		kube_cancel_trigger(c->cancel);
 	if (c->client)
 		kube_client_shutdown(c->client);
 	if (c->watch_started)
 		pthread_join(c->watch_th, NULL);
-	if (c->pub_started)
-		pthread_join(c->pub_th, NULL);
-	if (c->queue && c->kills)
-		cluster_take_kills(c);
-	pubqueue_free(c->queue);
 	evqueue_free(c->pods, cluster_pod_free);
-	evqueue_free(c->kills, free);
 	evqueue_free(c->events, free);
 	evqueue_free(c->snapreq, cluster_snap_free);
 	evqueue_free(c->snapans, cluster_snap_free);
@@ -158,15 +155,7 @@ struct evqueue *cluster_pods_queue(struct cluster *c)
 
 int cluster_publish(struct cluster *c, const char *id)
 {
-	char *copy = strdup(id);
-	int r;
-
-	if (!copy)
-		return -ENOMEM;
-	r = evqueue_push(c->kills, copy);
-	if (r < 0)
-		free(copy);
-	return r;
+	return publisher_hand_over(c->pub, id);
 }
 
 const struct cluster_opts *cluster_options(const struct cluster *c)
@@ -177,4 +166,9 @@ const struct cluster_opts *cluster_options(const struct cluster *c)
 struct kube_client *cluster_client(const struct cluster *c)
 {
 	return c->client;
+}
+
+const struct pub_target *cluster_target(const struct cluster *c)
+{
+	return &c->kt.target;
 }

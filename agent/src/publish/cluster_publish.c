@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Cluster mode: the publisher thread. Kills from the detector join the
- * durable publish queue (pubqueue.c); these are its API calls. */
+/* Cluster mode on the publisher thread: the Kubernetes target's API calls
+ * (struct kube_target_api, target_kube.h: the steps over them), and what
+ * cluster mode does each turn beside the queue (publisher.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -39,15 +40,16 @@ static void api_ok(struct cluster *c)
  * to a label. */
 static struct json_object *report_labels(const struct pub_item *it)
 {
+	const struct kube_item *k = kube_item_get(it);
 	const struct {
 		const char *key, *value;
 	} l[] = {
 		{"oomlens.io/node", it->node},
-		{"oomlens.io/pod", it->pod},
-		{"oomlens.io/container", it->container},
+		{"oomlens.io/pod", k->pod},
+		{"oomlens.io/container", k->container},
 		{"oomlens.io/verdict", it->verdict},
-		{"oomlens.io/workload-kind", it->workload_kind},
-		{"oomlens.io/workload", it->workload},
+		{"oomlens.io/workload-kind", k->workload_kind},
+		{"oomlens.io/workload", k->workload},
 	};
 	struct json_object *o = json_object_new_object();
 
@@ -65,17 +67,18 @@ static int create_report(void *ud, const struct pub_item *it, char *ret_uid,
 			 size_t size, struct kube_error *err)
 {
 	struct cluster *c = ud;
+	const struct kube_item *k = kube_item_get(it);
 	char hex[65];
 	void *data = NULL;
 	size_t len = 0;
 	struct kube_oomreport r = {
 		.name = (char *)it->id,
-		.namespace = (char *)it->ns,
-		.pod = (char *)it->pod,
-		.pod_uid = it->pod_uid[0] ? (char *)it->pod_uid : NULL,
-		.container = (char *)it->container,
+		.namespace = (char *)k->ns,
+		.pod = (char *)k->pod,
+		.pod_uid = k->pod_uid[0] ? (char *)k->pod_uid : NULL,
+		.container = (char *)k->container,
 		.container_id =
-			it->container_id[0] ? (char *)it->container_id : NULL,
+			k->container_id[0] ? (char *)k->container_id : NULL,
 		.node = (char *)it->node,
 		.killed_at = it->killed_at[0] ? (char *)it->killed_at : NULL,
 		.pid = it->pid,
@@ -91,8 +94,8 @@ static int create_report(void *ud, const struct pub_item *it, char *ret_uid,
 		.summary = (char *)it->summary,
 		.bundle = (char *)it->id,
 		.workload_kind =
-			it->workload[0] ? (char *)it->workload_kind : NULL,
-		.workload_name = it->workload[0] ? (char *)it->workload : NULL,
+			k->workload[0] ? (char *)k->workload_kind : NULL,
+		.workload_name = k->workload[0] ? (char *)k->workload : NULL,
 	};
 	struct kube_write_options wo = {.mode = KUBE_WRITE_CREATE,
 					.cancel = c->cancel};
@@ -116,7 +119,7 @@ static int create_report(void *ud, const struct pub_item *it, char *ret_uid,
 	strlcpy_safe(ret_uid, out && out->uid ? out->uid : "", size);
 	kube_oomreport_free(out);
 	/* status is a subresource: Publishing until the bundle is in */
-	q = kube_oomreport_patch_status(c->client, it->ns, it->id, "Publishing",
+	q = kube_oomreport_patch_status(c->client, k->ns, it->id, "Publishing",
 					"publishing the bundle", false, err);
 	if (q < 0) {
 		pub_count_failure(c->metrics, q,
@@ -132,7 +135,8 @@ static int get_report_uid(void *ud, const struct pub_item *it, char *ret_uid,
 {
 	struct cluster *c = ud;
 	struct kube_oomreport *r;
-	int q = kube_oomreport_get(c->client, it->ns, it->id, &r, err);
+	int q = kube_oomreport_get(c->client, kube_item_get(it)->ns, it->id, &r,
+				   err);
 
 	if (q < 0)
 		return q;
@@ -145,20 +149,21 @@ static int create_bundle(void *ud, const struct pub_item *it, const void *data,
 			 size_t len, struct kube_error *err)
 {
 	struct cluster *c = ud;
+	const struct kube_item *k = kube_item_get(it);
 	char hex[65];
 	struct kube_owner_ref owner = {.api_version = "oomlens.io/v1alpha1",
 				       .kind = "OOMReport",
 				       .name = it->id,
-				       .uid = it->report_uid,
+				       .uid = k->report_uid,
 				       .controller = true};
 	struct kube_oombundle b = {.name = (char *)it->id,
-				   .namespace = (char *)it->ns,
+				   .namespace = (char *)k->ns,
 				   .data = (unsigned char *)data,
 				   .size = len,
 				   .sha256 = hex};
 	struct kube_write_options wo = {.mode = KUBE_WRITE_CREATE,
-					.owner = it->report_uid[0] ? &owner
-								   : NULL,
+					.owner = k->report_uid[0] ? &owner
+								  : NULL,
 					.cancel = c->cancel};
 	int q;
 
@@ -177,8 +182,9 @@ static int bundle_is_ours(void *ud, const struct pub_item *it, const void *data,
 			  size_t len, struct kube_error *err)
 {
 	struct cluster *c = ud;
+	const char *ns = kube_item_get(it)->ns;
 	struct kube_call k = {.res = &kube_res_oombundles,
-			      .namespace = it->ns,
+			      .namespace = ns,
 			      .name = it->id,
 			      .cancel = c->cancel,
 			      .max_response = 2u << 20};
@@ -204,12 +210,12 @@ static int bundle_is_ours(void *ud, const struct pub_item *it, const void *data,
 		uid = jget_str(NULL, jget(o, "metadata"), "uid");
 	log_warn("report %s: OOMBundle %s/%s was not written by this agent "
 		 "(%s; ours is %zu bytes, sha256 %.12s…); deleting it",
-		 it->id, it->ns, it->id,
+		 it->id, ns, it->id,
 		 q == -E2BIG ? "its answer is over 2 MiB"
 		 : b	     ? "its data differs"
 			     : "its data is not base64 of its size",
 		 len, ours);
-	q = kube_oombundle_delete(c->client, it->ns, it->id, uid, err);
+	q = kube_oombundle_delete(c->client, ns, it->id, uid, err);
 	kube_oombundle_free(b);
 	json_object_put(o);
 	return q == 0 || q == -ENOENT ? 0 : q;
@@ -219,25 +225,27 @@ static int patch_status(void *ud, const struct pub_item *it,
 			struct kube_error *err)
 {
 	struct cluster *c = ud;
+	const struct kube_item *k = kube_item_get(it);
 
-	return kube_oomreport_patch_status(c->client, it->ns, it->id, "Ready",
-					   it->bundle_stored ? "bundle stored"
-							     : it->last_error,
-					   it->bundle_stored, err);
+	return kube_oomreport_patch_status(c->client, k->ns, it->id, "Ready",
+					   k->bundle_stored ? "bundle stored"
+							    : it->last_error,
+					   k->bundle_stored, err);
 }
 
 static int pod_alive(void *ud, const struct pub_item *it,
 		     struct kube_error *err)
 {
 	struct cluster *c = ud;
+	const struct kube_item *k = kube_item_get(it);
 	struct kube_pod *p;
-	int q = kube_pod_get(c->client, it->ns, it->pod, &p, err);
+	int q = kube_pod_get(c->client, k->ns, k->pod, &p, err);
 
 	if (q == -ENOENT)
 		return 0;
 	if (q < 0)
 		return q;
-	q = p->uid && streq(p->uid, it->pod_uid);
+	q = p->uid && streq(p->uid, k->pod_uid);
 	kube_pod_free(p);
 	return q;
 }
@@ -245,16 +253,8 @@ static int pod_alive(void *ud, const struct pub_item *it,
 static int read_bundle(void *ud, const char *file, void **ret, size_t *len)
 {
 	struct cluster *c = ud;
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	int q;
 
-	strbuf_init(&sb, 4u << 20);
-	q = read_file_at_nofollow(c->state_fd, file, 4u << 20, &sb);
-	if (q < 0)
-		return q;
-	*len = sb.len;
-	*ret = strbuf_detach(&sb, NULL);
-	return *ret ? 0 : -ENOMEM;
+	return pub_read_bundle(c->state_fd, file, 4u << 20, ret, len);
 }
 
 /* Events: one per (pod uid, container), named after them so that repeated
@@ -323,11 +323,12 @@ static struct json_object *event_object(struct cluster *c,
 					const char *name, const char *msg,
 					unsigned count)
 {
+	const struct kube_item *k = kube_item_get(it);
 	char now[32], fp[96];
 	struct kube_event_options eo = {
-		.namespace = it->ns,
-		.involved_name = it->pod,
-		.involved_uid = it->pod_uid,
+		.namespace = k->ns,
+		.involved_name = k->pod,
+		.involved_uid = k->pod_uid,
 		.field_path = fp,
 		.reason = CLUSTER_KILL_REASON,
 		.message = msg,
@@ -339,7 +340,7 @@ static struct json_object *event_object(struct cluster *c,
 	struct json_object *e;
 
 	now_rfc3339(now);
-	snprintf(fp, sizeof(fp), "spec.containers{%s}", it->container);
+	snprintf(fp, sizeof(fp), "spec.containers{%s}", k->container);
 	e = kube_event_object(&eo, name, now);
 	if (e && json_object_object_add(e, "count",
 					json_object_new_int((int)count)) < 0) {
@@ -352,8 +353,9 @@ static struct json_object *event_object(struct cluster *c,
 static int event_send(struct cluster *c, const struct pub_item *it,
 		      const char *name, unsigned count, struct kube_error *err)
 {
+	const struct kube_item *ki = kube_item_get(it);
 	struct kube_call k = {.res = &kube_res_events,
-			      .namespace = it->ns,
+			      .namespace = ki->ns,
 			      .cancel = c->cancel};
 	char msg[700];
 	struct json_object *e;
@@ -362,8 +364,8 @@ static int event_send(struct cluster *c, const struct pub_item *it,
 	snprintf(msg, sizeof(msg),
 		 "container %s OOM-killed (pid %lld %s): %s: %.400s; "
 		 "kubectl oomlens show -n %s %s",
-		 it->container, (long long)it->pid, it->comm, it->verdict,
-		 it->summary, it->ns, it->id);
+		 ki->container, (long long)it->pid, it->comm, it->verdict,
+		 it->summary, ki->ns, it->id);
 	e = event_object(c, it, name, msg, count);
 	if (!e)
 		return -ENOMEM;
@@ -384,6 +386,7 @@ static int post_event(void *ud, const struct pub_item *it, unsigned *ret_count,
 		      struct kube_error *err)
 {
 	struct cluster *c = ud;
+	const struct kube_item *k = kube_item_get(it);
 	struct json_object *all = events_load(c), *ent, *v;
 	char key[128], name[160];
 	unsigned count = 1;
@@ -391,9 +394,8 @@ static int post_event(void *ud, const struct pub_item *it, unsigned *ret_count,
 	size_t len;
 	int q;
 
-	snprintf(key, sizeof(key), "%s/%s", it->pod_uid, it->container);
-	snprintf(name, sizeof(name), "oomlens-%s-%s", it->pod_uid,
-		 it->container);
+	snprintf(key, sizeof(key), "%s/%s", k->pod_uid, k->container);
+	snprintf(name, sizeof(name), "oomlens-%s-%s", k->pod_uid, k->container);
 	events_prune(all);
 	if (json_object_object_get_ex(all, key, &ent)) {
 		if (json_object_object_get_ex(ent, "report", &v) &&
@@ -446,6 +448,7 @@ static int post_event(void *ud, const struct pub_item *it, unsigned *ret_count,
 static int resolve(void *ud, struct pub_item *it, struct kube_error *err)
 {
 	struct cluster *c = ud;
+	struct kube_item *ki = kube_item_of(it);
 	struct kube_pod_list_options lo = {.node = c->o.node,
 					   .cancel = c->cancel};
 	struct kube_pod **pods = NULL;
@@ -454,45 +457,56 @@ static int resolve(void *ud, struct pub_item *it, struct kube_error *err)
 
 	/* a container no list names still gets one (the CRD requires
 	 * one): the ID's prefix below */
-	if ((!it->pod[0] || (!it->container[0] && it->container_id[0])) &&
-	    it->pod_uid[0]) {
+	if ((!ki->pod[0] || (!ki->container[0] && ki->container_id[0])) &&
+	    ki->pod_uid[0]) {
 		r = kube_pod_list(c->client, &lo, &pods, &n, NULL, err);
 		if (r < 0)
 			return r;
 		api_ok(c);
 		for (size_t i = 0; i < n; i++) {
-			const struct kube_container *k;
+			const struct kube_container *ctr;
 
-			if (!pods[i]->uid || !streq(pods[i]->uid, it->pod_uid))
+			if (!pods[i]->uid || !streq(pods[i]->uid, ki->pod_uid))
 				continue;
-			strlcpy_safe(it->ns, pods[i]->namespace,
-				     sizeof(it->ns));
-			strlcpy_safe(it->pod, pods[i]->name, sizeof(it->pod));
-			k = kube_pod_find_container(pods[i], it->container_id,
-						    NULL);
-			if (k && !it->container[0])
-				strlcpy_safe(it->container, k->name,
-					     sizeof(it->container));
+			strlcpy_safe(ki->ns, pods[i]->namespace,
+				     sizeof(ki->ns));
+			strlcpy_safe(ki->pod, pods[i]->name, sizeof(ki->pod));
+			ctr = kube_pod_find_container(pods[i], ki->container_id,
+						      NULL);
+			if (ctr && !ki->container[0])
+				strlcpy_safe(ki->container, ctr->name,
+					     sizeof(ki->container));
 		}
 		kube_pods_free(pods, n);
 	}
-	if (!it->pod[0]) {
+	if (!ki->pod[0]) {
 		log_info("report %s: pod %s not found on the node, published "
 			 "in namespace %s",
-			 it->id, it->pod_uid[0] ? it->pod_uid : "(none)",
+			 it->id, ki->pod_uid[0] ? ki->pod_uid : "(none)",
 			 kube_client_namespace(c->client));
-		strlcpy_safe(it->ns, kube_client_namespace(c->client),
-			     sizeof(it->ns));
-		snprintf(it->pod, sizeof(it->pod), "uid-%s",
-			 it->pod_uid[0] ? it->pod_uid : "unknown");
+		strlcpy_safe(ki->ns, kube_client_namespace(c->client),
+			     sizeof(ki->ns));
+		snprintf(ki->pod, sizeof(ki->pod), "uid-%s",
+			 ki->pod_uid[0] ? ki->pod_uid : "unknown");
 	}
-	if (!it->container[0])
-		snprintf(it->container, sizeof(it->container), "%.12s",
-			 it->container_id[0] ? it->container_id : "unknown");
+	if (!ki->container[0])
+		snprintf(ki->container, sizeof(ki->container), "%.12s",
+			 ki->container_id[0] ? ki->container_id : "unknown");
 	return 0;
 }
 
-const struct pub_ops cluster_pub_ops = {
+/* The agent stopping: every call of the client returns -ECANCELED. */
+static void cancel(void *ud)
+{
+	struct cluster *c = ud;
+
+	if (c->cancel)
+		kube_cancel_trigger(c->cancel);
+	if (c->client)
+		kube_client_shutdown(c->client);
+}
+
+const struct kube_target_api cluster_kube_api = {
 	.resolve = resolve,
 	.create_report = create_report,
 	.get_report_uid = get_report_uid,
@@ -502,44 +516,24 @@ const struct pub_ops cluster_pub_ops = {
 	.pod_alive = pod_alive,
 	.post_event = post_event,
 	.read_bundle = read_bundle,
+	.cancel = cancel,
 };
-
-void cluster_take_kills(struct cluster *c)
-{
-	void *p;
-
-	while (evqueue_pop(c->kills, &p) == 1) {
-		char *id = p;
-		int r = pubqueue_take(c->queue, id);
-
-		if (r == -ENOSPC)
-			log_error("report %s: the queue is full; it stays in "
-				  "the state dir's queue for the agent's next "
-				  "start",
-				  id);
-		else if (r < 0 && r != -EEXIST)
-			log_error("report %s: cannot take it from the state "
-				  "dir's queue (%s); its bundle stays in "
-				  "\"reports/%s.tar.gz\"",
-				  id, strerror(-r), id);
-		free(id);
-	}
-}
 
 static void update_counters(struct cluster *c)
 {
-	const struct pub_stats *s = pubqueue_stats(c->queue);
+	const struct pubqueue *q = publisher_queue(c->pub);
+	const struct pub_stats *s = pubqueue_stats(q);
 
 	atomic_store(&c->counters->published, s->published);
 	atomic_store(&c->counters->publish_failed, s->failed);
 	atomic_store(&c->counters->publish_retries, s->retries);
-	atomic_store(&c->counters->queue_depth, pubqueue_depth(c->queue));
+	atomic_store(&c->counters->queue_depth, pubqueue_depth(q));
 }
 
 /* /readyz wants an answer from the API server within the last minute; a
  * quiet node (no pod changes, nothing to publish) asks for /version, which
  * every authenticated identity may read. */
-static void probe_api(struct cluster *c, uint64_t *last_probe_ms)
+static void probe_api(struct cluster *c)
 {
 	uint64_t now = now_realtime_us() / 1000;
 	uint64_t ok = atomic_load(&c->counters->last_api_ok_ms);
@@ -550,9 +544,9 @@ static void probe_api(struct cluster *c, uint64_t *last_probe_ms)
 	long status = 0;
 
 	if (now < ok + CLUSTER_API_PROBE_MS ||
-	    now < *last_probe_ms + CLUSTER_API_PROBE_MS)
+	    now < c->last_probe_ms + CLUSTER_API_PROBE_MS)
 		return;
-	*last_probe_ms = now;
+	c->last_probe_ms = now;
 	strbuf_init(&body, 64 * 1024);
 	if (kube_request(c->client, &rq, &status, &body, &e) == 0)
 		api_ok(c);
@@ -561,39 +555,21 @@ static void probe_api(struct cluster *c, uint64_t *last_probe_ms)
 			  e.message[0] ? e.message : "no answer");
 }
 
-void *cluster_pub_main(void *ud)
+void cluster_pub_before(void *ud)
+{
+	cluster_snap_serve(ud); /* a kill waits on each */
+}
+
+void cluster_pub_after(void *ud)
 {
 	struct cluster *c = ud;
-	uint64_t next_ms = 0, next_retention = 0, last_probe = 0;
 
-	for (;;) {
-		uint64_t now = now_monotonic_us() / 1000, wait;
-		struct pollfd p[3] = {
-			{.fd = evqueue_fd(c->kills), .events = POLLIN},
-			{.fd = evqueue_fd(c->events), .events = POLLIN},
-			{.fd = evqueue_fd(c->snapreq), .events = POLLIN},
-		};
-
-		if (kube_cancel_is_triggered(c->cancel))
-			break;
-		cluster_snap_serve(c); /* a kill waits on each */
-		cluster_take_kills(c);
-		pubqueue_run(c->queue, now, &next_ms);
-		probe_api(c, &last_probe);
-		update_counters(c);
-		cluster_events_post(c); /* after the kills: those come first */
-		if (now_monotonic_us() >= next_retention) {
-			cluster_retention(c);
-			next_retention = now_monotonic_us() +
-					 c->o.retention_interval_s * 1000000;
-		}
-		now = now_monotonic_us() / 1000;
-		wait = next_ms > now ? next_ms - now : 0;
-		/* wake at least each second to notice a shutdown */
-		if (wait > 1000 || next_ms == UINT64_MAX)
-			wait = 1000;
-		if (poll(p, 3, (int)wait) < 0 && errno != EINTR)
-			break;
+	probe_api(c);
+	update_counters(c);
+	cluster_events_post(c); /* after the kills: those come first */
+	if (now_monotonic_us() >= c->next_retention_us) {
+		cluster_retention(c);
+		c->next_retention_us = now_monotonic_us() +
+				       c->o.retention_interval_s * 1000000;
 	}
-	return NULL;
 }

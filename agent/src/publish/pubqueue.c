@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The publish queue's state machine and its files (pubqueue.h). */
+/* The publish queue's files and the loop that runs a target's steps
+ * (pubqueue.h, pubtarget.h). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -7,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "publish/pubqueue.h"
 #include "obs/metrics_agent.h"
 #include "base/fileio.h"
@@ -26,8 +29,7 @@
 
 struct pubqueue {
 	int dir_fd, failed_fd;
-	const struct pub_ops *ops;
-	void *ud;
+	const struct pub_target *t;
 	struct agent_metrics *metrics; /* the run's; NULL: none */
 	struct pub_backoff b;
 	struct pub_item **items;
@@ -36,107 +38,168 @@ struct pubqueue {
 	unsigned seed;
 };
 
-static const char *const step_names[] = {"resolve", "report", "bundle",
-					 "status",  "event",  "done"};
-
-const char *pub_step_name(enum pub_step s)
+const char *pubqueue_step_name(const struct pubqueue *q,
+			       const struct pub_item *it)
 {
-	return s <= PUB_DONE ? step_names[s] : "?";
+	return it->step < q->t->n_steps ? q->t->steps[it->step].name : "done";
 }
 
 /* ---- files ---- */
 
-#define STR(f)                                               \
-	{                                                    \
-#f, offsetof(struct pub_item, f),            \
-			sizeof(((struct pub_item *)0)->f), 0 \
+#define STR(f)                                                     \
+	{                                                          \
+#f, offsetof(struct pub_item, f),                  \
+			sizeof(((struct pub_item *)0)->f), PUB_STR \
 	}
-#define I64(f)                                         \
-	{                                              \
-#f, offsetof(struct pub_item, f), 0, 1 \
+#define I64(f)                                               \
+	{                                                    \
+#f, offsetof(struct pub_item, f), 0, PUB_I64 \
 	}
 
-static const struct field {
-	const char *name;
-	size_t off, size;
-	int kind; /* 0 string, 1 int64 */
-} fields[] = {
-	STR(id),	 STR(ns),	    STR(pod),
-	STR(pod_uid),	 STR(container),    STR(container_id),
-	STR(node),	 STR(killed_at),    STR(comm),
-	I64(pid),	 I64(anon_rss),	    I64(file_rss),
-	I64(shmem_rss),	 I64(limit),	    I64(usage),
-	STR(verdict),	 STR(summary),	    STR(bundle_file),
-	STR(report_uid), STR(last_error),   STR(workload_kind),
-	STR(workload),	 I64(killed_at_ms),
+/* The kill's fields, every target's; names as the files of every agent
+ * before have them. */
+static const struct pub_field fields[] = {
+	STR(id),	STR(node),	  STR(killed_at),  STR(comm),
+	STR(cgroup),	I64(pid),	  I64(anon_rss),   I64(file_rss),
+	I64(shmem_rss), I64(limit),	  I64(usage),	   STR(verdict),
+	STR(summary),	STR(bundle_file), STR(last_error), I64(killed_at_ms),
 };
 
-static struct json_object *item_json(const struct pub_item *it)
+static struct json_object *field_json(const struct pub_field *f,
+				      const unsigned char *base)
+{
+	const void *p = base + f->off;
+
+	switch (f->kind) {
+	case PUB_STR:
+		return json_object_new_string(p);
+	case PUB_I64:
+		return json_object_new_int64(*(const int64_t *)p);
+	case PUB_U64:
+		return json_object_new_uint64(*(const uint64_t *)p);
+	case PUB_UINT:
+		return json_object_new_int64(*(const unsigned *)p);
+	case PUB_BOOL:
+		return json_object_new_boolean(*(const bool *)p);
+	}
+	return NULL;
+}
+
+/* A field read back; a value of another JSON type leaves it as it was. */
+static void field_parse(const struct pub_field *f, unsigned char *base,
+			struct json_object *v)
+{
+	void *p = base + f->off;
+	bool num = json_object_is_type(v, json_type_int);
+
+	switch (f->kind) {
+	case PUB_STR:
+		if (json_object_is_type(v, json_type_string))
+			strlcpy_safe(p, json_object_get_string(v), f->size);
+		break;
+	case PUB_I64:
+		if (num)
+			*(int64_t *)p = json_object_get_int64(v);
+		break;
+	case PUB_U64:
+		if (num)
+			*(uint64_t *)p = json_object_get_uint64(v);
+		break;
+	case PUB_UINT:
+		if (num)
+			*(unsigned *)p = (unsigned)json_object_get_int64(v);
+		break;
+	case PUB_BOOL:
+		if (json_object_is_type(v, json_type_boolean))
+			*(bool *)p = json_object_get_boolean(v);
+		break;
+	}
+}
+
+static void fields_json(struct json_object *o, const struct pub_field *f,
+			size_t n, const unsigned char *base)
+{
+	for (size_t i = 0; i < n; i++)
+		json_object_object_add(o, f[i].name, field_json(&f[i], base));
+}
+
+static void fields_parse(struct json_object *o, const struct pub_field *f,
+			 size_t n, unsigned char *base)
+{
+	struct json_object *v;
+
+	for (size_t i = 0; i < n; i++)
+		if (json_object_object_get_ex(o, f[i].name, &v))
+			field_parse(&f[i], base, v);
+}
+
+static struct json_object *item_json(const struct pub_target *t,
+				     const struct pub_item *it)
 {
 	struct json_object *o = json_object_new_object();
 
-	for (size_t i = 0; o && i < ARRAY_SIZE(fields); i++) {
-		const char *p = (const char *)it + fields[i].off;
-
-		json_object_object_add(
-			o, fields[i].name,
-			fields[i].kind ? json_object_new_int64(*(int64_t *)p)
-				       : json_object_new_string(p));
-	}
-	json_object_object_add(o, "step",
-			       json_object_new_string(pub_step_name(it->step)));
-	json_object_object_add(o, "bundle_stored",
-			       json_object_new_boolean(it->bundle_stored));
-	json_object_object_add(o, "pod_gone",
-			       json_object_new_boolean(it->pod_gone));
+	if (!o)
+		return NULL;
+	fields_json(o, fields, ARRAY_SIZE(fields), (const unsigned char *)it);
+	fields_json(o, t->fields, t->n_fields, it->ext);
+	json_object_object_add(
+		o, "step",
+		json_object_new_string(it->step < t->n_steps
+					       ? t->steps[it->step].name
+					       : "done"));
+	json_object_object_add(o, "target", json_object_new_string(t->name));
 	json_object_object_add(o, "added_ms",
 			       json_object_new_uint64(it->added_ms));
-	json_object_object_add(o, "event_count",
-			       json_object_new_int64(it->event_count));
 	return o;
 }
 
-static int item_parse(struct json_object *o, struct pub_item *ret)
+/* The target's name in an item's file; an agent before targets wrote
+ * none, and published to Kubernetes only. */
+#define TARGET_BEFORE "kubernetes"
+
+/* An item of t read back from o; t NULL: its kill's fields only (who
+ * needs its bundle). -EBADMSG for an item without an id, one whose id is
+ * no file name and one whose step t does not have; -EXDEV for one
+ * another target staged. */
+static int item_parse(struct json_object *o, const struct pub_target *t,
+		      struct pub_item *ret)
 {
 	struct pub_item it = {0};
 	struct json_object *v;
 	const char *s;
 
-	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
-		char *p = (char *)&it + fields[i].off;
-
-		if (!json_object_object_get_ex(o, fields[i].name, &v))
-			continue;
-		if (fields[i].kind)
-			*(int64_t *)p = json_object_get_int64(v);
-		else
-			strlcpy_safe(p, json_object_get_string(v),
-				     fields[i].size);
-	}
-	s = json_object_object_get_ex(o, "step", &v) ? json_object_get_string(v)
-						     : "";
-	for (it.step = PUB_RESOLVE; it.step < PUB_DONE; it.step++)
-		if (streq(s, step_names[it.step]))
-			break;
-	if (it.step == PUB_DONE || !it.id[0] || strchr(it.id, '/'))
+	fields_parse(o, fields, ARRAY_SIZE(fields), (unsigned char *)&it);
+	if (!it.id[0] || strchr(it.id, '/'))
 		return -EBADMSG;
-	it.bundle_stored = json_object_object_get_ex(o, "bundle_stored", &v) &&
-			   json_object_get_boolean(v);
-	it.pod_gone = json_object_object_get_ex(o, "pod_gone", &v) &&
-		      json_object_get_boolean(v);
-	if (json_object_object_get_ex(o, "added_ms", &v))
+	if (json_object_object_get_ex(o, "added_ms", &v) &&
+	    json_object_is_type(v, json_type_int))
 		it.added_ms = (uint64_t)json_object_get_int64(v);
-	if (json_object_object_get_ex(o, "event_count", &v))
-		it.event_count = (unsigned)json_object_get_int64(v);
+	if (t) {
+		s = json_object_object_get_ex(o, "target", &v)
+			    ? json_object_get_string(v)
+			    : TARGET_BEFORE;
+		if (!s || !streq(s, t->name))
+			return -EXDEV;
+		fields_parse(o, t->fields, t->n_fields, it.ext);
+		s = json_object_object_get_ex(o, "step", &v)
+			    ? json_object_get_string(v)
+			    : NULL;
+		for (it.step = 0; s && it.step < t->n_steps; it.step++)
+			if (streq(s, t->steps[it.step].name))
+				break;
+		if (!s || it.step == t->n_steps)
+			return -EBADMSG;
+	}
 	*ret = it;
 	return 0;
 }
 
 /* Writes it as dir_fd/<id>.json (a temporary name, then rename: a reader
  * never sees half an item). */
-static int item_save(int dir_fd, const char *dir, const struct pub_item *it)
+static int item_save(int dir_fd, const char *dir, const struct pub_target *t,
+		     const struct pub_item *it)
 {
-	struct json_object *o = item_json(it);
+	struct json_object *o = item_json(t, it);
 	char name[160];
 	const char *s;
 	size_t len;
@@ -198,7 +261,8 @@ static int push(struct pubqueue *q, const struct pub_item *it)
 }
 
 /* The item in dir_fd/name, or -errno. */
-static int read_item(int dir_fd, const char *name, struct pub_item *ret)
+static int read_item(int dir_fd, const char *name, const struct pub_target *t,
+		     struct pub_item *ret)
 {
 	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 	struct json_object *o;
@@ -209,7 +273,9 @@ static int read_item(int dir_fd, const char *name, struct pub_item *ret)
 	if (r < 0)
 		return r;
 	o = json_tokener_parse(sb.buf);
-	r = o ? item_parse(o, ret) : -EBADMSG;
+	r = o && json_object_is_type(o, json_type_object)
+		    ? item_parse(o, t, ret)
+		    : -EBADMSG;
 	json_object_put(o);
 	return r;
 }
@@ -232,11 +298,17 @@ static bool is_item_name(const struct dirent *de)
 static int load_one(struct pubqueue *q, const char *name)
 {
 	struct pub_item it;
-	int r = q->n < MAX_ITEMS ? read_item(q->dir_fd, name, &it) : -ENOSPC;
+	int r = q->n < MAX_ITEMS ? read_item(q->dir_fd, name, q->t, &it)
+				 : -ENOSPC;
 
 	if (r == 0)
 		return push(q, &it);
-	if (r != -ENOENT && r != -ENOSPC && r != -ENOMEM) {
+	if (r == -EXDEV) {
+		log_warn("queue item \"%s\" is another publish target's, not "
+			 "%s's: moved to %s",
+			 name, q->t->name, FAILED_DIR);
+		renameat(q->dir_fd, name, q->failed_fd, name);
+	} else if (r != -ENOENT && r != -ENOSPC && r != -ENOMEM) {
 		log_warn("queue item \"%s\" unreadable (%s), moved to %s", name,
 			 strerror(-r), FAILED_DIR);
 		renameat(q->dir_fd, name, q->failed_fd, name);
@@ -282,7 +354,7 @@ int pubqueue_bundles(int state_fd,
 		return r;
 	while ((de = readdir(d)))
 		if (is_item_name(de) &&
-		    read_item(dirfd(d), de->d_name, &it) >= 0) {
+		    read_item(dirfd(d), de->d_name, NULL, &it) >= 0) {
 			fn(it.bundle_file, ud);
 			n++;
 		}
@@ -343,7 +415,7 @@ static void prune_failed(struct pubqueue *q)
 	free(v);
 }
 
-int pubqueue_open(int state_fd, const struct pub_ops *ops, void *ud,
+int pubqueue_open(int state_fd, const struct pub_target *t,
 		  const struct pub_backoff *b, struct agent_metrics *m,
 		  struct pubqueue **ret)
 {
@@ -353,8 +425,7 @@ int pubqueue_open(int state_fd, const struct pub_ops *ops, void *ud,
 	if (!q)
 		return -ENOMEM;
 	q->dir_fd = q->failed_fd = -1;
-	q->ops = ops;
-	q->ud = ud;
+	q->t = t;
 	q->metrics = m;
 	q->b.base_ms = b && b->base_ms ? b->base_ms : 500;
 	q->b.cap_ms = b && b->cap_ms ? b->cap_ms : 60000;
@@ -392,26 +463,44 @@ void pubqueue_free(struct pubqueue *q)
 	free(q);
 }
 
-/* A new item as the queue first holds it. */
-static void item_first(const struct pub_item *it, struct pub_item *ret)
+/* A new item as the queue first holds it: at t's first step. */
+static void item_first(const struct pub_target *t, const struct pub_item *it,
+		       struct pub_item *ret)
 {
 	*ret = *it;
-	ret->step = it->pod[0] && it->container[0] ? PUB_REPORT : PUB_RESOLVE;
+	ret->step = t->first ? (unsigned)t->first(ret) : 0;
 	ret->attempts = 0;
 	ret->next_ms = 0;
-	ret->bundle_stored = true;
 	if (!ret->added_ms)
 		ret->added_ms = now_realtime_us() / 1000;
 }
 
-int pubqueue_stage(int state_fd, const struct pub_item *it)
+static bool id_ok(const char *id)
+{
+	return id[0] && !strchr(id, '/') &&
+	       strlen(id) < sizeof(((struct pub_item *)0)->id);
+}
+
+int pubqueue_stage(int state_fd, const struct pub_target *t,
+		   const struct pub_item *it)
 {
 	struct pub_item first;
 
-	if (!it->id[0] || strchr(it->id, '/'))
+	if (!id_ok(it->id))
 		return -EINVAL;
-	item_first(it, &first);
-	return item_save(state_fd, QUEUE_DIR, &first);
+	item_first(t, it, &first);
+	return item_save(state_fd, QUEUE_DIR, t, &first);
+}
+
+bool pubqueue_staged(int state_fd, const char *id)
+{
+	char name[160];
+	struct stat st;
+
+	snprintf(name, sizeof(name), QUEUE_DIR "/%s.json", id);
+	return id_ok(id) &&
+	       fstatat(state_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISREG(st.st_mode);
 }
 
 static bool queued(const struct pubqueue *q, const char *id)
@@ -426,8 +515,7 @@ int pubqueue_take(struct pubqueue *q, const char *id)
 {
 	char name[128];
 
-	if (!id[0] || strchr(id, '/') ||
-	    strlen(id) >= sizeof(((struct pub_item *)0)->id))
+	if (!id_ok(id))
 		return -EINVAL;
 	if (queued(q, id))
 		return -EEXIST;
@@ -442,8 +530,8 @@ int pubqueue_add(struct pubqueue *q, const struct pub_item *it)
 
 	if (queued(q, it->id))
 		return -EEXIST;
-	item_first(it, &first);
-	r = item_save(q->dir_fd, "", &first);
+	item_first(q->t, it, &first);
+	r = item_save(q->dir_fd, "", q->t, &first);
 	return r < 0 ? r : pubqueue_take(q, it->id);
 }
 
@@ -477,36 +565,70 @@ uint64_t pub_backoff_ms(const struct pub_backoff *b, unsigned n, double j)
 	return (uint64_t)((double)d * j);
 }
 
-/* ---- the steps ---- */
-
-/* The API's limit for one object, less room for the rest of it. */
-#define BUNDLE_MAX (900u << 10)
-
-enum outcome { ADVANCE, RETRY, FAIL };
-
-static enum outcome classify(int r, const struct kube_error *e)
+int pub_read_bundle(int state_fd, const char *file, size_t max, void **ret,
+		    size_t *ret_len)
 {
-	if (r >= 0)
-		return ADVANCE;
-	if (e->retryable)
-		return RETRY;
-	switch (r) {
-	case -EAGAIN: /* 429 */
-	case -EIO:    /* 5xx */
-	case -EBUSY:  /* 409 Conflict: try again */
-	case -ETIMEDOUT:
-	case -ECONNREFUSED:
-	case -ECONNRESET:
-	case -EPROTO:
-	case -EACCES: /* 401: a token being rotated */
-	case -EPERM:  /* 403: RBAC may be fixed while we wait */
-	case -ECANCELED:
-	case -ENOMEM:
-		return RETRY;
-	default:
-		return FAIL;
-	}
+	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
+	int r;
+
+	strbuf_init(&sb, max);
+	r = read_file_at_nofollow(state_fd, file, max, &sb);
+	if (r < 0)
+		return r;
+	*ret_len = sb.len;
+	*ret = strbuf_detach(&sb, NULL);
+	return *ret ? 0 : -ENOMEM;
 }
+
+void pub_item_from_kill(struct pub_item *it, const struct corr_kill *k,
+			const struct agent_verdict *v, const char *id,
+			const char *node, uint64_t kill_ms)
+{
+	const struct oom_report *r = &k->report;
+	time_t t = (time_t)(kill_ms / 1000);
+	struct tm tm;
+
+	memset(it, 0, sizeof(*it));
+	strlcpy_safe(it->id, id, sizeof(it->id));
+	snprintf(it->bundle_file, sizeof(it->bundle_file), "reports/%s.tar.gz",
+		 id);
+	strlcpy_safe(it->verdict, v->verdict[0] ? v->verdict : "unknown",
+		     sizeof(it->verdict));
+	strlcpy_safe(it->summary, v->summary, sizeof(it->summary));
+	strlcpy_safe(it->cgroup, k->cgroup, sizeof(it->cgroup));
+	gmtime_r(&t, &tm);
+	strftime(it->killed_at, sizeof(it->killed_at), "%Y-%m-%dT%H:%M:%SZ",
+		 &tm);
+	it->killed_at_ms = (int64_t)kill_ms; /* the publish latency's start */
+	strlcpy_safe(it->node, node, sizeof(it->node));
+	if (r->n_victims) {
+		const struct kmsg_victim *vi = &r->victims[0];
+
+		it->pid = vi->pid;
+		strlcpy_safe(it->comm, vi->comm, sizeof(it->comm));
+		it->anon_rss = (int64_t)vi->anon_rss_kb * 1024;
+		it->file_rss = (int64_t)vi->file_rss_kb * 1024;
+		it->shmem_rss = (int64_t)vi->shmem_rss_kb * 1024;
+	}
+	if (k->have_state) {
+		const struct cgroup_state *s = &k->state_at_notification;
+
+		if (s->limit.state == CGV_OK)
+			it->limit = (int64_t)s->limit.v;
+		if (s->usage.state == CGV_OK)
+			it->usage = (int64_t)s->usage.v;
+	}
+	/* the diagnosis's figures, reconciled from every source (the cgroup
+	 * read at the notification may be missing, or the pod's when the
+	 * container's own cgroup was killed) */
+	if (v->limit)
+		it->limit = (int64_t)v->limit;
+	if (v->usage)
+		it->usage = (int64_t)v->usage;
+	it->added_ms = now_realtime_us() / 1000;
+}
+
+/* ---- the failures ---- */
 
 const char *pub_failure_reason(int r, const struct kube_error *e)
 {
@@ -552,112 +674,7 @@ void pub_count_failure(struct agent_metrics *m, int r,
 		agent_metrics_publish_failure(m, why);
 }
 
-static int do_report(struct pubqueue *q, struct pub_item *it,
-		     struct kube_error *err)
-{
-	char uid[64] = "";
-	int r = q->ops->create_report(q->ud, it, uid, sizeof(uid), err);
-
-	if (r == -EEXIST) {
-		/* created before a crash or a lost answer: done, but the
-		 * bundle's ownerReference needs the uid */
-		q->stats.conflicts++;
-		r = q->ops->get_report_uid(q->ud, it, uid, sizeof(uid), err);
-	}
-	if (r >= 0)
-		strlcpy_safe(it->report_uid, uid, sizeof(it->report_uid));
-	return r;
-}
-
-static void no_bundle(struct pub_item *it, const char *why)
-{
-	it->bundle_stored = false;
-	snprintf(it->last_error, sizeof(it->last_error), "bundle: %s", why);
-	log_warn("report %s: %s, publishing the report without it", it->id,
-		 why);
-}
-
-static int do_bundle(struct pubqueue *q, struct pub_item *it,
-		     struct kube_error *err)
-{
-	void *data = NULL;
-	size_t len = 0;
-	int r = q->ops->read_bundle(q->ud, it->bundle_file, &data, &len);
-
-	if (r < 0) {
-		no_bundle(it, strerror(-r));
-		return 0;
-	}
-	if (len > BUNDLE_MAX) {
-		free(data);
-		no_bundle(it, "larger than 900 KiB");
-		return 0;
-	}
-	r = q->ops->create_bundle(q->ud, it, data, len, err);
-	if (r == -EEXIST) {
-		/* stored before this call, or planted under our name by
-		 * someone who may create OOMBundles here: the data decides */
-		q->stats.conflicts++;
-		r = q->ops->bundle_is_ours(q->ud, it, data, len, err);
-		if (r == 0) { /* the op said why, and deleted it */
-			q->stats.planted++;
-			r = q->ops->create_bundle(q->ud, it, data, len, err);
-		}
-	}
-	free(data);
-	if (r == -E2BIG) {
-		pub_count_failure(q->metrics, r, err);
-		no_bundle(it, "refused by the API server as too large");
-		return 0;
-	}
-	return r;
-}
-
-static int do_event(struct pubqueue *q, struct pub_item *it,
-		    struct kube_error *err)
-{
-	unsigned count = 0;
-	int r;
-
-	if (it->pod_uid[0]) {
-		r = q->ops->pod_alive(q->ud, it, err);
-		if (r < 0)
-			return r;
-		it->pod_gone = r == 0;
-	} else {
-		it->pod_gone = true;
-	}
-	if (it->pod_gone) {
-		q->stats.pod_gone++;
-		log_info("pod %s/%s is gone: report %s published without its "
-			 "Event",
-			 it->ns, it->pod, it->id);
-		return 0;
-	}
-	r = q->ops->post_event(q->ud, it, &count, err);
-	if (r >= 0)
-		it->event_count = count;
-	return r;
-}
-
-static int step_once(struct pubqueue *q, struct pub_item *it,
-		     struct kube_error *err)
-{
-	switch (it->step) {
-	case PUB_RESOLVE:
-		return q->ops->resolve ? q->ops->resolve(q->ud, it, err) : 0;
-	case PUB_REPORT:
-		return do_report(q, it, err);
-	case PUB_BUNDLE:
-		return do_bundle(q, it, err);
-	case PUB_STATUS:
-		return q->ops->patch_status(q->ud, it, err);
-	case PUB_EVENT:
-		return do_event(q, it, err);
-	default:
-		return 0;
-	}
-}
+/* ---- the loop ---- */
 
 static void drop(struct pubqueue *q, size_t i)
 {
@@ -674,11 +691,11 @@ static void fail_item(struct pubqueue *q, size_t i, int r,
 	struct pub_item *it = q->items[i];
 
 	snprintf(it->last_error, sizeof(it->last_error), "%s: %.100s (%s)",
-		 pub_step_name(it->step), e->message[0] ? e->message : "",
+		 pubqueue_step_name(q, it), e->message[0] ? e->message : "",
 		 strerror(-r));
 	log_error("report %s: %s; giving up, kept in %s", it->id,
 		  it->last_error, FAILED_DIR);
-	if (item_save(q->failed_fd, "", it) >= 0)
+	if (item_save(q->failed_fd, "", q->t, it) >= 0)
 		item_unlink(q, it);
 	q->stats.failed++;
 	drop(q, i);
@@ -694,38 +711,22 @@ static void retry_item(struct pubqueue *q, struct pub_item *it, int r,
 	q->stats.retries++;
 	it->next_ms = now_ms + pub_backoff_ms(&q->b, it->attempts, j);
 	snprintf(it->last_error, sizeof(it->last_error), "%s: %.100s (%s)",
-		 pub_step_name(it->step), e->message, strerror(-r));
+		 pubqueue_step_name(q, it), e->message, strerror(-r));
 	log_warn("report %s: %s; retry %u in %llu ms", it->id, it->last_error,
 		 it->attempts, (unsigned long long)(it->next_ms - now_ms));
 }
 
-/* 404 on a create: the collection is not served (yet). An API server
- * that has just started answers "404 page not found" for a
- * CustomResourceDefinition's path until that resource's handler is up
- * (seen on the test node a few seconds after a restart); a chart being
- * upgraded, likewise. Retried for about two minutes of backoff, then the
- * item fails as any other 4xx would (a deleted namespace never comes
- * back). */
-#define NOT_SERVED_RETRIES 8
-
-static enum outcome classify_step(const struct pub_item *it, int r,
-				  const struct kube_error *e)
-{
-	if (r == -ENOENT && (it->step == PUB_REPORT || it->step == PUB_BUNDLE))
-		return it->attempts < NOT_SERVED_RETRIES ? RETRY : FAIL;
-	return classify(r, e);
-}
-
-/* The BUNDLE step done with r: the kill's report and bundle are in the
- * API (or the bundle is known not to fit, and the report says so). Its
- * publish latency, once a kill: a bundle that was there already at this
- * run's first try (r 1: 409 AlreadyExists) was stored, and counted, by a
- * run that stopped before it saved the step, or is the same kill queued
- * again; after a failed try in this run a 409 is this run's own answer,
- * lost on the way, and counts. An item replayed from the files after a
- * restart counts the whole wait, outage and restart included. */
-static void bundle_done(const struct pubqueue *q, const struct pub_item *it,
-			int r)
+/* The delivering step done with r: the kill is at its target (for
+ * Kubernetes: its report and bundle are in the API, or the bundle is
+ * known not to fit, and the report says so). Its publish latency, once a
+ * kill: a step that was done already at this run's first try (r 1: a 409
+ * AlreadyExists, a duplicate) was done, and counted, by a run that
+ * stopped before it saved the step, or is the same kill queued again;
+ * after a failed try in this run it is this run's own answer, lost on the
+ * way, and counts. An item replayed from the files after a restart counts
+ * the whole wait, outage and restart included. */
+static void delivered(const struct pubqueue *q, const struct pub_item *it,
+		      int r)
 {
 	uint64_t now = now_realtime_us() / 1000;
 	uint64_t kill = it->killed_at_ms > 0 ? (uint64_t)it->killed_at_ms : 0;
@@ -740,28 +741,30 @@ static void bundle_done(const struct pubqueue *q, const struct pub_item *it,
 static bool run_item(struct pubqueue *q, size_t i, uint64_t now_ms)
 {
 	struct pub_item *it = q->items[i];
+	const struct pub_target *t = q->t;
 
-	while (it->step < PUB_DONE) {
+	while (it->step < t->n_steps) {
 		struct kube_error e = {0};
-		int r = step_once(q, it, &e);
+		int r = t->steps[it->step].run(t->ud, it, &e);
 
-		switch (classify_step(it, r, &e)) {
-		case RETRY:
+		switch (r >= 0 ? PUB_ADVANCE : t->classify(it, r, &e)) {
+		case PUB_RETRY:
 			pub_count_failure(q->metrics, r, &e);
 			retry_item(q, it, r, &e, now_ms);
 			return false;
-		case FAIL:
+		case PUB_GIVE_UP:
 			pub_count_failure(q->metrics, r, &e);
 			fail_item(q, i, r, &e);
 			return true;
-		case ADVANCE:
+		case PUB_ADVANCE:
 			break;
 		}
-		if (it->step == PUB_BUNDLE)
-			bundle_done(q, it, r);
+		if (it->step == t->delivered)
+			delivered(q, it, r);
 		it->step++;
 		it->attempts = 0;
-		if (it->step < PUB_DONE && item_save(q->dir_fd, "", it) < 0)
+		if (it->step < t->n_steps &&
+		    item_save(q->dir_fd, "", t, it) < 0)
 			log_warn("report %s: cannot save its progress, "
 				 "ignoring",
 				 it->id);

@@ -336,7 +336,7 @@ test-fresh:
 # against liboomlens.a outside the Makefile as the programs are linked
 # (tests/bench/bench_kube.sh)
 print-%:
-	@echo '$($*)'
+	@:$(info $($*))
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin

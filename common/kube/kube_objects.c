@@ -283,6 +283,47 @@ fail:
 	return r;
 }
 
+/* What kube_pod_decode() and its helpers read, and kube_watch(): kept in
+ * step with them (tests/unit/test_kube_project.c decodes every fixture
+ * both ways). */
+static const struct kube_keep container_keep[] = {{"name", NULL, false},
+						  {"image", NULL, false},
+						  {"resources", NULL, false},
+						  {NULL, NULL, false}};
+static const struct kube_keep container_status_keep[] = {
+	{"name", NULL, false},
+	{"restartCount", NULL, false},
+	{"lastState", NULL, false},
+	{"containerID", NULL, false},
+	{NULL, NULL, false}};
+static const struct kube_keep pod_metadata_keep[] = {
+	{"name", NULL, false},
+	{"namespace", NULL, false},
+	{"uid", NULL, false},
+	{"resourceVersion", NULL, false},
+	{"deletionTimestamp", NULL, false},
+	{"labels", NULL, false},
+	{"annotations", NULL, false},
+	{"ownerReferences", NULL, false},
+	{NULL, NULL, false}};
+static const struct kube_keep pod_spec_keep[] = {
+	{"nodeName", NULL, false},
+	{"shareProcessNamespace", NULL, false},
+	{"containers", container_keep, true},
+	{NULL, NULL, false}};
+static const struct kube_keep pod_status_keep[] = {
+	{"phase", NULL, false},
+	{"qosClass", NULL, false},
+	{"containerStatuses", container_status_keep, true},
+	{NULL, NULL, false}};
+const struct kube_keep kube_pod_keep[] = {
+	{"kind", NULL, false},
+	{"apiVersion", NULL, false},
+	{"metadata", pod_metadata_keep, false},
+	{"spec", pod_spec_keep, false},
+	{"status", pod_status_keep, false},
+	{NULL, NULL, false}};
+
 int kube_pod_parse(const char *buf, size_t len, struct kube_pod **ret)
 {
 	struct json_object *o;

@@ -474,9 +474,9 @@ struct kube_pod {
 int kube_pod_decode(struct json_object *obj, struct kube_pod **ret);
 /* Same from JSON text. */
 int kube_pod_parse(const char *buf, size_t len, struct kube_pod **ret);
-/* The members of a Pod that kube_pod_decode() reads, with
- * metadata.ownerReferences whole and what kube_watch() reads: a watch
- * with it as keep decodes the same pods. */
+/* The members of a Pod that kube_pod_decode() reads, with the
+ * apiVersion of metadata.ownerReferences[] (the agent's owner chain) and
+ * what kube_watch() reads: a watch with it as keep decodes the same pods. */
 extern const struct kube_keep kube_pod_keep[];
 void kube_pod_free(struct kube_pod *p);
 /* An annotation value or NULL. */

@@ -182,12 +182,14 @@ static int decode_container_status(struct kube_pod *p, struct json_object *st)
 	return 0;
 }
 
-static int decode_containers(struct kube_pod *p, struct json_object *obj)
+/* spec.containers[] with status.containerStatuses[] joined. */
+static int decode_containers(struct kube_pod *p, struct json_object *spec,
+			     struct json_object *status)
 {
 	struct json_object *arr =
-		kube_json_path(obj, "spec", "containers", NULL);
+		kube_json_path(spec, "containers", NULL, NULL);
 	struct json_object *sts =
-		kube_json_path(obj, "status", "containerStatuses", NULL);
+		kube_json_path(status, "containerStatuses", NULL, NULL);
 	size_t n;
 	int r;
 
@@ -216,10 +218,10 @@ static int decode_containers(struct kube_pod *p, struct json_object *obj)
 }
 
 /* The controller among metadata.ownerReferences (else the first). */
-static int decode_owner(struct kube_pod *p, struct json_object *obj)
+static int decode_owner(struct kube_pod *p, struct json_object *md)
 {
 	struct json_object *arr =
-		kube_json_path(obj, "metadata", "ownerReferences", NULL);
+		kube_json_path(md, "ownerReferences", NULL, NULL);
 	struct json_object *pick = NULL, *o, *ctl;
 	size_t n;
 
@@ -240,40 +242,44 @@ static int decode_owner(struct kube_pod *p, struct json_object *obj)
 	return 0;
 }
 
+/* Each part looked up once: a watch decodes every pod of the node at
+ * every change. */
 int kube_pod_decode(struct json_object *obj, struct kube_pod **ret)
 {
 	struct kube_pod *p;
 	const char *kind = kube_json_str(obj, "kind", NULL, NULL);
+	struct json_object *md = kube_json_path(obj, "metadata", NULL, NULL);
+	struct json_object *spec = kube_json_path(obj, "spec", NULL, NULL);
+	struct json_object *st = kube_json_path(obj, "status", NULL, NULL);
 	struct json_object *spn;
 	int r = -ENOMEM;
 
 	if ((kind && !streq(kind, "Pod")) ||
-	    !kube_json_str(obj, "metadata", "name", NULL))
+	    !kube_json_str(md, "name", NULL, NULL))
 		return -EBADMSG;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	if (kube_json_dup(obj, "metadata", "name", NULL, &p->name) < 0 ||
-	    kube_json_dup(obj, "metadata", "namespace", NULL, &p->namespace) <
-		    0 ||
-	    kube_json_dup(obj, "metadata", "uid", NULL, &p->uid) < 0 ||
-	    kube_json_dup(obj, "metadata", "resourceVersion", NULL,
+	if (kube_json_dup(md, "name", NULL, NULL, &p->name) < 0 ||
+	    kube_json_dup(md, "namespace", NULL, NULL, &p->namespace) < 0 ||
+	    kube_json_dup(md, "uid", NULL, NULL, &p->uid) < 0 ||
+	    kube_json_dup(md, "resourceVersion", NULL, NULL,
 			  &p->resource_version) < 0 ||
-	    kube_json_dup(obj, "spec", "nodeName", NULL, &p->node) < 0 ||
-	    kube_json_dup(obj, "status", "phase", NULL, &p->phase) < 0 ||
-	    kube_json_dup(obj, "status", "qosClass", NULL, &p->qos_class) < 0)
+	    kube_json_dup(spec, "nodeName", NULL, NULL, &p->node) < 0 ||
+	    kube_json_dup(st, "phase", NULL, NULL, &p->phase) < 0 ||
+	    kube_json_dup(st, "qosClass", NULL, NULL, &p->qos_class) < 0)
 		goto fail;
-	p->deleting = kube_json_path(obj, "metadata", "deletionTimestamp",
-				     NULL) != NULL;
-	spn = kube_json_path(obj, "spec", "shareProcessNamespace", NULL);
+	p->deleting =
+		kube_json_path(md, "deletionTimestamp", NULL, NULL) != NULL;
+	spn = kube_json_path(spec, "shareProcessNamespace", NULL, NULL);
 	p->share_process_namespace =
 		spn && json_object_is_type(spn, json_type_boolean) &&
 		json_object_get_boolean(spn);
-	p->annotations = obj_get_object(obj, "metadata", "annotations");
-	p->labels = obj_get_object(obj, "metadata", "labels");
-	r = decode_owner(p, obj);
+	p->annotations = obj_get_object(md, "annotations", NULL);
+	p->labels = obj_get_object(md, "labels", NULL);
+	r = decode_owner(p, md);
 	if (r == 0)
-		r = decode_containers(p, obj);
+		r = decode_containers(p, spec, st);
 	if (r < 0)
 		goto fail;
 	*ret = p;
@@ -286,16 +292,36 @@ fail:
 /* What kube_pod_decode() and its helpers read, and kube_watch(): kept in
  * step with them (tests/unit/test_kube_project.c decodes every fixture
  * both ways). */
-static const struct kube_keep container_keep[] = {{"name", NULL, false},
-						  {"image", NULL, false},
-						  {"resources", NULL, false},
-						  {NULL, NULL, false}};
+static const struct kube_keep memory_keep[] = {{"memory", NULL, false},
+					       {NULL, NULL, false}};
+static const struct kube_keep resources_keep[] = {
+	{"limits", memory_keep, false},
+	{"requests", memory_keep, false},
+	{NULL, NULL, false}};
+static const struct kube_keep container_keep[] = {
+	{"name", NULL, false},
+	{"image", NULL, false},
+	{"resources", resources_keep, false},
+	{NULL, NULL, false}};
+static const struct kube_keep terminated_keep[] = {{"exitCode", NULL, false},
+						   {"reason", NULL, false},
+						   {"containerID", NULL, false},
+						   {NULL, NULL, false}};
+static const struct kube_keep last_state_keep[] = {
+	{"terminated", terminated_keep, false}, {NULL, NULL, false}};
 static const struct kube_keep container_status_keep[] = {
 	{"name", NULL, false},
 	{"restartCount", NULL, false},
-	{"lastState", NULL, false},
+	{"lastState", last_state_keep, false},
 	{"containerID", NULL, false},
 	{NULL, NULL, false}};
+/* decode_owner() reads controller, kind and name, the agent's owner
+ * chain apiVersion too */
+static const struct kube_keep owner_keep[] = {{"apiVersion", NULL, false},
+					      {"kind", NULL, false},
+					      {"name", NULL, false},
+					      {"controller", NULL, false},
+					      {NULL, NULL, false}};
 static const struct kube_keep pod_metadata_keep[] = {
 	{"name", NULL, false},
 	{"namespace", NULL, false},
@@ -304,7 +330,7 @@ static const struct kube_keep pod_metadata_keep[] = {
 	{"deletionTimestamp", NULL, false},
 	{"labels", NULL, false},
 	{"annotations", NULL, false},
-	{"ownerReferences", NULL, false},
+	{"ownerReferences", owner_keep, true},
 	{NULL, NULL, false}};
 static const struct kube_keep pod_spec_keep[] = {
 	{"nodeName", NULL, false},

@@ -8,6 +8,9 @@
  * the whole text to json-c: the answer for such text is json-c's. */
 #include <errno.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "kube/kube.h"
 
@@ -25,21 +28,25 @@ struct proj {
 	struct strbuf text; /* an unescaped string or key */
 };
 
+/* the scanner's few functions called for every token: inlined */
+#define _hot_ inline __attribute__((always_inline))
+
 static bool is_ws(char c)
 {
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
-static const char *skip_ws(const char *p, const char *end)
+static _hot_ const char *skip_ws(const char *p, const char *end)
 {
-	while (p < end && is_ws(*p))
+	/* most tokens have no blank before them */
+	while (p < end && (unsigned char)*p <= ' ' && is_ws(*p))
 		p++;
 	return p;
 }
 
 /* The bytes of v that are '"', '\\' or below 0x20 (their top bits; above
  * the first, some may be wrong). */
-static uint64_t word_special(uint64_t v)
+static _hot_ uint64_t word_special(uint64_t v)
 {
 	const uint64_t ones = 0x0101010101010101ull, high = ones << 7;
 	uint64_t q = v ^ (ones * '"'), b = v ^ (ones * '\\');
@@ -51,8 +58,26 @@ static uint64_t word_special(uint64_t v)
 
 /* p in a string: the first '"', '\\' or control byte at p or after, or
  * end. Most of an event's bytes are in strings: 8 at a time. */
-static const char *find_special(const char *p, const char *end)
+static _hot_ const char *find_special(const char *p, const char *end)
 {
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+	const __m128i ctl = _mm_set1_epi8(0x1f);
+
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		/* v <= 0x1f unsigned: max(v, 0x1f) == 0x1f */
+		__m128i m =
+			_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote),
+						  _mm_cmpeq_epi8(v, bs)),
+				     _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+		unsigned bits = (unsigned)_mm_movemask_epi8(m);
+
+		if (bits)
+			return p + __builtin_ctz(bits);
+		p += 16;
+	}
+#endif
 	while (end - p >= 8) {
 		uint64_t v, m;
 
@@ -109,7 +134,8 @@ static const char *skip_escape(const char *p, const char *end)
  * closing quote, a raw control byte, a bad escape). *ret_esc says whether
  * it held an escape. Bytes from 0x80 pass unchecked, as json-c takes
  * them. */
-static const char *skip_string(const char *p, const char *end, bool *ret_esc)
+static _hot_ const char *skip_string(const char *p, const char *end,
+				     bool *ret_esc)
 {
 	bool esc = false;
 
@@ -163,25 +189,30 @@ static const char *skip_number(const char *p, const char *end)
 	return p - s > MAX_NUMBER ? NULL : p;
 }
 
+static _hot_ const char *skip_literal(const char *p, const char *end,
+				      const char *lit, size_t n)
+{
+	return (size_t)(end - p) >= n && !memcmp(p, lit, n) ? p + n : NULL;
+}
+
 static const char *skip_scalar(const char *p, const char *end)
 {
-	static const char *const lit[] = {"true", "false", "null"};
-
-	if (*p == '"')
+	switch (*p) {
+	case '"':
 		return skip_string(p + 1, end, NULL);
-	for (size_t i = 0; i < ARRAY_SIZE(lit); i++) {
-		size_t n = strlen(lit[i]);
-
-		if (*p == lit[i][0])
-			return (size_t)(end - p) >= n && !memcmp(p, lit[i], n)
-				       ? p + n
-				       : NULL;
+	case 't':
+		return skip_literal(p, end, "true", 4);
+	case 'f':
+		return skip_literal(p, end, "false", 5);
+	case 'n':
+		return skip_literal(p, end, "null", 4);
+	default:
+		return skip_number(p, end);
 	}
-	return skip_number(p, end);
 }
 
 /* p at a key's opening quote: past the ':' after it, or NULL. */
-static const char *skip_key(const char *p, const char *end)
+static _hot_ const char *skip_key(const char *p, const char *end)
 {
 	if (p >= end || *p != '"')
 		return NULL;
@@ -199,32 +230,30 @@ static const char *skip_value(const char *p, const char *end, unsigned depth)
 {
 	uint32_t arrays = 0; /* bit i: level i+1 of this value is an array */
 	unsigned lvl = 0;
+	bool arr = false; /* the innermost open level is an array */
 
 	for (;;) {
 		if (!p || p >= end)
 			return NULL;
 		if (*p == '{' || *p == '[') {
-			bool arr = *p == '[';
-
+			arr = *p == '[';
 			if (depth + ++lvl > MAX_DEPTH)
 				return NULL;
 			arrays = arr ? arrays | 1u << (lvl - 1)
 				     : arrays & ~(1u << (lvl - 1));
 			p = skip_ws(p + 1, end);
-			if (p < end && *p == (arr ? ']' : '}')) {
-				p++;
-				lvl--;
-			} else {
+			if (p >= end || *p != (arr ? ']' : '}')) {
 				p = arr ? p : skip_key(p, end);
 				continue;
 			}
+			p++;
+			lvl--;
+			arr = lvl && arrays >> (lvl - 1) & 1;
 		} else {
 			p = skip_scalar(p, end);
 		}
 		/* after a value: close what ends here, or take the next */
 		for (;;) {
-			bool arr = lvl && arrays & 1u << (lvl - 1);
-
 			if (!p || lvl == 0)
 				return p;
 			p = skip_ws(p, end);
@@ -237,6 +266,7 @@ static const char *skip_value(const char *p, const char *end, unsigned depth)
 				return NULL;
 			p++;
 			lvl--;
+			arr = lvl && arrays >> (lvl - 1) & 1;
 		}
 	}
 }

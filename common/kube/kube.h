@@ -481,6 +481,9 @@ extern const struct kube_keep kube_pod_keep[];
 void kube_pod_free(struct kube_pod *p);
 /* An annotation value or NULL. */
 const char *kube_pod_annotation(const struct kube_pod *p, const char *key);
+/* Whether two decoded pods say the same: every field, the annotations and
+ * labels by json_object_equal(). Pure. */
+bool kube_pod_equal(const struct kube_pod *a, const struct kube_pod *b);
 
 struct kube_pod_list_options {
 	const char *namespace; /* NULL = all namespaces */

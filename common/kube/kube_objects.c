@@ -362,6 +362,54 @@ int kube_pod_parse(const char *buf, size_t len, struct kube_pod **ret)
 	return r;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && streq(a, b));
+}
+
+static bool same_json(struct json_object *a, struct json_object *b)
+{
+	return (!a && !b) || (a && b && json_object_equal(a, b));
+}
+
+static bool container_equal(const struct kube_container *a,
+			    const struct kube_container *b)
+{
+	return same_str(a->name, b->name) &&
+	       same_str(a->container_id, b->container_id) &&
+	       a->limit_memory == b->limit_memory &&
+	       a->request_memory == b->request_memory &&
+	       a->restart_count == b->restart_count &&
+	       same_str(a->last_terminated_reason, b->last_terminated_reason) &&
+	       a->last_exit_code == b->last_exit_code &&
+	       same_str(a->last_container_id, b->last_container_id) &&
+	       same_str(a->image, b->image) &&
+	       same_str(a->limit_memory_s, b->limit_memory_s) &&
+	       same_str(a->request_memory_s, b->request_memory_s);
+}
+
+bool kube_pod_equal(const struct kube_pod *a, const struct kube_pod *b)
+{
+	if (!same_str(a->name, b->name) ||
+	    !same_str(a->namespace, b->namespace) ||
+	    !same_str(a->uid, b->uid) || !same_str(a->node, b->node) ||
+	    !same_str(a->resource_version, b->resource_version) ||
+	    !same_str(a->phase, b->phase) ||
+	    !same_str(a->qos_class, b->qos_class) ||
+	    a->deleting != b->deleting ||
+	    a->share_process_namespace != b->share_process_namespace ||
+	    !same_json(a->annotations, b->annotations) ||
+	    !same_json(a->labels, b->labels) ||
+	    !same_str(a->owner_kind, b->owner_kind) ||
+	    !same_str(a->owner_name, b->owner_name) ||
+	    a->n_containers != b->n_containers)
+		return false;
+	for (size_t i = 0; i < a->n_containers; i++)
+		if (!container_equal(&a->containers[i], &b->containers[i]))
+			return false;
+	return true;
+}
+
 const char *kube_pod_annotation(const struct kube_pod *p, const char *key)
 {
 	return kube_json_str(p->annotations, key, NULL, NULL);

@@ -14,7 +14,8 @@
 
 #include "kube/kube.h"
 
-/* json-c's default depth: 32 levels parse, 33 do not */
+/* json-c's default depth: every value, scalars too, at most 32 levels
+ * deep (the top one is level 1), so a container at level 32 is empty */
 #define MAX_DEPTH 32
 /* longer numbers are left to json-c (a refusal) */
 #define MAX_NUMBER 64
@@ -243,6 +244,8 @@ static const char *skip_value(const char *p, const char *end, unsigned depth)
 				     : arrays & ~(1u << (lvl - 1));
 			p = skip_ws(p + 1, end);
 			if (p >= end || *p != (arr ? ']' : '}')) {
+				if (depth + lvl >= MAX_DEPTH)
+					return NULL;
 				p = arr ? p : skip_key(p, end);
 				continue;
 			}
@@ -454,6 +457,8 @@ static int project_array(struct proj *pj, const char **pp, unsigned depth,
 		p++;
 		goto out;
 	}
+	if (r == 0 && depth + 1 >= MAX_DEPTH)
+		r = -EBADMSG;
 	while (r == 0) {
 		v = NULL;
 		if (p < pj->end && *p == '{')
@@ -573,6 +578,8 @@ static int project_object(struct proj *pj, const char **pp, unsigned depth,
 		p++;
 		goto out;
 	}
+	if (r == 0 && depth + 1 >= MAX_DEPTH)
+		r = -EBADMSG;
 	while (r == 0) {
 		if (p >= pj->end || *p != '"') {
 			r = -EBADMSG;

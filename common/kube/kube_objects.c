@@ -121,14 +121,18 @@ void kube_pod_free(struct kube_pod *p)
 	free(p);
 }
 
-static uint64_t quantity_at(struct json_object *res, const char *kind)
+/* res.<kind>.memory: its bytes (0 when absent or not a quantity) and its
+ * text as written. */
+static int memory_at(struct json_object *res, const char *kind, uint64_t *ret_v,
+		     char **ret_s)
 {
 	const char *s = kube_json_str(res, kind, "memory", NULL);
-	uint64_t v = 0;
 
-	if (s && kube_parse_quantity(s, &v) < 0)
-		v = 0;
-	return v;
+	*ret_v = 0;
+	if (s && kube_parse_quantity(s, ret_v) < 0)
+		*ret_v = 0;
+	*ret_s = s ? strdup(s) : NULL;
+	return s && !*ret_s ? -ENOMEM : 0;
 }
 
 static int decode_container(struct json_object *spec, struct kube_container *c)
@@ -139,13 +143,11 @@ static int decode_container(struct json_object *spec, struct kube_container *c)
 		return -ENOMEM;
 	if (!c->name)
 		return -EBADMSG;
-	c->limit_memory = quantity_at(res, "limits");
-	c->request_memory = quantity_at(res, "requests");
 	if (kube_json_dup(spec, "image", NULL, NULL, &c->image) < 0 ||
-	    kube_json_dup(res, "limits", "memory", NULL, &c->limit_memory_s) <
+	    memory_at(res, "limits", &c->limit_memory, &c->limit_memory_s) <
 		    0 ||
-	    kube_json_dup(res, "requests", "memory", NULL,
-			  &c->request_memory_s) < 0)
+	    memory_at(res, "requests", &c->request_memory,
+		      &c->request_memory_s) < 0)
 		return -ENOMEM;
 	return 0;
 }

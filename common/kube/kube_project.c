@@ -45,6 +45,7 @@ static _hot_ const char *skip_ws(const char *p, const char *end)
 	return p;
 }
 
+#ifndef __SSE2__
 /* The bytes of v that are '"', '\\' or below 0x20 (their top bits; above
  * the first, some may be wrong). */
 static _hot_ uint64_t word_special(uint64_t v)
@@ -56,9 +57,11 @@ static _hot_ uint64_t word_special(uint64_t v)
 		((v - ones * 0x20) & ~v)) &
 	       high;
 }
+#endif
 
 /* p in a string: the first '"', '\\' or control byte at p or after, or
- * end. Most of an event's bytes are in strings: 8 at a time. */
+ * end. Most of an event's bytes are in strings: 16 at a time with SSE2
+ * (x86-64), else 8 with SWAR; the last few one by one. */
 static _hot_ const char *find_special(const char *p, const char *end)
 {
 #ifdef __SSE2__
@@ -78,7 +81,7 @@ static _hot_ const char *find_special(const char *p, const char *end)
 			return p + __builtin_ctz(bits);
 		p += 16;
 	}
-#endif
+#else
 	while (end - p >= 8) {
 		uint64_t v, m;
 
@@ -93,6 +96,7 @@ static _hot_ const char *find_special(const char *p, const char *end)
 		}
 		p += 8;
 	}
+#endif
 	while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
 		p++;
 	return p;
@@ -212,21 +216,24 @@ static const char *skip_scalar(const char *p, const char *end)
 	}
 }
 
-/* p at a key's opening quote: past the ':' after it, or NULL. */
+/* p at a key (blanks before it allowed): past the ':' after it, or NULL.
+ * The API server writes no blanks: each is looked for only where a token
+ * is not. */
 static _hot_ const char *skip_key(const char *p, const char *end)
 {
+	p = skip_ws(p, end);
 	if (p >= end || *p != '"')
 		return NULL;
 	p = skip_string(p + 1, end, NULL);
-	if (!p)
-		return NULL;
-	p = skip_ws(p, end);
-	return p < end && *p == ':' ? skip_ws(p + 1, end) : NULL;
+	if (p && p < end && *p != ':')
+		p = skip_ws(p, end);
+	return p && p < end && *p == ':' ? p + 1 : NULL;
 }
 
-/* p at a value inside depth open containers: the end of the value, or
- * NULL when it is not strict JSON or nests deeper than json-c allows.
- * Iterative: a nesting bomb costs one pass and no stack. */
+/* p at a value (blanks before it allowed) inside depth open containers:
+ * the end of the value, or NULL when it is not strict JSON or nests
+ * deeper than json-c allows. Iterative: a nesting bomb costs one pass and
+ * no stack. */
 static const char *skip_value(const char *p, const char *end, unsigned depth)
 {
 	uint32_t arrays = 0; /* bit i: level i+1 of this value is an array */
@@ -234,9 +241,16 @@ static const char *skip_value(const char *p, const char *end, unsigned depth)
 	bool arr = false; /* the innermost open level is an array */
 
 	for (;;) {
+		p = p ? skip_ws(p, end) : NULL;
 		if (!p || p >= end)
 			return NULL;
-		if (*p == '{' || *p == '[') {
+		if (end - p >= 2 && ((p[0] == '{' && p[1] == '}') ||
+				     (p[0] == '[' && p[1] == ']'))) {
+			/* managedFields' leaves: no level to keep */
+			if (depth + lvl + 1 > MAX_DEPTH)
+				return NULL;
+			p += 2;
+		} else if (*p == '{' || *p == '[') {
 			arr = *p == '[';
 			if (depth + ++lvl > MAX_DEPTH)
 				return NULL;
@@ -259,10 +273,10 @@ static const char *skip_value(const char *p, const char *end, unsigned depth)
 		for (;;) {
 			if (!p || lvl == 0)
 				return p;
-			p = skip_ws(p, end);
+			if (p < end && (unsigned char)*p <= ' ')
+				p = skip_ws(p, end);
 			if (p < end && *p == ',') {
-				p = skip_ws(p + 1, end);
-				p = arr ? p : skip_key(p, end);
+				p = arr ? p + 1 : skip_key(p + 1, end);
 				break;
 			}
 			if (p >= end || *p != (arr ? ']' : '}'))

@@ -62,7 +62,8 @@ static _hot_ uint64_t word_special(uint64_t v)
 /* p in a string: the first '"', '\\' or control byte at p or after, or
  * end. Most of an event's bytes are in strings: 16 at a time with SSE2
  * (x86-64), else 8 with SWAR; the last few one by one. */
-static _hot_ const char *find_special(const char *p, const char *end)
+static _hot_ const char *find_special(const char *p, const char *end,
+				      bool *ret_quote)
 {
 #ifdef __SSE2__
 	const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
@@ -70,15 +71,19 @@ static _hot_ const char *find_special(const char *p, const char *end)
 
 	while (end - p >= 16) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i q = _mm_cmpeq_epi8(v, quote);
 		/* v <= 0x1f unsigned: max(v, 0x1f) == 0x1f */
 		__m128i m =
-			_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote),
-						  _mm_cmpeq_epi8(v, bs)),
+			_mm_or_si128(_mm_or_si128(q, _mm_cmpeq_epi8(v, bs)),
 				     _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
-		unsigned bits = (unsigned)_mm_movemask_epi8(m);
+		unsigned bits = (unsigned)_mm_movemask_epi8(m), i;
 
-		if (bits)
-			return p + __builtin_ctz(bits);
+		if (bits) {
+			/* which byte it is from the masks, not a load */
+			i = (unsigned)__builtin_ctz(bits);
+			*ret_quote = (unsigned)_mm_movemask_epi8(q) >> i & 1;
+			return p + i;
+		}
 		p += 16;
 	}
 #else
@@ -89,7 +94,9 @@ static _hot_ const char *find_special(const char *p, const char *end)
 		m = word_special(v);
 		if (m) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-			return p + __builtin_ctzll(m) / 8;
+			p += __builtin_ctzll(m) / 8;
+			*ret_quote = *p == '"';
+			return p;
 #else
 			break;
 #endif
@@ -99,6 +106,7 @@ static _hot_ const char *find_special(const char *p, const char *end)
 #endif
 	while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
 		p++;
+	*ret_quote = p < end && *p == '"';
 	return p;
 }
 
@@ -142,14 +150,14 @@ static const char *skip_escape(const char *p, const char *end)
 static _hot_ const char *skip_string(const char *p, const char *end,
 				     bool *ret_esc)
 {
-	bool esc = false;
+	bool esc = false, quote;
 
 	for (;;) {
-		p = find_special(p, end);
+		p = find_special(p, end, &quote);
+		if (quote)
+			break;
 		if (p >= end || (unsigned char)*p < 0x20)
 			return NULL;
-		if (*p == '"')
-			break;
 		p = skip_escape(p, end);
 		if (!p)
 			return NULL;
@@ -232,60 +240,62 @@ static _hot_ const char *skip_key(const char *p, const char *end)
 
 /* p at a value (blanks before it allowed) inside depth open containers:
  * the end of the value, or NULL when it is not strict JSON or nests
- * deeper than json-c allows. Iterative: a nesting bomb costs one pass and
- * no stack. */
+ * deeper than json-c allows. Iterative, its states labels: a nesting bomb
+ * costs one pass and no stack, a token a few instructions. */
 static const char *skip_value(const char *p, const char *end, unsigned depth)
 {
 	uint32_t arrays = 0; /* bit i: level i+1 of this value is an array */
 	unsigned lvl = 0;
-	bool arr = false; /* the innermost open level is an array */
+	char close;
 
-	for (;;) {
-		p = p ? skip_ws(p, end) : NULL;
-		if (!p || p >= end)
+value:
+	p = skip_ws(p, end);
+	if (p >= end)
+		return NULL;
+	if (*p != '{' && *p != '[') {
+		p = skip_scalar(p, end);
+		if (!p)
 			return NULL;
-		if (end - p >= 2 && ((p[0] == '{' && p[1] == '}') ||
-				     (p[0] == '[' && p[1] == ']'))) {
-			/* managedFields' leaves: no level to keep */
-			if (depth + lvl + 1 > MAX_DEPTH)
-				return NULL;
-			p += 2;
-		} else if (*p == '{' || *p == '[') {
-			arr = *p == '[';
-			if (depth + ++lvl > MAX_DEPTH)
-				return NULL;
-			arrays = arr ? arrays | 1u << (lvl - 1)
-				     : arrays & ~(1u << (lvl - 1));
-			p = skip_ws(p + 1, end);
-			if (p >= end || *p != (arr ? ']' : '}')) {
-				if (depth + lvl >= MAX_DEPTH)
-					return NULL;
-				p = arr ? p : skip_key(p, end);
-				continue;
-			}
-			p++;
-			lvl--;
-			arr = lvl && arrays >> (lvl - 1) & 1;
-		} else {
-			p = skip_scalar(p, end);
-		}
-		/* after a value: close what ends here, or take the next */
-		for (;;) {
-			if (!p || lvl == 0)
-				return p;
-			if (p < end && (unsigned char)*p <= ' ')
-				p = skip_ws(p, end);
-			if (p < end && *p == ',') {
-				p = arr ? p + 1 : skip_key(p + 1, end);
-				break;
-			}
-			if (p >= end || *p != (arr ? ']' : '}'))
-				return NULL;
-			p++;
-			lvl--;
-			arr = lvl && arrays >> (lvl - 1) & 1;
-		}
+		goto next;
 	}
+	if (depth + ++lvl > MAX_DEPTH)
+		return NULL;
+	close = *p == '[' ? ']' : '}';
+	arrays = close == ']' ? arrays | 1u << (lvl - 1)
+			      : arrays & ~(1u << (lvl - 1));
+	p = skip_ws(p + 1, end);
+	if (p < end && *p == close) {
+		p++;
+		lvl--;
+		goto next;
+	}
+	/* what it holds would be deeper than json-c goes */
+	if (depth + lvl >= MAX_DEPTH)
+		return NULL;
+	if (close == ']')
+		goto value;
+	goto key;
+next:
+	if (lvl == 0)
+		return p;
+	close = arrays >> (lvl - 1) & 1 ? ']' : '}';
+	p = skip_ws(p, end);
+	if (p < end && *p == ',') {
+		p++;
+		if (close == ']')
+			goto value;
+		goto key;
+	}
+	if (p >= end || *p != close)
+		return NULL;
+	p++;
+	lvl--;
+	goto next;
+key:
+	p = skip_key(p, end);
+	if (!p)
+		return NULL;
+	goto value;
 }
 
 static int hex_value(char c)
@@ -538,12 +548,15 @@ static int add_copied(struct proj *pj, struct json_object *o, const char *key,
  * it, or keep is kube_keep_all). Elsewhere a key with an escape may be a
  * kept one in disguise: left to json-c. */
 static int project_member(struct proj *pj, const char **pp, unsigned depth,
-			  const struct kube_keep *keep, struct json_object *o)
+			  const struct kube_keep *keep, struct json_object *o,
+			  uint64_t *seen)
 {
 	const char *key = *pp + 1, *p, *e;
 	const struct kube_keep *k = NULL;
 	struct json_object *v = NULL;
 	bool all = keep == kube_keep_all, esc;
+	unsigned flags = JSON_C_OBJECT_ADD_CONSTANT_KEY;
+	uint64_t bit;
 	int r;
 
 	e = p = skip_string(key, pj->end, &esc);
@@ -563,10 +576,14 @@ static int project_member(struct proj *pj, const char **pp, unsigned depth,
 	      : value_whole(pj, &p, depth, &v);
 	if (r < 0)
 		return r;
-	/* a repeated key: the last one counts, as in json-c's tree */
+	/* a repeated key: the last one counts, as in json-c's tree; one
+	 * seen the first time needs no look-up */
+	bit = k && k - keep < 64 ? 1ull << (k - keep) : 0;
+	if (bit && !(*seen & bit))
+		flags |= JSON_C_OBJECT_ADD_KEY_IS_NEW;
+	*seen |= bit;
 	if (k)
-		r = json_object_object_add_ex(o, k->name, v,
-					      JSON_C_OBJECT_ADD_CONSTANT_KEY);
+		r = json_object_object_add_ex(o, k->name, v, flags);
 	else
 		r = add_copied(pj, o, key, e, esc, v);
 	if (r < 0) {
@@ -585,6 +602,7 @@ static int project_object(struct proj *pj, const char **pp, unsigned depth,
 	struct json_object *o = json_object_new_object();
 	const char *p = skip_ws(*pp + 1, pj->end);
 	int r = o ? 0 : -ENOMEM;
+	uint64_t seen = 0; /* keep's members met, the first 64 */
 
 	if (r == 0 && depth + 1 > MAX_DEPTH)
 		r = -EBADMSG;
@@ -599,7 +617,7 @@ static int project_object(struct proj *pj, const char **pp, unsigned depth,
 			r = -EBADMSG;
 			break;
 		}
-		r = project_member(pj, &p, depth + 1, keep, o);
+		r = project_member(pj, &p, depth + 1, keep, o, &seen);
 		p = r == 0 ? skip_ws(p, pj->end) : p;
 		if (r < 0 || p >= pj->end || (*p != ',' && *p != '}'))
 			r = r < 0 ? r : -EBADMSG;

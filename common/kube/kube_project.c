@@ -431,6 +431,51 @@ static int project_array(struct proj *pj, const char **pp, unsigned depth,
 			 const struct kube_keep *members,
 			 struct json_object **ret);
 
+/* *pp at the '{' or '[' of a container inside depth others: 1 and *pp
+ * past close when it is empty, 0 and *pp at its first item, -EBADMSG when
+ * it lies, or its items would lie, deeper than json-c goes. */
+static int open_items(struct proj *pj, const char **pp, unsigned depth,
+		      char close)
+{
+	const char *p = skip_ws(*pp + 1, pj->end);
+
+	if (depth + 1 > MAX_DEPTH)
+		return -EBADMSG;
+	if (p < pj->end && *p == close) {
+		*pp = p + 1;
+		return 1;
+	}
+	if (depth + 1 >= MAX_DEPTH)
+		return -EBADMSG;
+	*pp = p;
+	return 0;
+}
+
+/* *pp after an item: 0 and *pp at the next one past the ',', 1 and *pp
+ * past close, or -EBADMSG. */
+static int next_item(struct proj *pj, const char **pp, char close)
+{
+	const char *p = skip_ws(*pp, pj->end);
+
+	if (p >= pj->end || (*p != ',' && *p != close))
+		return -EBADMSG;
+	*pp = *p == close ? p + 1 : skip_ws(p + 1, pj->end);
+	return *p == close;
+}
+
+/* The container o built (r 1) or not (r < 0: dropped). */
+static int close_items(struct json_object *o, int r, const char *p,
+		       const char **pp, struct json_object **ret)
+{
+	if (r < 0) {
+		json_object_put(o);
+		return r;
+	}
+	*pp = p;
+	*ret = o;
+	return 0;
+}
+
 /* The value at *pp, inside depth containers, built whole; *ret NULL for
  * null, as json-c has it. */
 static int value_whole(struct proj *pj, const char **pp, unsigned depth,
@@ -472,17 +517,9 @@ static int project_array(struct proj *pj, const char **pp, unsigned depth,
 			 struct json_object **ret)
 {
 	struct json_object *a = json_object_new_array(), *v;
-	const char *p = skip_ws(*pp + 1, pj->end);
-	int r = a ? 0 : -ENOMEM;
+	const char *p = *pp;
+	int r = a ? open_items(pj, &p, depth, ']') : -ENOMEM;
 
-	if (r == 0 && depth + 1 > MAX_DEPTH)
-		r = -EBADMSG;
-	if (r == 0 && p < pj->end && *p == ']') {
-		p++;
-		goto out;
-	}
-	if (r == 0 && depth + 1 >= MAX_DEPTH)
-		r = -EBADMSG;
 	while (r == 0) {
 		v = NULL;
 		if (p < pj->end && *p == '{')
@@ -493,22 +530,10 @@ static int project_array(struct proj *pj, const char **pp, unsigned depth,
 			json_object_put(v);
 			r = -ENOMEM;
 		}
-		p = r == 0 ? skip_ws(p, pj->end) : p;
-		if (r < 0 || p >= pj->end || (*p != ',' && *p != ']'))
-			r = r < 0 ? r : -EBADMSG;
-		else if (*p++ == ']')
-			break;
-		else
-			p = skip_ws(p, pj->end);
+		if (r == 0)
+			r = next_item(pj, &p, ']');
 	}
-out:
-	if (r < 0) {
-		json_object_put(a);
-		return r;
-	}
-	*pp = p;
-	*ret = a;
-	return 0;
+	return close_items(a, r, p, pp, ret);
 }
 
 /* The value at *pp as k keeps it: projected where its type is the one k
@@ -600,40 +625,19 @@ static int project_object(struct proj *pj, const char **pp, unsigned depth,
 			  struct json_object **ret)
 {
 	struct json_object *o = json_object_new_object();
-	const char *p = skip_ws(*pp + 1, pj->end);
-	int r = o ? 0 : -ENOMEM;
+	const char *p = *pp;
+	int r = o ? open_items(pj, &p, depth, '}') : -ENOMEM;
 	uint64_t seen = 0; /* keep's members met, the first 64 */
 
-	if (r == 0 && depth + 1 > MAX_DEPTH)
-		r = -EBADMSG;
-	if (r == 0 && p < pj->end && *p == '}') {
-		p++;
-		goto out;
-	}
-	if (r == 0 && depth + 1 >= MAX_DEPTH)
-		r = -EBADMSG;
 	while (r == 0) {
-		if (p >= pj->end || *p != '"') {
+		if (p >= pj->end || *p != '"')
 			r = -EBADMSG;
-			break;
-		}
-		r = project_member(pj, &p, depth + 1, keep, o, &seen);
-		p = r == 0 ? skip_ws(p, pj->end) : p;
-		if (r < 0 || p >= pj->end || (*p != ',' && *p != '}'))
-			r = r < 0 ? r : -EBADMSG;
-		else if (*p++ == '}')
-			break;
 		else
-			p = skip_ws(p, pj->end);
+			r = project_member(pj, &p, depth + 1, keep, o, &seen);
+		if (r == 0)
+			r = next_item(pj, &p, '}');
 	}
-out:
-	if (r < 0) {
-		json_object_put(o);
-		return r;
-	}
-	*pp = p;
-	*ret = o;
-	return 0;
+	return close_items(o, r, p, pp, ret);
 }
 
 int kube_json_project(struct json_tokener *tok, const char *buf, size_t len,

@@ -347,8 +347,9 @@ extern const struct kube_keep kube_keep_all[];
 /* Parses the JSON object in buf (len bytes; blanks around it allowed)
  * into a json-c tree of the members keep names, without building the
  * rest: a strict scanner (RFC 8259, 32 levels deep at most, as json-c)
- * checks every byte, json-c builds each kept value. Returns 0 and *ret
- * (the caller's), -EBADMSG for text that is not plain JSON to the scanner
+ * checks every byte and builds the kept values as json-c's tokener would
+ * (its tokener for fractions, exponents and long numbers). Returns 0 and
+ * *ret (the caller's), -EBADMSG for text that is not plain JSON to the scanner
  * (json-c's extensions, raw control bytes, \u surrogates, numbers over 64
  * characters, keys with escapes where members are sought, not an object):
  * json_tokener_parse_ex() of the whole text is then the answer; -ENOMEM.

@@ -643,13 +643,14 @@ static int project_object(struct proj *pj, const char **pp, unsigned depth,
 int kube_json_project(struct json_tokener *tok, const char *buf, size_t len,
 		      const struct kube_keep *keep, struct json_object **ret)
 {
-	struct proj pj = {.end = buf + len, .tok = tok, .text = STRBUF_INIT};
+	struct proj pj = {.tok = tok, .text = STRBUF_INIT};
 	struct json_object *o = NULL;
 	const char *p;
 	int r;
 
 	if (!buf || len >= (1u << 30))
 		return -EBADMSG;
+	pj.end = buf + len;
 	p = skip_ws(buf, pj.end);
 	if (p >= pj.end || *p != '{')
 		return -EBADMSG;

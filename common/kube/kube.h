@@ -333,6 +333,50 @@ void kube_watch_event_release(struct kube_watch_event *e);
 int kube_watch_event_parse(const char *line, size_t len,
 			   struct kube_watch_event *ret);
 
+/* What of an object a reader keeps: a table of members ended by a NULL
+ * name. members NULL keeps the member's value whole; else a value that is
+ * an object (an array, with each) is kept as the same object with only
+ * those members (each object of the array so), and a value of another
+ * type whole. A repeated member: the last one, as json-c's tree has it. */
+struct kube_keep {
+	const char *name;
+	const struct kube_keep *members;
+	bool each;
+};
+/* Every member, whole: kube_json_project() with it builds json-c's whole
+ * tree of plain JSON (how the tests hold the builder to json-c's). */
+extern const struct kube_keep kube_keep_all[];
+
+/* Parses the JSON object in buf (len bytes; blanks around it allowed)
+ * into a json-c tree of the members keep names, without building the
+ * rest: a strict scanner (RFC 8259, 32 levels deep at most, as json-c)
+ * checks every byte and builds the kept values as json-c's tokener would
+ * (its tokener for fractions, exponents and long numbers). Returns 0 and
+ * *ret (the caller's), -EBADMSG for text that is not plain JSON to the scanner
+ * (json-c's extensions, raw control bytes, \u surrogates, numbers over 64
+ * characters, keys with escapes where members are sought, not an object):
+ * json_tokener_parse_ex() of the whole text is then the answer; -ENOMEM.
+ * Pure; tok (reset and used for the kept values) is the caller's. */
+int kube_json_project(struct json_tokener *tok, const char *buf, size_t len,
+		      const struct kube_keep *keep, struct json_object **ret);
+
+/* Decodes watch lines as kube_watch_event_parse() does, with one json-c
+ * tokener for all of them; with keep, the object holds only the members
+ * keep names (kube_json_project; an ERROR event's object is whole), and
+ * keep must name what the watch itself reads: kind, apiVersion and
+ * metadata's name, namespace, uid and resourceVersion. Text the projection
+ * refuses is parsed whole: accepted or refused the same as
+ * kube_watch_event_parse() does. */
+struct kube_event_decoder;
+/* keep may be NULL (objects whole). Returns 0 or -ENOMEM. */
+int kube_event_decoder_new(const struct kube_keep *keep,
+			   struct kube_event_decoder **ret);
+void kube_event_decoder_free(struct kube_event_decoder *d);
+/* Returns 0, -EBADMSG (as kube_watch_event_parse), -ENOMEM. ret untouched
+ * on failure; release it with kube_watch_event_release(). */
+int kube_event_decoder_parse(struct kube_event_decoder *d, const char *line,
+			     size_t len, struct kube_watch_event *ret);
+
 /* Splits a byte stream into lines, whatever the chunking. */
 struct kube_line_splitter {
 	struct strbuf buf;
@@ -376,6 +420,9 @@ struct kube_watch_options {
 	unsigned max_failures;	 /* consecutive failures before giving up;
 				  * 0 = never */
 	size_t max_event;	 /* largest event line; default 8 MiB */
+	/* what fn reads of each object (kube_pod_keep for pods); NULL: all.
+	 * A list's objects are whole. */
+	const struct kube_keep *keep;
 	kube_watch_fn fn;
 	void *userdata;
 	struct kube_watch_stats *stats; /* optional, updated live */
@@ -431,9 +478,16 @@ struct kube_pod {
 int kube_pod_decode(struct json_object *obj, struct kube_pod **ret);
 /* Same from JSON text. */
 int kube_pod_parse(const char *buf, size_t len, struct kube_pod **ret);
+/* The members of a Pod that kube_pod_decode() reads, with the
+ * apiVersion of metadata.ownerReferences[] (the agent's owner chain) and
+ * what kube_watch() reads: a watch with it as keep decodes the same pods. */
+extern const struct kube_keep kube_pod_keep[];
 void kube_pod_free(struct kube_pod *p);
 /* An annotation value or NULL. */
 const char *kube_pod_annotation(const struct kube_pod *p, const char *key);
+/* Whether two decoded pods say the same: every field, the annotations and
+ * labels by json_object_equal(). Pure. */
+bool kube_pod_equal(const struct kube_pod *a, const struct kube_pod *b);
 
 struct kube_pod_list_options {
 	const char *namespace; /* NULL = all namespaces */

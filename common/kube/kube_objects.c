@@ -121,14 +121,18 @@ void kube_pod_free(struct kube_pod *p)
 	free(p);
 }
 
-static uint64_t quantity_at(struct json_object *res, const char *kind)
+/* res.<kind>.memory: its bytes (0 when absent or not a quantity) and its
+ * text as written. */
+static int memory_at(struct json_object *res, const char *kind, uint64_t *ret_v,
+		     char **ret_s)
 {
 	const char *s = kube_json_str(res, kind, "memory", NULL);
-	uint64_t v = 0;
 
-	if (s && kube_parse_quantity(s, &v) < 0)
-		v = 0;
-	return v;
+	*ret_v = 0;
+	if (s && kube_parse_quantity(s, ret_v) < 0)
+		*ret_v = 0;
+	*ret_s = s ? strdup(s) : NULL;
+	return s && !*ret_s ? -ENOMEM : 0;
 }
 
 static int decode_container(struct json_object *spec, struct kube_container *c)
@@ -139,13 +143,11 @@ static int decode_container(struct json_object *spec, struct kube_container *c)
 		return -ENOMEM;
 	if (!c->name)
 		return -EBADMSG;
-	c->limit_memory = quantity_at(res, "limits");
-	c->request_memory = quantity_at(res, "requests");
 	if (kube_json_dup(spec, "image", NULL, NULL, &c->image) < 0 ||
-	    kube_json_dup(res, "limits", "memory", NULL, &c->limit_memory_s) <
+	    memory_at(res, "limits", &c->limit_memory, &c->limit_memory_s) <
 		    0 ||
-	    kube_json_dup(res, "requests", "memory", NULL,
-			  &c->request_memory_s) < 0)
+	    memory_at(res, "requests", &c->request_memory,
+		      &c->request_memory_s) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -182,12 +184,14 @@ static int decode_container_status(struct kube_pod *p, struct json_object *st)
 	return 0;
 }
 
-static int decode_containers(struct kube_pod *p, struct json_object *obj)
+/* spec.containers[] with status.containerStatuses[] joined. */
+static int decode_containers(struct kube_pod *p, struct json_object *spec,
+			     struct json_object *status)
 {
 	struct json_object *arr =
-		kube_json_path(obj, "spec", "containers", NULL);
+		kube_json_path(spec, "containers", NULL, NULL);
 	struct json_object *sts =
-		kube_json_path(obj, "status", "containerStatuses", NULL);
+		kube_json_path(status, "containerStatuses", NULL, NULL);
 	size_t n;
 	int r;
 
@@ -216,10 +220,10 @@ static int decode_containers(struct kube_pod *p, struct json_object *obj)
 }
 
 /* The controller among metadata.ownerReferences (else the first). */
-static int decode_owner(struct kube_pod *p, struct json_object *obj)
+static int decode_owner(struct kube_pod *p, struct json_object *md)
 {
 	struct json_object *arr =
-		kube_json_path(obj, "metadata", "ownerReferences", NULL);
+		kube_json_path(md, "ownerReferences", NULL, NULL);
 	struct json_object *pick = NULL, *o, *ctl;
 	size_t n;
 
@@ -240,40 +244,44 @@ static int decode_owner(struct kube_pod *p, struct json_object *obj)
 	return 0;
 }
 
+/* Each part looked up once: a watch decodes every pod of the node at
+ * every change. */
 int kube_pod_decode(struct json_object *obj, struct kube_pod **ret)
 {
 	struct kube_pod *p;
 	const char *kind = kube_json_str(obj, "kind", NULL, NULL);
+	struct json_object *md = kube_json_path(obj, "metadata", NULL, NULL);
+	struct json_object *spec = kube_json_path(obj, "spec", NULL, NULL);
+	struct json_object *st = kube_json_path(obj, "status", NULL, NULL);
 	struct json_object *spn;
 	int r = -ENOMEM;
 
 	if ((kind && !streq(kind, "Pod")) ||
-	    !kube_json_str(obj, "metadata", "name", NULL))
+	    !kube_json_str(md, "name", NULL, NULL))
 		return -EBADMSG;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	if (kube_json_dup(obj, "metadata", "name", NULL, &p->name) < 0 ||
-	    kube_json_dup(obj, "metadata", "namespace", NULL, &p->namespace) <
-		    0 ||
-	    kube_json_dup(obj, "metadata", "uid", NULL, &p->uid) < 0 ||
-	    kube_json_dup(obj, "metadata", "resourceVersion", NULL,
+	if (kube_json_dup(md, "name", NULL, NULL, &p->name) < 0 ||
+	    kube_json_dup(md, "namespace", NULL, NULL, &p->namespace) < 0 ||
+	    kube_json_dup(md, "uid", NULL, NULL, &p->uid) < 0 ||
+	    kube_json_dup(md, "resourceVersion", NULL, NULL,
 			  &p->resource_version) < 0 ||
-	    kube_json_dup(obj, "spec", "nodeName", NULL, &p->node) < 0 ||
-	    kube_json_dup(obj, "status", "phase", NULL, &p->phase) < 0 ||
-	    kube_json_dup(obj, "status", "qosClass", NULL, &p->qos_class) < 0)
+	    kube_json_dup(spec, "nodeName", NULL, NULL, &p->node) < 0 ||
+	    kube_json_dup(st, "phase", NULL, NULL, &p->phase) < 0 ||
+	    kube_json_dup(st, "qosClass", NULL, NULL, &p->qos_class) < 0)
 		goto fail;
-	p->deleting = kube_json_path(obj, "metadata", "deletionTimestamp",
-				     NULL) != NULL;
-	spn = kube_json_path(obj, "spec", "shareProcessNamespace", NULL);
+	p->deleting =
+		kube_json_path(md, "deletionTimestamp", NULL, NULL) != NULL;
+	spn = kube_json_path(spec, "shareProcessNamespace", NULL, NULL);
 	p->share_process_namespace =
 		spn && json_object_is_type(spn, json_type_boolean) &&
 		json_object_get_boolean(spn);
-	p->annotations = obj_get_object(obj, "metadata", "annotations");
-	p->labels = obj_get_object(obj, "metadata", "labels");
-	r = decode_owner(p, obj);
+	p->annotations = obj_get_object(md, "annotations", NULL);
+	p->labels = obj_get_object(md, "labels", NULL);
+	r = decode_owner(p, md);
 	if (r == 0)
-		r = decode_containers(p, obj);
+		r = decode_containers(p, spec, st);
 	if (r < 0)
 		goto fail;
 	*ret = p;
@@ -282,6 +290,67 @@ fail:
 	kube_pod_free(p);
 	return r;
 }
+
+/* What kube_pod_decode() and its helpers read, and kube_watch(): kept in
+ * step with them (tests/unit/test_kube_project.c decodes every fixture
+ * both ways). */
+static const struct kube_keep memory_keep[] = {{"memory", NULL, false},
+					       {NULL, NULL, false}};
+static const struct kube_keep resources_keep[] = {
+	{"limits", memory_keep, false},
+	{"requests", memory_keep, false},
+	{NULL, NULL, false}};
+static const struct kube_keep container_keep[] = {
+	{"name", NULL, false},
+	{"image", NULL, false},
+	{"resources", resources_keep, false},
+	{NULL, NULL, false}};
+static const struct kube_keep terminated_keep[] = {{"exitCode", NULL, false},
+						   {"reason", NULL, false},
+						   {"containerID", NULL, false},
+						   {NULL, NULL, false}};
+static const struct kube_keep last_state_keep[] = {
+	{"terminated", terminated_keep, false}, {NULL, NULL, false}};
+static const struct kube_keep container_status_keep[] = {
+	{"name", NULL, false},
+	{"restartCount", NULL, false},
+	{"lastState", last_state_keep, false},
+	{"containerID", NULL, false},
+	{NULL, NULL, false}};
+/* decode_owner() reads controller, kind and name, the agent's owner
+ * chain apiVersion too */
+static const struct kube_keep owner_keep[] = {{"apiVersion", NULL, false},
+					      {"kind", NULL, false},
+					      {"name", NULL, false},
+					      {"controller", NULL, false},
+					      {NULL, NULL, false}};
+static const struct kube_keep pod_metadata_keep[] = {
+	{"name", NULL, false},
+	{"namespace", NULL, false},
+	{"uid", NULL, false},
+	{"resourceVersion", NULL, false},
+	{"deletionTimestamp", NULL, false},
+	{"labels", NULL, false},
+	{"annotations", NULL, false},
+	{"ownerReferences", owner_keep, true},
+	{NULL, NULL, false}};
+static const struct kube_keep pod_spec_keep[] = {
+	{"nodeName", NULL, false},
+	{"shareProcessNamespace", NULL, false},
+	{"containers", container_keep, true},
+	{NULL, NULL, false}};
+static const struct kube_keep pod_status_keep[] = {
+	{"phase", NULL, false},
+	{"qosClass", NULL, false},
+	{"containerStatuses", container_status_keep, true},
+	{NULL, NULL, false}};
+const struct kube_keep kube_pod_keep[] = {
+	{"kind", NULL, false},
+	{"apiVersion", NULL, false},
+	{"metadata", pod_metadata_keep, false},
+	{"spec", pod_spec_keep, false},
+	{"status", pod_status_keep, false},
+	{NULL, NULL, false}};
 
 int kube_pod_parse(const char *buf, size_t len, struct kube_pod **ret)
 {
@@ -293,6 +362,54 @@ int kube_pod_parse(const char *buf, size_t len, struct kube_pod **ret)
 	r = kube_pod_decode(o, ret);
 	json_object_put(o);
 	return r;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && streq(a, b));
+}
+
+static bool same_json(struct json_object *a, struct json_object *b)
+{
+	return (!a && !b) || (a && b && json_object_equal(a, b));
+}
+
+static bool container_equal(const struct kube_container *a,
+			    const struct kube_container *b)
+{
+	return same_str(a->name, b->name) &&
+	       same_str(a->container_id, b->container_id) &&
+	       a->limit_memory == b->limit_memory &&
+	       a->request_memory == b->request_memory &&
+	       a->restart_count == b->restart_count &&
+	       same_str(a->last_terminated_reason, b->last_terminated_reason) &&
+	       a->last_exit_code == b->last_exit_code &&
+	       same_str(a->last_container_id, b->last_container_id) &&
+	       same_str(a->image, b->image) &&
+	       same_str(a->limit_memory_s, b->limit_memory_s) &&
+	       same_str(a->request_memory_s, b->request_memory_s);
+}
+
+bool kube_pod_equal(const struct kube_pod *a, const struct kube_pod *b)
+{
+	if (!same_str(a->name, b->name) ||
+	    !same_str(a->namespace, b->namespace) ||
+	    !same_str(a->uid, b->uid) || !same_str(a->node, b->node) ||
+	    !same_str(a->resource_version, b->resource_version) ||
+	    !same_str(a->phase, b->phase) ||
+	    !same_str(a->qos_class, b->qos_class) ||
+	    a->deleting != b->deleting ||
+	    a->share_process_namespace != b->share_process_namespace ||
+	    !same_json(a->annotations, b->annotations) ||
+	    !same_json(a->labels, b->labels) ||
+	    !same_str(a->owner_kind, b->owner_kind) ||
+	    !same_str(a->owner_name, b->owner_name) ||
+	    a->n_containers != b->n_containers)
+		return false;
+	for (size_t i = 0; i < a->n_containers; i++)
+		if (!container_equal(&a->containers[i], &b->containers[i]))
+			return false;
+	return true;
 }
 
 const char *kube_pod_annotation(const struct kube_pod *p, const char *key)

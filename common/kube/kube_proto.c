@@ -334,28 +334,18 @@ const char *kube_event_type_name(enum kube_event_type t)
 	return "UNKNOWN";
 }
 
-int kube_watch_event_parse(const char *line, size_t len,
-			   struct kube_watch_event *ret)
+/* The event a parsed line o holds (ret->object a new reference to its
+ * object), or -EBADMSG. */
+static int event_from(struct json_object *o, struct kube_watch_event *ret)
 {
-	struct json_tokener *tok;
-	struct json_object *o = NULL, *obj, *md;
+	struct json_object *obj, *md;
 	const char *type, *rv = NULL;
-	int r = -EBADMSG;
 
-	if (!line || len == 0 || len >= (1u << 30))
-		return -EBADMSG;
-	tok = json_tokener_new();
-	if (!tok)
-		return -ENOMEM;
-	o = json_tokener_parse_ex(tok, line, (int)len);
-	/* the whole line must be one JSON value */
-	if (o && json_tokener_get_parse_end(tok) != len)
-		goto out;
 	if (!o || !json_object_is_type(o, json_type_object) ||
 	    !(type = obj_str(o, "type")) ||
 	    !json_object_object_get_ex(o, "object", &obj) ||
 	    !json_object_is_type(obj, json_type_object))
-		goto out;
+		return -EBADMSG;
 	for (size_t i = 0; i < ARRAY_SIZE(event_types); i++) {
 		if (!streq(type, event_types[i].name))
 			continue;
@@ -365,13 +355,99 @@ int kube_watch_event_parse(const char *line, size_t len,
 		strlcpy_safe(ret->resource_version, rv ? rv : "",
 			     sizeof(ret->resource_version));
 		ret->object = json_object_get(obj);
-		r = 0;
-		break;
+		return 0;
 	}
-out:
+	return -EBADMSG;
+}
+
+/* One line parsed whole by json-c with tok (fresh or reset). */
+static int parse_whole(struct json_tokener *tok, const char *line, size_t len,
+		       struct kube_watch_event *ret)
+{
+	struct json_object *o;
+	int r = -EBADMSG;
+
+	o = json_tokener_parse_ex(tok, line, (int)len);
+	/* the whole line must be one JSON value */
+	if (o && json_tokener_get_parse_end(tok) == len)
+		r = event_from(o, ret);
 	json_object_put(o);
+	return r;
+}
+
+int kube_watch_event_parse(const char *line, size_t len,
+			   struct kube_watch_event *ret)
+{
+	struct json_tokener *tok;
+	int r;
+
+	if (!line || len == 0 || len >= (1u << 30))
+		return -EBADMSG;
+	tok = json_tokener_new();
+	if (!tok)
+		return -ENOMEM;
+	r = parse_whole(tok, line, len, ret);
 	json_tokener_free(tok);
 	return r;
+}
+
+struct kube_event_decoder {
+	struct json_tokener *tok; /* json-c's default depth, as above */
+	struct kube_keep top[3];  /* type, object as keep says, end */
+};
+
+int kube_event_decoder_new(const struct kube_keep *keep,
+			   struct kube_event_decoder **ret)
+{
+	struct kube_event_decoder *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	d->tok = json_tokener_new();
+	if (!d->tok) {
+		free(d);
+		return -ENOMEM;
+	}
+	d->top[0] = (struct kube_keep){.name = "type"};
+	d->top[1] = (struct kube_keep){.name = "object", .members = keep};
+	*ret = d;
+	return 0;
+}
+
+void kube_event_decoder_free(struct kube_event_decoder *d)
+{
+	if (!d)
+		return;
+	json_tokener_free(d->tok);
+	free(d);
+}
+
+int kube_event_decoder_parse(struct kube_event_decoder *d, const char *line,
+			     size_t len, struct kube_watch_event *ret)
+{
+	struct kube_watch_event ev;
+	struct json_object *o;
+	int r;
+
+	if (!line || len == 0 || len >= (1u << 30))
+		return -EBADMSG;
+	/* plain JSON, the usual case: only the kept members are built, and
+	 * json-c's tree of the same text would give the same answer */
+	if (d->top[1].members &&
+	    kube_json_project(d->tok, line, len, d->top, &o) == 0) {
+		r = event_from(o, &ev);
+		json_object_put(o);
+		if (r < 0)
+			return r;
+		if (ev.type != KUBE_EVENT_ERROR) {
+			*ret = ev;
+			return 0;
+		}
+		/* an ERROR's Status is read whole */
+		kube_watch_event_release(&ev);
+	}
+	json_tokener_reset(d->tok);
+	return parse_whole(d->tok, line, len, ret);
 }
 
 void kube_watch_event_release(struct kube_watch_event *e)

@@ -14,6 +14,7 @@ struct watch {
 	struct kube_watch_stats st;
 	struct json_object *store; /* key → minimal object {metadata…} */
 	struct kube_line_splitter split;
+	struct kube_event_decoder *dec; /* o->keep of each object */
 	char rv[32];
 	bool expired; /* an ERROR 410 event came */
 	bool lost;    /* an event was dropped (oversized): relist */
@@ -240,7 +241,7 @@ static int on_line(const char *line, size_t len, void *ud)
 		w->lost = true; /* oversized: the relist will bring it */
 		return 0;
 	}
-	if (kube_watch_event_parse(line, len, &ev) < 0) {
+	if (kube_event_decoder_parse(w->dec, line, len, &ev) < 0) {
 		w->lost = true;
 		return 0;
 	}
@@ -365,8 +366,10 @@ int kube_watch(struct kube_client *c, const struct kube_watch_options *o,
 		return -EINVAL;
 	w.rnd = now_monotonic_us() | 1;
 	w.store = json_object_new_object();
-	if (!w.store)
+	if (!w.store || kube_event_decoder_new(o->keep, &w.dec) < 0) {
+		json_object_put(w.store);
 		return -ENOMEM;
+	}
 	kube_line_splitter_init(&w.split, o->max_event);
 	for (;;) {
 		r = round_once(&w, &need_list, &e);
@@ -394,6 +397,7 @@ int kube_watch(struct kube_client *c, const struct kube_watch_options *o,
 	else if (err && r < 0)
 		*err = e;
 	kube_line_splitter_release(&w.split);
+	kube_event_decoder_free(w.dec);
 	json_object_put(w.store);
 	return r;
 }

@@ -391,6 +391,8 @@ void *cluster_watch_main(void *ud)
 			 .all_namespaces = true,
 			 .cancel = c->cancel},
 		.field_selector = sel,
+		/* on_pod reads the pod and its ownerReferences only */
+		.keep = kube_pod_keep,
 		.fn = on_pod,
 		.userdata = &w,
 		.stats = &w.stats,

@@ -15,6 +15,21 @@ size_t strlcpy_safe(char *dst, const char *src, size_t size)
 	return n;
 }
 
+size_t fmt_u64(char *buf, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+	return n;
+}
+
 static uint64_t clock_us(clockid_t id)
 {
 	struct timespec ts;

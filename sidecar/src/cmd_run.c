@@ -475,6 +475,8 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	pod_stop(&cfg); /* pod hook */
 	run_jvm_release(st);
 	recorder_release(&st->rec);
+	if (st->tl_chunk.buf)
+		strbuf_release(&st->tl_chunk);
 	if (st->have_fs)
 		cgroup_fs_close(&st->fs);
 	host_close(&st->h);

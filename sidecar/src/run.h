@@ -12,7 +12,7 @@
  *   else;
  * - the flusher rewrites timeline.json and manifest.json after each fast
  *   sample (else once a second): each made under st->mu (the timeline a
- *   16 KiB chunk at a time), written outside it;
+ *   48 KiB chunk at a time), written outside it;
  * - the main thread is the worker: heavy snapshots, JVM attach, ptrace
  *   probes, each step with a deadline, none of it under st->mu. */
 #pragma once
@@ -24,6 +24,7 @@
 
 #include "kernel/cgroup.h"
 #include "base/host.h"
+#include "base/strbuf.h"
 #include "forensics/capture.h"
 #include "forensics/recorder.h"
 
@@ -169,6 +170,7 @@ struct run_state {
 	} rts[RUN_MAX_RTS];
 	size_t n_rts;
 	uint64_t last_timeline_mono_us; /* flusher only */
+	struct strbuf tl_chunk;		/* flusher only: the timeline's */
 };
 
 /* One sampling round: pids, their status, the cgroup's usage, limit and

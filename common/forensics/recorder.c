@@ -173,9 +173,9 @@ static size_t encode(const struct rec_procs *ref,
 			if (!d)
 				continue;
 			tag |= (uint8_t)(1u << k);
+			/* zigzag: a small negative difference is small too */
 			len += put_varint(out ? out + len : NULL,
-					  (d << 1) ^
-						  (uint64_t)((int64_t)d >> 63));
+					  (d << 1) ^ (0 - (d >> 63)));
 		}
 		if (out)
 			out[tag_at] = tag;

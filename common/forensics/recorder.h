@@ -53,7 +53,7 @@ struct rec_sample {
 };
 
 /* A sample as the ring keeps it. Its processes' figures are not kept as
- * they are (48 bytes a process) nor as text (about 140 bytes): each is
+ * they are (48 bytes a process) nor as text (about 96 bytes): each is
  * encoded against the same place in the sample before (recorder.c, a tag
  * byte and the figures that changed, as varints of the difference: one
  * byte for a process whose figures did not change), and text is made

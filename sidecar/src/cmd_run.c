@@ -424,7 +424,7 @@ static int setup(struct run_state *st)
 int cmd_run(int argc, char **argv, const struct cli_globals *g)
 {
 	static struct run_cfg cfg;
-	/* On the heap, not static and cleared: 400 KiB (the per-pid
+	/* On the heap, not static and cleared: 420 KiB (the per-pid
 	 * arrays), above M_MMAP_THRESHOLD, so mmap'd zero pages of which only
 	 * those the run touches become resident (and locked); the static one
 	 * was made resident whole by its memset (docs/build.md, the sampler) */

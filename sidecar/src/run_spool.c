@@ -168,11 +168,11 @@ int run_write_manifest(struct run_state *st)
  * chunk's making, and the whole text (about 3 MB with a full ring of 50
  * processes) is never in memory: it was, in json-c's buffer, and was most
  * of the sidecar's peak RSS (docs/build.md, make bench). A full ring's
- * text costs about 4 ms of CPU in 48-64 KiB chunks, 5.5 ms in 16 KiB ones
- * (four times the writes). */
+ * write costs about 4.8 ms of CPU in 48 KiB chunks, 5.7 ms in 16 KiB ones
+ * (four times the write calls; medians of a harness, load about 9). */
 #define TIMELINE_CHUNK (48u << 10)
 /* The chunk's buffer is kept from one write to the next: 64 KiB, a chunk
- * and the element that ends it (a sample of 50 processes is 7 KiB), on
+ * and the element that ends it (a sample of 50 processes is 5 KiB), on
  * the heap (below M_MMAP_THRESHOLD), not allocated again every second.
  * One that a larger element grew is given back after its write. */
 #define TIMELINE_KEEP (64u << 10)

@@ -337,8 +337,8 @@ static int create_temp(int dfd, const char *base, unsigned mode, char *ret,
 	return -EEXIST;
 }
 
-int write_file_atomic_at(int dirfd, const char *path, const void *data,
-			 size_t len, unsigned mode)
+int write_file_atomic_fill_at(int dirfd, const char *path, unsigned mode,
+			      int (*fill)(int fd, void *arg), void *arg)
 {
 	_cleanup_free_ char *base = NULL;
 	_cleanup_close_ int dfd = -1, fd = -1;
@@ -351,7 +351,7 @@ int write_file_atomic_at(int dirfd, const char *path, const void *data,
 	fd = create_temp(dfd, base, mode, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
-	r = write_all(fd, data, len);
+	r = fill(fd, arg);
 	if (r >= 0 && fsync(fd) < 0)
 		r = -errno;
 	/* rename replaces a symlink at base, it never writes through it. */
@@ -363,6 +363,26 @@ int write_file_atomic_at(int dirfd, const char *path, const void *data,
 	}
 	(void)fsync(dfd);
 	return 0;
+}
+
+struct whole {
+	const void *data;
+	size_t len;
+};
+
+static int write_whole(int fd, void *arg)
+{
+	const struct whole *w = arg;
+
+	return write_all(fd, w->data, w->len);
+}
+
+int write_file_atomic_at(int dirfd, const char *path, const void *data,
+			 size_t len, unsigned mode)
+{
+	struct whole w = {.data = data, .len = len};
+
+	return write_file_atomic_fill_at(dirfd, path, mode, write_whole, &w);
 }
 
 /* mkdir -p of an absolute path: the operator's, symlinks followed. */

@@ -66,6 +66,14 @@ int read_line_at(int dirfd, const char *path, struct strbuf *sb);
 int write_file_atomic_at(int dirfd, const char *path, const void *data,
 			 size_t len, unsigned mode);
 
+/* The same, for a text made piece by piece: fill(fd, arg) writes the whole
+ * content to fd (the temp file), in as many writes as it likes, and
+ * returns >= 0 or -errno. Nothing needs to be in memory at once. When
+ * fill (or the fsync, or the rename) fails, the temp file is removed and
+ * path is left as it was; the error is returned. */
+int write_file_atomic_fill_at(int dirfd, const char *path, unsigned mode,
+			      int (*fill)(int fd, void *arg), void *arg);
+
 /* Writes all of buf to fd, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);
 

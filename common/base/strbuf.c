@@ -26,6 +26,14 @@ void strbuf_reset(struct strbuf *sb)
 	sb->buf[0] = '\0';
 }
 
+void strbuf_truncate(struct strbuf *sb, size_t len)
+{
+	if (len >= sb->len)
+		return;
+	sb->len = len;
+	sb->buf[len] = '\0';
+}
+
 int strbuf_grow(struct strbuf *sb, size_t extra)
 {
 	size_t need, n;

@@ -33,6 +33,8 @@ extern char strbuf_slopbuf[1];
 void strbuf_init(struct strbuf *sb, size_t max);
 void strbuf_release(struct strbuf *sb);
 void strbuf_reset(struct strbuf *sb);
+/* Shortens sb to its first len bytes (nothing when it is not longer). */
+void strbuf_truncate(struct strbuf *sb, size_t len);
 
 /* Returns 0, -ENOMEM, or -E2BIG when the result would exceed max. */
 int strbuf_add(struct strbuf *sb, const void *data, size_t len);

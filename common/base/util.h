@@ -75,6 +75,10 @@ static inline bool startswith(const char *s, const char *prefix)
  * src so callers can detect truncation (>= size). */
 size_t strlcpy_safe(char *dst, const char *src, size_t size);
 
+/* Writes v in decimal to buf (at least 21 bytes: 20 digits and a NUL) as
+ * printf's "%" PRIu64 would, without printf's cost. Returns the length. */
+size_t fmt_u64(char *buf, uint64_t v);
+
 /* Monotonic and realtime clocks in microseconds. */
 uint64_t now_monotonic_us(void);
 uint64_t now_realtime_us(void);

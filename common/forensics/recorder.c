@@ -68,20 +68,12 @@ void recorder_init(struct recorder *r)
 	r->events = json_object_new_array();
 }
 
-static struct json_object *sample_json(const struct rec_sample *s);
-
-static void sample_release(struct rec_sample *s)
-{
-	free(s->procs);
-	free(s->json);
-	s->procs = NULL;
-	s->json = NULL;
-}
-
 void recorder_release(struct recorder *r)
 {
 	for (size_t i = 0; i < r->count; i++)
-		sample_release(&r->ring[(r->head + i) % REC_RING_MAX]);
+		free(r->ring[(r->head + i) % REC_RING_MAX].enc);
+	free(r->base.v);
+	free(r->last.v);
 	for (size_t i = 0; i < r->n_procs; i++)
 		free(r->procs[i].cmdline);
 	free(r->procs);
@@ -92,37 +84,237 @@ void recorder_release(struct recorder *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int recorder_add(struct recorder *r, struct rec_sample *s)
-{
-	struct json_object *o = sample_json(s);
-	const char *text =
-		o ? json_object_to_json_string_ext(
-			    o, JSON_C_TO_STRING_PLAIN |
-				       JSON_C_TO_STRING_NOSLASHESCAPE)
-		  : NULL;
-	size_t slot;
+/* The encoding of a sample's processes (struct rec_slot). Process i is
+ * written against process i of the sample before (the same pid, as a rule:
+ * the cgroup lists its tasks in the same order at every round; zeros past
+ * that sample's end): a tag byte whose bit k says field k differs, then
+ * for each such field the difference, zigzag'd, as a LEB128 varint. At
+ * most 1 + 7 * 10 bytes a process; one when nothing changed. */
+#define REC_FIELDS 7
+#define REC_ENC_MAX (1 + REC_FIELDS * 10)
 
-	s->json = text ? strdup(text) : NULL;
-	json_object_put(o);
-	if (!s->json) {
-		free(s->procs);
-		s->procs = NULL;
+static const struct rec_proc_sample zero_proc;
+
+static void fields_of(const struct rec_proc_sample *p, uint64_t f[REC_FIELDS])
+{
+	f[0] = (uint64_t)(int64_t)p->pid;
+	f[1] = (uint64_t)(int64_t)p->threads;
+	f[2] = p->rss_kb;
+	f[3] = p->anon_kb;
+	f[4] = p->file_kb;
+	f[5] = p->shmem_kb;
+	f[6] = p->swap_kb;
+}
+
+static void set_fields(struct rec_proc_sample *p, const uint64_t f[REC_FIELDS])
+{
+	p->pid = (int)(int64_t)f[0];
+	p->threads = (int)(int64_t)f[1];
+	p->rss_kb = f[2];
+	p->anon_kb = f[3];
+	p->file_kb = f[4];
+	p->shmem_kb = f[5];
+	p->swap_kb = f[6];
+}
+
+/* Writes v to out (NULL: only counts). Returns the bytes. */
+static size_t put_varint(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+
+	do {
+		uint8_t b = (uint8_t)(v & 0x7f);
+
+		v >>= 7;
+		if (out)
+			out[n] = (uint8_t)(b | (v ? 0x80 : 0));
+		n++;
+	} while (v);
+	return n;
+}
+
+static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t b;
+
+		if (*p == end)
+			return -EBADMSG;
+		b = *(*p)++;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*ret = v;
+			return 0;
+		}
+	}
+	return -EBADMSG;
+}
+
+/* Encodes n processes against ref into out (NULL: only counts). Returns
+ * the bytes. Differences wrap around: any uint64 and int round-trips. */
+static size_t encode(const struct rec_procs *ref,
+		     const struct rec_proc_sample *procs, size_t n,
+		     uint8_t *out)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a[REC_FIELDS], b[REC_FIELDS];
+		size_t tag_at = len++;
+		uint8_t tag = 0;
+
+		fields_of(i < ref->n ? &ref->v[i] : &zero_proc, a);
+		fields_of(&procs[i], b);
+		for (unsigned k = 0; k < REC_FIELDS; k++) {
+			uint64_t d = b[k] - a[k];
+
+			if (!d)
+				continue;
+			tag |= (uint8_t)(1u << k);
+			/* zigzag: a small negative difference is small too */
+			len += put_varint(out ? out + len : NULL,
+					  (d << 1) ^ (0 - (d >> 63)));
+		}
+		if (out)
+			out[tag_at] = tag;
+	}
+	return len;
+}
+
+static int procs_reserve(struct rec_procs *p, size_t n)
+{
+	struct rec_proc_sample *v;
+
+	if (n <= p->cap)
+		return 0;
+	v = realloc(p->v, n * sizeof(*v));
+	if (!v)
 		return -ENOMEM;
-	}
-	if (r->count == REC_RING_MAX) {
-		sample_release(&r->ring[r->head]);
-		r->head = (r->head + 1) % REC_RING_MAX;
-		r->count--;
-	}
-	slot = (r->head + r->count) % REC_RING_MAX;
-	r->ring[slot] = *s;
-	r->count++;
-	s->procs = NULL;
-	s->json = NULL;
+	p->v = v;
+	p->cap = n;
 	return 0;
 }
 
-const struct rec_sample *recorder_sample(const struct recorder *r, size_t i)
+static int procs_copy(struct rec_procs *dst, const struct rec_proc_sample *src,
+		      size_t n)
+{
+	int q = procs_reserve(dst, n);
+
+	if (q < 0)
+		return q;
+	if (n)
+		memcpy(dst->v, src, n * sizeof(*src));
+	dst->n = n;
+	return 0;
+}
+
+/* Decodes s over p, which holds the sample before s. */
+static int decode(const struct rec_slot *s, struct rec_procs *p)
+{
+	const uint8_t *e = s->enc, *end = s->enc + s->enc_len;
+	int q = procs_reserve(p, s->n_procs);
+
+	if (q < 0)
+		return q;
+	for (size_t i = p->n; i < s->n_procs; i++)
+		p->v[i] = zero_proc;
+	for (size_t i = 0; i < s->n_procs; i++) {
+		uint64_t f[REC_FIELDS], z;
+		uint8_t tag;
+
+		if (e == end)
+			return -EBADMSG;
+		tag = *e++;
+		fields_of(&p->v[i], f);
+		for (unsigned k = 0; k < REC_FIELDS; k++) {
+			if (!(tag & (1u << k)))
+				continue;
+			if (get_varint(&e, end, &z) < 0)
+				return -EBADMSG;
+			f[k] += (z >> 1) ^ (0 - (z & 1));
+		}
+		set_fields(&p->v[i], f);
+	}
+	p->n = s->n_procs;
+	return 0;
+}
+
+static const struct rec_slot *slot_of(const struct recorder *r, uint64_t seq)
+{
+	return &r->ring[(r->head + (seq - r->seq_first)) % REC_RING_MAX];
+}
+
+/* The processes of sample seq into p: the oldest from base, a later one
+ * decoded over p, which must then hold sample seq - 1. */
+static int sample_procs(const struct recorder *r, uint64_t seq,
+			struct rec_procs *p)
+{
+	if (seq == r->seq_first)
+		return procs_copy(p, r->base.v, r->base.n);
+	return decode(slot_of(r, seq), p);
+}
+
+/* The oldest sample goes; the next one's processes become base. base has
+ * room for them (recorder_add reserved it). */
+static void drop_oldest(struct recorder *r)
+{
+	struct rec_slot *next = &r->ring[(r->head + 1) % REC_RING_MAX];
+
+	(void)decode(next, &r->base);
+	free(next->enc);
+	next->enc = NULL;
+	next->enc_len = 0;
+	r->head = (r->head + 1) % REC_RING_MAX;
+	r->count--;
+	r->seq_first++;
+}
+
+int recorder_add(struct recorder *r, const struct rec_sample *s)
+{
+	size_t len = 0, n = s->n_procs;
+	uint8_t *enc = NULL;
+	int q = 0;
+
+	if (n > UINT32_MAX / REC_ENC_MAX)
+		return -E2BIG;
+	/* What can fail comes first: a failure leaves the ring as it was. */
+	if (r->count) {
+		len = encode(&r->last, s->procs, n, NULL);
+		enc = len ? malloc(len) : NULL;
+		if (len && !enc)
+			return -ENOMEM;
+		encode(&r->last, s->procs, n, enc);
+	}
+	if (r->count == REC_RING_MAX)
+		q = procs_reserve(&r->base, recorder_sample(r, 1)->n_procs);
+	if (q == 0 && !r->count)
+		q = procs_reserve(&r->base, n);
+	if (q == 0)
+		q = procs_reserve(&r->last, n);
+	if (q < 0) {
+		free(enc);
+		return q;
+	}
+	if (r->count == REC_RING_MAX)
+		drop_oldest(r);
+	r->ring[(r->head + r->count) % REC_RING_MAX] =
+		(struct rec_slot){.t_us = s->t_us,
+				  .mono_us = s->mono_us,
+				  .usage = s->usage,
+				  .limit = s->limit,
+				  .enc = enc,
+				  .enc_len = (uint32_t)len,
+				  .n_procs = (uint32_t)n};
+	if (!r->count)
+		(void)procs_copy(&r->base, s->procs, n);
+	(void)procs_copy(&r->last, s->procs, n);
+	r->count++;
+	return 0;
+}
+
+const struct rec_slot *recorder_sample(const struct recorder *r, size_t i)
 {
 	if (i >= r->count)
 		return NULL;
@@ -174,6 +366,7 @@ int recorder_proc_seen(struct recorder *r, int pid, const char *name,
 	if (!p->cmdline)
 		return -ENOMEM;
 	p->first_us = p->last_us = t_us;
+	p->serial = r->next_serial++;
 	r->n_procs++;
 	return 0;
 }
@@ -195,7 +388,7 @@ bool recorder_proc_alive(const struct recorder *r, int pid)
 
 double recorder_predict_s(const struct recorder *r, size_t window)
 {
-	const struct rec_sample *last;
+	const struct rec_slot *last;
 	double st = 0, su = 0, stt = 0, stu = 0, n, slope, t0;
 	size_t first;
 
@@ -210,7 +403,7 @@ double recorder_predict_s(const struct recorder *r, size_t window)
 	n = (double)(r->count - first);
 	t0 = (double)recorder_sample(r, first)->mono_us / 1e6;
 	for (size_t i = first; i < r->count; i++) {
-		const struct rec_sample *s = recorder_sample(r, i);
+		const struct rec_slot *s = recorder_sample(r, i);
 		double t = (double)s->mono_us / 1e6 - t0, u = (double)s->usage;
 
 		st += t;
@@ -320,7 +513,8 @@ static struct json_object *proc_sample_json(const struct rec_proc_sample *p)
 	return o;
 }
 
-static struct json_object *sample_json(const struct rec_sample *s)
+static struct json_object *sample_json(const struct rec_slot *s,
+				       const struct rec_procs *p)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *procs = json_object_new_array();
@@ -329,8 +523,8 @@ static struct json_object *sample_json(const struct rec_sample *s)
 			       json_object_new_uint64(s->t_us / 1000));
 	json_object_object_add(o, "usage", json_object_new_uint64(s->usage));
 	json_object_object_add(o, "limit", json_object_new_uint64(s->limit));
-	for (size_t i = 0; i < s->n_procs; i++)
-		json_object_array_add(procs, proc_sample_json(&s->procs[i]));
+	for (size_t i = 0; i < p->n; i++)
+		json_object_array_add(procs, proc_sample_json(&p->v[i]));
 	json_object_object_add(o, "procs", procs);
 	return o;
 }
@@ -353,33 +547,30 @@ static struct json_object *proc_json(const struct rec_proc *p)
 	return o;
 }
 
-/* Prints a sample's JSON text, serialized by json-c when it was added. */
-static int cached_sample_print(struct json_object *jso, struct printbuf *pb,
-			       int level, int flags)
+static struct json_object *samples_json(const struct recorder *r)
 {
-	const char *text = json_object_get_userdata(jso);
+	struct json_object *a = json_object_new_array();
+	struct rec_procs p = {0};
 
-	(void)level, (void)flags;
-	return printbuf_memappend(pb, text, (int)strlen(text));
+	for (size_t i = 0; a && i < r->count; i++) {
+		if (sample_procs(r, r->seq_first + i, &p) < 0) {
+			json_object_put(a);
+			a = NULL;
+			break;
+		}
+		json_object_array_add(a,
+				      sample_json(recorder_sample(r, i), &p));
+	}
+	free(p.v);
+	return a;
 }
 
-/* A json-c node that prints s->json as it is (s outlives the node). */
-static struct json_object *cached_sample(const struct rec_sample *s)
+struct json_object *recorder_timeline_json(const struct recorder *r,
+					   const char *cgroup,
+					   unsigned interval_ms)
 {
 	struct json_object *o = json_object_new_object();
-
-	if (o)
-		json_object_set_serializer(o, cached_sample_print, s->json,
-					   NULL);
-	return o;
-}
-
-static struct json_object *timeline_json(const struct recorder *r,
-					 const char *cgroup,
-					 unsigned interval_ms, bool cached)
-{
-	struct json_object *o = json_object_new_object();
-	struct json_object *samples = json_object_new_array();
+	struct json_object *samples = samples_json(r);
 	struct json_object *procs = json_object_new_array();
 
 	if (!o || !samples || !procs) {
@@ -394,12 +585,6 @@ static struct json_object *timeline_json(const struct recorder *r,
 			       cgroup ? json_object_new_string(cgroup) : NULL);
 	json_object_object_add(o, "interval_ms",
 			       json_object_new_uint64(interval_ms));
-	for (size_t i = 0; i < r->count; i++) {
-		const struct rec_sample *s = recorder_sample(r, i);
-
-		json_object_array_add(samples, cached ? cached_sample(s)
-						      : sample_json(s));
-	}
 	for (size_t i = 0; i < r->n_procs; i++)
 		json_object_array_add(procs, proc_json(&r->procs[i]));
 	json_object_object_add(o, "samples", samples);
@@ -411,44 +596,264 @@ static struct json_object *timeline_json(const struct recorder *r,
 	return o;
 }
 
-struct json_object *recorder_timeline_json(const struct recorder *r,
-					   const char *cgroup,
-					   unsigned interval_ms)
+/* ---- timeline.json streamed: the same bytes as json-c prints the
+ * object above, one element at a time. */
+
+#define TL_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+enum {
+	PART_HEAD,
+	PART_SAMPLES,
+	PART_PROCS,
+	PART_SNAPSHOTS,
+	PART_TRIMS,
+	PART_JVMS,
+	PART_EVENTS,
+	PART_DONE,
+};
+
+/* What closes each section and opens the next. */
+static const char *const part_end[PART_DONE] = {
+	[PART_SAMPLES] = "],\"processes\":[",
+	[PART_PROCS] = "],\"snapshots\":[",
+	[PART_SNAPSHOTS] = "],\"trims\":[",
+	[PART_TRIMS] = "],\"jvms\":[",
+	[PART_JVMS] = "],\"events\":[",
+	[PART_EVENTS] = "]}",
+};
+
+void rec_cursor_init(struct rec_cursor *c, const char *cgroup,
+		     unsigned interval_ms)
 {
-	return timeline_json(r, cgroup, interval_ms, false);
+	*c = (struct rec_cursor){.cgroup = cgroup, .interval_ms = interval_ms};
 }
 
-int recorder_timeline_text(const struct recorder *r, const char *cgroup,
-			   unsigned interval_ms, struct json_object **keep,
-			   const char **text, size_t *len)
+void rec_cursor_release(struct rec_cursor *c)
 {
-	struct json_object *o = timeline_json(r, cgroup, interval_ms, true);
+	free(c->procs.v);
+	*c = (struct rec_cursor){0};
+}
 
-	*keep = NULL;
+/* Appends o as json-c prints it, and drops o. */
+static int add_json_put(struct strbuf *out, struct json_object *o)
+{
+	const char *t;
+	size_t len;
+	int q;
+
 	if (!o)
 		return -ENOMEM;
-	*text = json_object_to_json_string_length(
-		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-		len);
-	if (!*text) {
-		json_object_put(o);
+	t = json_object_to_json_string_length(o, TL_FLAGS, &len);
+	q = t ? strbuf_add(out, t, len) : -ENOMEM;
+	json_object_put(o);
+	return q;
+}
+
+/* Appends e, an element of one of the recorder's arrays, as json-c prints
+ * it: through an array of its own, because json-c keeps the text it
+ * printed for an object in that object (its printbuf) until the object is
+ * freed; printed directly, every element would keep a copy of its text
+ * for the recorder's life. The wrapper's goes with the wrapper. */
+static int add_json_elem(struct strbuf *out, struct json_object *e)
+{
+	struct json_object *w = json_object_new_array();
+	const char *t;
+	size_t len;
+	int q;
+
+	if (!w)
+		return -ENOMEM;
+	if (json_object_array_add(w, json_object_get(e)) < 0) {
+		json_object_put(e);
+		json_object_put(w);
 		return -ENOMEM;
 	}
-	*keep = o;
-	return 0;
+	t = json_object_to_json_string_length(w, TL_FLAGS, &len);
+	q = t && len >= 2 ? strbuf_add(out, t + 1, len - 2) : -ENOMEM;
+	json_object_put(w);
+	return q;
+}
+
+#define PUT_LIT(e, lit) \
+	(memcpy((e), (lit), sizeof(lit) - 1), (e) + sizeof(lit) - 1)
+
+static char *put_u64(char *e, uint64_t v)
+{
+	return e + fmt_u64(e, v);
+}
+
+/* As json-c prints an int (PRId64). */
+static char *put_int(char *e, int v)
+{
+	if (v >= 0)
+		return put_u64(e, (uint64_t)v);
+	*e++ = '-';
+	return put_u64(e, 0 - (uint64_t)(int64_t)v);
+}
+
+/* One process of a sample, as json-c prints proc_sample_json(). */
+static int add_proc_sample(struct strbuf *out, const struct rec_proc_sample *p,
+			   bool comma)
+{
+	char b[256], *e = b; /* 7 keys, 69 bytes, and 7 numbers of 20 */
+
+	if (comma)
+		*e++ = ',';
+	e = put_int(PUT_LIT(e, "{\"pid\":"), p->pid);
+	e = put_u64(PUT_LIT(e, ",\"rss_kb\":"), p->rss_kb);
+	e = put_u64(PUT_LIT(e, ",\"anon_kb\":"), p->anon_kb);
+	e = put_u64(PUT_LIT(e, ",\"file_kb\":"), p->file_kb);
+	e = put_u64(PUT_LIT(e, ",\"shmem_kb\":"), p->shmem_kb);
+	e = put_u64(PUT_LIT(e, ",\"swap_kb\":"), p->swap_kb);
+	e = put_int(PUT_LIT(e, ",\"threads\":"), p->threads);
+	*e++ = '}';
+	return strbuf_add(out, b, (size_t)(e - b));
+}
+
+/* One sample, as json-c prints sample_json(). */
+static int add_sample(struct strbuf *out, const struct rec_slot *s,
+		      const struct rec_procs *p, bool comma)
+{
+	char b[128], *e = b;
+	int q;
+
+	if (comma)
+		*e++ = ',';
+	e = put_u64(PUT_LIT(e, "{\"t_ms\":"), s->t_us / 1000);
+	e = put_u64(PUT_LIT(e, ",\"usage\":"), s->usage);
+	e = put_u64(PUT_LIT(e, ",\"limit\":"), s->limit);
+	e = PUT_LIT(e, ",\"procs\":[");
+	q = strbuf_add(out, b, (size_t)(e - b));
+	for (size_t i = 0; q >= 0 && i < p->n; i++)
+		q = add_proc_sample(out, &p->v[i], i > 0);
+	return q < 0 ? q : strbuf_add(out, "]}", 2);
+}
+
+static int add_head(const struct rec_cursor *c, struct strbuf *out)
+{
+	char b[64], *e = b;
+	int q;
+
+	q = strbuf_adds(out, "{\"schema\":\"oomlens.io/timeline/v1\","
+			     "\"cgroup\":");
+	if (q >= 0)
+		q = c->cgroup ? add_json_put(out,
+					     json_object_new_string(c->cgroup))
+			      : strbuf_adds(out, "null");
+	e = put_u64(PUT_LIT(e, ",\"interval_ms\":"), c->interval_ms);
+	e = PUT_LIT(e, ",\"samples\":[");
+	return q < 0 ? q : strbuf_add(out, b, (size_t)(e - b));
+}
+
+/* The first process whose serial is at least serial (procs are in serial
+ * order: added at the end, removed in place), NULL when none. */
+static const struct rec_proc *proc_from(const struct recorder *r,
+					uint64_t serial)
+{
+	size_t lo = 0, hi = r->n_procs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->procs[mid].serial < serial)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->n_procs ? &r->procs[lo] : NULL;
+}
+
+static struct json_object *part_array(const struct recorder *r, unsigned part)
+{
+	switch (part) {
+	case PART_SNAPSHOTS:
+		return r->snapshots;
+	case PART_TRIMS:
+		return r->trims;
+	case PART_JVMS:
+		return r->jvms;
+	default:
+		return r->events;
+	}
+}
+
+/* The next element of the current section (a sample, a process, an entry
+ * of the json-c arrays), or the section's end. */
+static int next_piece(const struct recorder *r, struct rec_cursor *c,
+		      struct strbuf *out)
+{
+	const struct rec_proc *p;
+	struct json_object *a;
+	int q;
+
+	switch (c->part) {
+	case PART_HEAD:
+		q = add_head(c, out);
+		c->part = PART_SAMPLES;
+		return q;
+	case PART_SAMPLES:
+		if (c->seq < r->seq_first) /* dropped before its turn */
+			c->seq = r->seq_first;
+		if (c->seq - r->seq_first >= r->count)
+			break;
+		q = sample_procs(r, c->seq, &c->procs);
+		if (q >= 0)
+			q = add_sample(out, slot_of(r, c->seq), &c->procs,
+				       c->any);
+		c->seq++;
+		c->any = true;
+		return q;
+	case PART_PROCS:
+		p = proc_from(r, c->serial);
+		if (!p)
+			break;
+		if (c->any && (q = strbuf_addch(out, ',')) < 0)
+			return q;
+		c->serial = p->serial + 1;
+		c->any = true;
+		return add_json_put(out, proc_json(p));
+	default:
+		a = part_array(r, c->part);
+		if (c->idx >= json_object_array_length(a))
+			break;
+		if (c->any && (q = strbuf_addch(out, ',')) < 0)
+			return q;
+		c->any = true;
+		return add_json_elem(out,
+				     json_object_array_get_idx(a, c->idx++));
+	}
+	q = strbuf_adds(out, part_end[c->part]);
+	c->part++;
+	c->any = false;
+	c->idx = 0;
+	return q;
+}
+
+int recorder_timeline_next(const struct recorder *r, struct rec_cursor *c,
+			   struct strbuf *out, size_t want)
+{
+	while (c->part != PART_DONE && out->len < want) {
+		size_t mark = out->len;
+		int q = next_piece(r, c, out);
+
+		if (q < 0) {
+			strbuf_truncate(out, mark);
+			return q;
+		}
+	}
+	return c->part != PART_DONE;
 }
 
 int recorder_timeline_write(const struct recorder *r, const char *cgroup,
 			    unsigned interval_ms, struct strbuf *out)
 {
-	struct json_object *keep;
-	const char *text;
-	size_t len;
+	struct rec_cursor c;
 	int q;
 
-	q = recorder_timeline_text(r, cgroup, interval_ms, &keep, &text, &len);
-	if (q == 0)
-		q = strbuf_add(out, text, len);
-	json_object_put(keep);
+	rec_cursor_init(&c, cgroup, interval_ms);
+	do
+		q = recorder_timeline_next(r, &c, out, SIZE_MAX);
+	while (q > 0);
+	rec_cursor_release(&c);
 	return q;
 }

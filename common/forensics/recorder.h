@@ -42,14 +42,33 @@ struct rec_proc_sample {
 	uint64_t rss_kb, anon_kb, file_kb, shmem_kb, swap_kb;
 };
 
+/* A sample as recorder_add() takes it. */
 struct rec_sample {
 	uint64_t t_us;	  /* CLOCK_REALTIME */
 	uint64_t mono_us; /* CLOCK_MONOTONIC */
 	uint64_t usage;	  /* bytes: the cgroup's, else the RSS sum */
 	uint64_t limit;	  /* bytes; 0 when unknown or unlimited */
-	struct rec_proc_sample *procs; /* owned by the recorder once added */
+	const struct rec_proc_sample *procs; /* the caller's, copied */
 	size_t n_procs;
-	char *json; /* the sample serialized once, by recorder_add() */
+};
+
+/* A sample as the ring keeps it. Its processes' figures are not kept as
+ * they are (48 bytes a process) nor as text (about 96 bytes): each is
+ * encoded against the same place in the sample before (recorder.c, a tag
+ * byte and the figures that changed, as varints of the difference: one
+ * byte for a process whose figures did not change), and text is made
+ * only when the timeline is written. */
+struct rec_slot {
+	uint64_t t_us, mono_us, usage, limit;
+	uint8_t *enc;	  /* malloc'd; unused for the oldest (in base) */
+	uint32_t enc_len; /* bytes at enc */
+	uint32_t n_procs;
+};
+
+/* The processes of one sample, decoded. */
+struct rec_procs {
+	struct rec_proc_sample *v;
+	size_t n, cap;
 };
 
 struct rec_proc {
@@ -58,13 +77,18 @@ struct rec_proc {
 	char *cmdline; /* redacted; owned */
 	uint64_t first_us, last_us;
 	uint64_t end_us; /* 0 while alive */
+	uint64_t serial; /* the order seen in: a streamed write's place */
 };
 
 struct recorder {
-	struct rec_sample ring[REC_RING_MAX];
+	struct rec_slot ring[REC_RING_MAX];
 	size_t head, count; /* oldest at head */
+	uint64_t seq_first; /* the oldest sample's number (samples dropped) */
+	struct rec_procs base; /* the oldest sample's processes */
+	struct rec_procs last; /* the newest's: what the next is encoded on */
 	struct rec_proc *procs;
 	size_t n_procs;
+	uint64_t next_serial;
 	struct json_object *snapshots; /* array: what was taken and why */
 	struct json_object *trims;     /* array: trims done (--trim) */
 	struct json_object *jvms;      /* array: JVM facts at first sight */
@@ -76,12 +100,12 @@ struct recorder {
 void recorder_init(struct recorder *r);
 void recorder_release(struct recorder *r);
 
-/* Appends a sample; the recorder takes s->procs (also on failure) and
- * drops the oldest sample beyond REC_RING_MAX. Returns 0 or -ENOMEM. */
-int recorder_add(struct recorder *r, struct rec_sample *s);
+/* Appends a sample (its processes copied, encoded) and drops the oldest
+ * beyond REC_RING_MAX. Returns 0, or -ENOMEM with the ring as it was. */
+int recorder_add(struct recorder *r, const struct rec_sample *s);
 
 /* The i-th sample, 0 = oldest; NULL when out of range. */
-const struct rec_sample *recorder_sample(const struct recorder *r, size_t i);
+const struct rec_slot *recorder_sample(const struct recorder *r, size_t i);
 
 /* Notes a process as alive at t_us (adds it when new; name and cmdline
  * copied). Beyond REC_PROCS_MAX entries the oldest ended process is
@@ -134,19 +158,39 @@ struct json_object *recorder_timeline_json(const struct recorder *r,
 					   const char *cgroup,
 					   unsigned interval_ms);
 
-/* The same document as text, appended to out, built from the samples
- * serialized once when added: cheap enough to rewrite every second with
- * 600 samples of 50 processes. Returns 0, -ENOMEM or -E2BIG. */
+/* The same document as text, appended to out whole (tests; the sidecar
+ * streams it, below). Returns 0, -ENOMEM or -E2BIG. */
 int recorder_timeline_write(const struct recorder *r, const char *cgroup,
 			    unsigned interval_ms, struct strbuf *out);
 
-/* The same text, left where json-c printed it instead of copied: *text
- * (*len bytes) lives until json_object_put(*keep), which shares the
- * recorder's snapshots, trims, jvms and events arrays (json-c's reference
- * counts are not atomic: put it where r is locked). For the sidecar's
- * rewrite once a second, which writes it outside its lock: one copy of a
- * full ring's timeline in memory (about 3 MB with 50 processes), not two.
- * Returns 0 or -ENOMEM (*keep NULL). */
-int recorder_timeline_text(const struct recorder *r, const char *cgroup,
-			   unsigned interval_ms, struct json_object **keep,
-			   const char **text, size_t *len);
+/* Where a streamed timeline.json is. Caller-owned: rec_cursor_init(),
+ * recorder_timeline_next() until it returns 0, rec_cursor_release(). */
+struct rec_cursor {
+	const char *cgroup; /* borrowed: lives until the release */
+	unsigned interval_ms;
+	unsigned part;		/* the text's section (recorder.c) */
+	bool any;		/* the section has an element written */
+	uint64_t seq;		/* samples: the next one's number */
+	uint64_t serial;	/* processes: the next one's serial, at least */
+	size_t idx;		/* snapshots, trims, jvms, events: next index */
+	struct rec_procs procs; /* the last sample written, decoded */
+};
+
+void rec_cursor_init(struct rec_cursor *c, const char *cgroup,
+		     unsigned interval_ms);
+void rec_cursor_release(struct rec_cursor *c);
+
+/* timeline.json piece by piece, the same bytes as recorder_timeline_json()
+ * printed by json-c (JSON_C_TO_STRING_PLAIN | NOSLASHESCAPE): appends
+ * whole elements (a sample, a process, a snapshot...) to out until it
+ * holds at least want bytes or the text is complete. For the sidecar's
+ * rewrite once a second: call it with r locked, write out with r
+ * unlocked, and again; no more than a chunk of the text is in memory.
+ * Between two calls r may change: a sample dropped from the ring before
+ * its turn is left out, one added before the samples' end is written,
+ * every process is written once, in the order seen, and one forgotten
+ * before its turn is left out. Does not block. Returns 1 while more
+ * follows, 0 once the text is complete, -ENOMEM, or -E2BIG when an
+ * element does not fit out's max (out then as it was before it). */
+int recorder_timeline_next(const struct recorder *r, struct rec_cursor *c,
+			   struct strbuf *out, size_t want);

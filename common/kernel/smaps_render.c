@@ -28,21 +28,6 @@ static bool pmap_hidden(const char *name)
 	return strlen(name) > 31; /* pmap reads names with %31[^:] */
 }
 
-static size_t fmt_u64(char *buf, uint64_t v)
-{
-	char tmp[24];
-	size_t n = 0, i;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		buf[i] = tmp[n - 1 - i];
-	buf[n] = '\0';
-	return n;
-}
-
 /* Appends " " (when lead) and str right-aligned in width. */
 static int add_col(struct strbuf *sb, bool lead, const char *str, size_t len,
 		   size_t width)

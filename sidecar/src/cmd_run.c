@@ -424,7 +424,11 @@ static int setup(struct run_state *st)
 int cmd_run(int argc, char **argv, const struct cli_globals *g)
 {
 	static struct run_cfg cfg;
-	static struct run_state st;
+	/* On the heap, not static and cleared: 420 KiB (the per-pid
+	 * arrays), above M_MMAP_THRESHOLD, so mmap'd zero pages of which only
+	 * those the run touches become resident (and locked); the static one
+	 * was made resident whole by its memset (docs/build.md, the sampler) */
+	_cleanup_free_ struct run_state *st = NULL;
 	struct sigaction sa = {.sa_handler = on_signal};
 	pthread_condattr_t ca;
 	int r;
@@ -444,33 +448,39 @@ int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	}
 	if (pod_mode(&cfg) && pod_setup(&cfg, g) < 0) /* pod hook */
 		return 2;
-	memset(&st, 0, sizeof(st));
-	st.cfg = &cfg;
-	st.spool_fd = -1;
-	st.cg_fd = -1;
-	st.ttl_armed = true;
-	st.started_us = now_realtime_us();
-	recorder_init(&st.rec);
-	pthread_mutex_init(&st.mu, NULL);
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		log_error("cannot start: %s", strerror(ENOMEM));
+		return 1;
+	}
+	st->cfg = &cfg;
+	st->spool_fd = -1;
+	st->cg_fd = -1;
+	st->ttl_armed = true;
+	st->started_us = now_realtime_us();
+	recorder_init(&st->rec);
+	pthread_mutex_init(&st->mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&st.wake, &ca);
-	pthread_cond_init(&st.flush, &ca);
+	pthread_cond_init(&st->wake, &ca);
+	pthread_cond_init(&st->flush, &ca);
 	pthread_condattr_destroy(&ca);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	r = setup(&st);
+	r = setup(st);
 	if (r == 0)
 		residency(&cfg);
 	r = r < 0 || cli_enter_steady_state(&run_privs, g) < 0 ? 1
-							       : run_loop(&st);
+							       : run_loop(st);
 	pod_stop(&cfg); /* pod hook */
-	run_jvm_release(&st);
-	recorder_release(&st.rec);
-	if (st.have_fs)
-		cgroup_fs_close(&st.fs);
-	host_close(&st.h);
-	closep(&st.spool_fd);
-	closep(&st.cg_fd);
+	run_jvm_release(st);
+	recorder_release(&st->rec);
+	if (st->tl_chunk.buf)
+		strbuf_release(&st->tl_chunk);
+	if (st->have_fs)
+		cgroup_fs_close(&st->fs);
+	host_close(&st->h);
+	closep(&st->spool_fd);
+	closep(&st->cg_fd);
 	return r;
 }

@@ -11,8 +11,8 @@
  *   reads the cheap files and updates st->rec; it never waits on anything
  *   else;
  * - the flusher rewrites timeline.json and manifest.json after each fast
- *   sample (else once a second): a serialization under st->mu, the write
- *   outside it;
+ *   sample (else once a second): each made under st->mu (the timeline a
+ *   48 KiB chunk at a time), written outside it;
  * - the main thread is the worker: heavy snapshots, JVM attach, ptrace
  *   probes, each step with a deadline, none of it under st->mu. */
 #pragma once
@@ -24,6 +24,7 @@
 
 #include "kernel/cgroup.h"
 #include "base/host.h"
+#include "base/strbuf.h"
 #include "forensics/capture.h"
 #include "forensics/recorder.h"
 
@@ -150,6 +151,7 @@ struct run_state {
 	/* ---- sampler only ---- */
 	int cg_fd; /* the watched cgroup's directory, -1 without */
 	int scratch_pids[RUN_MAX_PIDS], scratch_ok[RUN_MAX_PIDS];
+	struct rec_proc_sample scratch_procs[RUN_MAX_PIDS]; /* one round's */
 	/* ---- worker only ---- */
 	bool trim_tested; /* --trim test: done once */
 	struct run_jvm jvms[RUN_MAX_JVMS];
@@ -168,6 +170,7 @@ struct run_state {
 	} rts[RUN_MAX_RTS];
 	size_t n_rts;
 	uint64_t last_timeline_mono_us; /* flusher only */
+	struct strbuf tl_chunk;		/* flusher only: the timeline's */
 };
 
 /* One sampling round: pids, their status, the cgroup's usage, limit and

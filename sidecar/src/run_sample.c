@@ -207,8 +207,10 @@ int run_sample_open(struct run_state *st)
 int run_sample(struct run_state *st)
 {
 	int *pids = st->scratch_pids, *ok = st->scratch_ok;
+	struct rec_proc_sample *procs = st->scratch_procs;
 	struct rec_sample s = {.t_us = now_realtime_us(),
-			       .mono_us = now_monotonic_us()};
+			       .mono_us = now_monotonic_us(),
+			       .procs = procs};
 	size_t n = 0, n_ok = 0;
 	uint64_t rss_sum = 0;
 	int r = 0;
@@ -221,18 +223,13 @@ int run_sample(struct run_state *st)
 		memcpy(pids, st->cfg->pids, st->cfg->n_pids * sizeof(int));
 		n = st->cfg->n_pids;
 	}
-	s.procs = calloc(n ? n : 1, sizeof(*s.procs));
-	if (!s.procs)
-		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		r = sample_pid(st, pids[i], s.t_us, &s.procs[n_ok]);
-		if (r == -ENOMEM) {
-			free(s.procs);
+		r = sample_pid(st, pids[i], s.t_us, &procs[n_ok]);
+		if (r == -ENOMEM)
 			return r;
-		}
 		if (r < 0)
 			continue;
-		rss_sum += s.procs[n_ok].rss_kb << 10;
+		rss_sum += procs[n_ok].rss_kb << 10;
 		ok[n_ok++] = pids[i];
 	}
 	s.n_procs = n_ok;

@@ -31,8 +31,7 @@ static size_t predict_window(const struct run_state *st)
  * else is waiting. */
 static void request(struct run_state *st, const char *reason, double eta)
 {
-	const struct rec_sample *s =
-		recorder_sample(&st->rec, st->rec.count - 1);
+	const struct rec_slot *s = recorder_sample(&st->rec, st->rec.count - 1);
 	struct run_snap_req *q;
 
 	if (!startswith(reason, "threshold-") && st->n_req)
@@ -83,8 +82,7 @@ static void adapt(struct run_state *st, double pct, double eta)
 
 void run_after_sample(struct run_state *st)
 {
-	const struct rec_sample *s =
-		recorder_sample(&st->rec, st->rec.count - 1);
+	const struct rec_slot *s = recorder_sample(&st->rec, st->rec.count - 1);
 	const struct run_cfg *c = st->cfg;
 	uint64_t now = now_monotonic_us();
 	unsigned crossed;

@@ -248,3 +248,62 @@ Test(fileio, opendir_at_lists_without_following_or_taking_the_fd, .init = setup,
 	cr_assert_eq(opendir_at(rootfd, "f", &d), -ENOTDIR);
 	cr_assert_eq(opendir_at(rootfd, "none", &d), -ENOENT);
 }
+
+/* A text written in pieces (the sidecar's timeline.json, a chunk at a
+ * time): a fill that fails midway leaves the file as it was and no temp
+ * file behind; one that succeeds replaces it whole. */
+struct pieces {
+	const char *const *text;
+	size_t n, fail_at; /* fail before piece fail_at (n: never) */
+	size_t written;
+};
+
+static int fill_pieces(int fd, void *arg)
+{
+	struct pieces *p = arg;
+
+	for (size_t i = 0; i < p->n; i++) {
+		if (i == p->fail_at)
+			return -ENOSPC;
+		cr_assert_eq(write_all(fd, p->text[i], strlen(p->text[i])), 0);
+		p->written++;
+	}
+	return 0;
+}
+
+/* The entries of the test's directory (a temp file is one). */
+static int entries(void)
+{
+	DIR *d;
+
+	cr_assert_eq(opendir_at(rootfd, ".", &d), 0);
+	return count_entries(d);
+}
+
+Test(fileio, atomic_fill_failing_midway_keeps_the_old_file, .init = setup,
+     .fini = teardown)
+{
+	static const char *const text[] = {"{\"samples\":[", "{\"t\":1}",
+					   ",{\"t\":2}", "]}"};
+	struct pieces p = {.text = text, .n = 4, .fail_at = 2};
+	struct stat st;
+
+	cr_assert_eq(
+		write_file_atomic_at(rootfd, "timeline.json", "old", 3, 0640),
+		0);
+	cr_assert_eq(write_file_atomic_fill_at(rootfd, "timeline.json", 0640,
+					       fill_pieces, &p),
+		     -ENOSPC);
+	cr_assert_eq(p.written, 2, "two pieces went to the temp file");
+	expect("timeline.json", "old");
+	cr_assert_eq(entries(), 1, "the temp file is removed");
+
+	p = (struct pieces){.text = text, .n = 4, .fail_at = 4};
+	cr_assert_eq(write_file_atomic_fill_at(rootfd, "timeline.json", 0640,
+					       fill_pieces, &p),
+		     0);
+	expect("timeline.json", "{\"samples\":[{\"t\":1},{\"t\":2}]}");
+	cr_assert_eq(entries(), 1);
+	cr_assert_eq(fstatat(rootfd, "timeline.json", &st, 0), 0);
+	cr_assert_eq(st.st_mode & 07777, 0640);
+}

@@ -113,7 +113,12 @@ Test(json_writers, recorder_timeline_strings)
 	for (size_t i = 0; i < ARRAY_SIZE(hostile); i++) {
 		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
 		struct recorder r;
-		struct rec_sample s = {.t_us = 1000, .usage = 1, .limit = 2};
+		struct rec_proc_sample p = {.pid = 7, .rss_kb = 1};
+		struct rec_sample s = {.t_us = 1000,
+				       .usage = 1,
+				       .limit = 2,
+				       .procs = &p,
+				       .n_procs = 1};
 		struct json_object *o, *want;
 
 		recorder_init(&r);
@@ -126,6 +131,9 @@ Test(json_writers, recorder_timeline_strings)
 			     0);
 		cr_assert_eq(recorder_note_trim(&r, 3000, 7, hostile[i], 5, 4),
 			     0);
+		cr_assert_eq(recorder_note_event(&r, 4000, hostile[i], 7,
+						 hostile[i]),
+			     0);
 		strbuf_init(&sb, 1u << 20);
 		cr_assert_eq(recorder_timeline_write(&r, hostile[i], 250, &sb),
 			     0);
@@ -136,8 +144,15 @@ Test(json_writers, recorder_timeline_strings)
 		cr_assert_str_eq(str_at(o, "snapshots.0.reason"), hostile[i]);
 		cr_assert_str_eq(str_at(o, "snapshots.0.dir"), hostile[i]);
 		cr_assert_str_eq(str_at(o, "trims.0.command"), hostile[i]);
+		cr_assert_str_eq(str_at(o, "events.0.text"), hostile[i]);
 		want = recorder_timeline_json(&r, hostile[i], 250);
 		cr_assert(json_object_equal(o, want));
+		/* streamed, escaped byte for byte as json-c escapes */
+		cr_assert_str_eq(
+			sb.buf,
+			json_object_to_json_string_ext(
+				want, JSON_C_TO_STRING_PLAIN |
+					      JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(want);
 		json_object_put(o);
 		recorder_release(&r);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Flight recorder logic: thresholds with re-arm, growth prediction, the
- * 600-sample ring, process lifetimes, timeline JSON. */
+ * 600-sample ring (its samples encoded), process lifetimes, timeline JSON
+ * whole and streamed. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdint.h>
 
 #include "forensics/recorder.h"
 
@@ -50,12 +52,11 @@ static void add(struct recorder *r, double t_s, uint64_t usage, uint64_t limit)
 			       .usage = usage,
 			       .limit = limit};
 
-	s.procs = calloc(1, sizeof(*s.procs));
+	struct rec_proc_sample p = {.pid = 1, .rss_kb = usage >> 10};
+
+	s.procs = &p;
 	s.n_procs = 1;
-	s.procs[0].pid = 1;
-	s.procs[0].rss_kb = usage >> 10;
 	cr_assert_eq(recorder_add(r, &s), 0);
-	cr_assert_null(s.procs, "ownership moved");
 }
 
 Test(recorder, predict_growth)
@@ -262,6 +263,306 @@ Test(recorder, snapshot_end_jvms_and_events)
 	cr_assert(json_object_equal(o, parsed));
 	json_object_put(o);
 	json_object_put(parsed);
+	strbuf_release(&sb);
+	recorder_release(&r);
+}
+
+/* ---- the ring's encoding and the streamed timeline ---- */
+
+/* The figures of process k of the sample taken at t: some change at every
+ * sample, some now and then, the pid of one slot changes (a process
+ * replaced), extreme values included. */
+static struct rec_proc_sample fig(uint64_t t, size_t k)
+{
+	struct rec_proc_sample p = {
+		.pid = (int)(1000 + k + (k == 2 ? t / 7 : 0)),
+		.threads = (int)(k == 3 ? -1 : 1 + (int)(t % 5 == 0)),
+		.rss_kb = 1000 * k + t * (k & 1),
+		.anon_kb = k == 4 ? UINT64_MAX - t : 700 * k,
+		.file_kb = t % 11 == 0 ? t * 3 : 300,
+		.shmem_kb = k == 0 ? (uint64_t)1 << 63 : 0,
+		.swap_kb = t > 650 ? t - 650 : 0,
+	};
+
+	if (k == 5)
+		p.pid = INT32_MIN + (int)(t % 3);
+	return p;
+}
+
+/* The number of processes at t: varies, sometimes none. */
+static size_t nprocs(uint64_t t)
+{
+	return t % 13 == 0 ? 0 : 3 + t % 4;
+}
+
+static void add_fig(struct recorder *r, uint64_t t)
+{
+	struct rec_proc_sample p[8];
+	struct rec_sample s = {.t_us = t * 1000000 + 123456,
+			       .mono_us = t * 1000000,
+			       .usage = t << 20,
+			       .limit = t % 2 ? 0 : UINT64_MAX - t,
+			       .procs = p,
+			       .n_procs = nprocs(t)};
+
+	for (size_t k = 0; k < s.n_procs; k++)
+		p[k] = fig(t, k);
+	cr_assert_eq(recorder_add(r, &s), 0);
+}
+
+static uint64_t u64_at(struct json_object *o, const char *k)
+{
+	return (uint64_t)json_object_get_uint64(get(o, k));
+}
+
+/* Sample o is the one added at t, every figure as it was. */
+static void expect_sample(struct json_object *o, uint64_t t)
+{
+	struct json_object *procs = get(o, "procs");
+
+	cr_assert_eq(u64_at(o, "t_ms"), t * 1000 + 123);
+	cr_assert_eq(u64_at(o, "usage"), t << 20);
+	cr_assert_eq(u64_at(o, "limit"), t % 2 ? 0 : UINT64_MAX - t);
+	cr_assert_eq(json_object_array_length(procs), nprocs(t), "t %lu",
+		     (unsigned long)t);
+	for (size_t k = 0; k < nprocs(t); k++) {
+		struct json_object *p = json_object_array_get_idx(procs, k);
+		struct rec_proc_sample w = fig(t, k);
+
+		cr_assert_eq(json_object_get_int(get(p, "pid")), w.pid);
+		cr_assert_eq(json_object_get_int(get(p, "threads")), w.threads);
+		cr_assert_eq(u64_at(p, "rss_kb"), w.rss_kb);
+		cr_assert_eq(u64_at(p, "anon_kb"), w.anon_kb, "t %lu k %zu",
+			     (unsigned long)t, k);
+		cr_assert_eq(u64_at(p, "file_kb"), w.file_kb);
+		cr_assert_eq(u64_at(p, "shmem_kb"), w.shmem_kb);
+		cr_assert_eq(u64_at(p, "swap_kb"), w.swap_kb);
+	}
+}
+
+/* A ring that wrapped, with hostile strings everywhere one can be. */
+static void fill_hostile(struct recorder *r)
+{
+	struct json_object *facts = json_object_new_object();
+
+	recorder_init(r);
+	cr_assert_eq(recorder_proc_seen(r, 7, "q\"uote\\", "a\x01\x1f\x7f", 1),
+		     0);
+	cr_assert_eq(recorder_proc_seen(r, 8, "bad \xff\xfe \xc3(", "</x>", 2),
+		     0);
+	recorder_proc_ended(r, 8, 3000);
+	for (uint64_t t = 0; t < 700; t++)
+		add_fig(r, t);
+	cr_assert_eq(recorder_note_snapshot(r, 9000000, 1, "threshold-80",
+					    "snapshots/a\"b", 1, 2),
+		     0);
+	cr_assert_eq(recorder_note_snapshot_end(r, 9500000, false), 0);
+	cr_assert_eq(recorder_note_trim(r, 9600000, 7, "malloc_trim(0)", 3, 2),
+		     0);
+	json_object_object_add(facts, "pid", json_object_new_int(7));
+	json_object_object_add(facts, "heap_ranges", json_object_new_array());
+	cr_assert_eq(recorder_note_jvm(r, facts), 0);
+	cr_assert_eq(recorder_note_event(r, 9700000, "kind", 7,
+					 "\"}],\"x\":[\"\n\t\\/"),
+		     0);
+	cr_assert_eq(recorder_note_event(r, 9800000, "k2", 8, ""), 0);
+}
+
+/* What json-c prints of recorder_timeline_json(): the text the sidecar
+ * wrote before it streamed, byte for byte. */
+static char *json_c_text(const struct recorder *r, const char *cgroup)
+{
+	struct json_object *o = recorder_timeline_json(r, cgroup, 250);
+	char *t;
+
+	cr_assert_not_null(o);
+	t = strdup(json_object_to_json_string_ext(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return t;
+}
+
+Test(recorder, streamed_text_is_json_c_text)
+{
+	static const char *const cgroups[] = {"/a \"q\"\\/\x01\xff", NULL};
+	static const size_t wants[] = {SIZE_MAX, 16384, 1};
+
+	for (size_t g = 0; g < 2; g++) {
+		struct recorder r;
+		char *want;
+
+		fill_hostile(&r);
+		want = json_c_text(&r, cgroups[g]);
+		for (size_t w = 0; w < 3; w++) {
+			struct strbuf all, chunk;
+			struct rec_cursor c;
+			size_t chunks = 0;
+			int q;
+
+			strbuf_init(&all, 64u << 20);
+			strbuf_init(&chunk, 1u << 20);
+			rec_cursor_init(&c, cgroups[g], 250);
+			do {
+				strbuf_reset(&chunk);
+				q = recorder_timeline_next(&r, &c, &chunk,
+							   wants[w]);
+				cr_assert_geq(q, 0);
+				cr_assert_eq(
+					strbuf_add(&all, chunk.buf, chunk.len),
+					0);
+				chunks++;
+			} while (q > 0);
+			rec_cursor_release(&c);
+			cr_assert_str_eq(all.buf, want, "want %zu", wants[w]);
+			/* a chunk holds whole elements: one a call at 1 */
+			if (wants[w] == 1)
+				cr_assert_gt(chunks, 600 + 2 + 6);
+			strbuf_release(&all);
+			strbuf_release(&chunk);
+		}
+		free(want);
+		recorder_release(&r);
+	}
+}
+
+/* Every figure survives the encoding, across the ring's wrap (the oldest
+ * sample re-based at each drop); a process whose figures did not change
+ * costs one byte. */
+Test(recorder, encoded_samples_round_trip)
+{
+	struct recorder r;
+	struct json_object *o, *samples;
+	struct rec_proc_sample steady[50];
+	struct rec_sample s = {.procs = steady, .n_procs = 50};
+
+	fill_hostile(&r);
+	cr_assert_eq(r.count, REC_RING_MAX);
+	o = recorder_timeline_json(&r, NULL, 250);
+	samples = get(o, "samples");
+	cr_assert_eq(json_object_array_length(samples), REC_RING_MAX);
+	for (size_t i = 0; i < REC_RING_MAX; i++)
+		expect_sample(json_object_array_get_idx(samples, i), 100 + i);
+	json_object_put(o);
+	recorder_release(&r);
+
+	recorder_init(&r);
+	for (int k = 0; k < 50; k++)
+		steady[k] = (struct rec_proc_sample){.pid = 4000000 + k,
+						     .threads = 1,
+						     .rss_kb = 3000,
+						     .anon_kb = 2100,
+						     .file_kb = 900};
+	cr_assert_eq(recorder_add(&r, &s), 0);
+	steady[3].rss_kb += 4; /* + 4: zigzag 8, one byte */
+	cr_assert_eq(recorder_add(&r, &s), 0);
+	cr_assert_eq(recorder_add(&r, &s), 0);
+	cr_assert_eq(recorder_sample(&r, 1)->enc_len, 50 + 1);
+	cr_assert_eq(recorder_sample(&r, 2)->enc_len, 50);
+	recorder_release(&r);
+}
+
+/* Appends exactly one piece: the head, an element, a section's end. */
+static void step(const struct recorder *r, struct rec_cursor *c,
+		 struct strbuf *sb)
+{
+	size_t len = sb->len;
+
+	cr_assert_eq(recorder_timeline_next(r, c, sb, len + 1), 1);
+	cr_assert_gt(sb->len, len);
+}
+
+static bool ends_with(const struct strbuf *sb, const char *s)
+{
+	size_t n = strlen(s);
+
+	return sb->len >= n && memcmp(sb->buf + sb->len - n, s, n) == 0;
+}
+
+/* The ring moves while a timeline is streamed: samples dropped before
+ * their turn are left out, samples added before the samples' end are
+ * written, each with its own figures; a process forgotten before its
+ * turn is left out and none is written twice. */
+Test(recorder, streamed_while_the_ring_moves)
+{
+	struct recorder r;
+	struct rec_cursor c;
+	struct strbuf sb;
+	struct json_object *o, *samples, *procs;
+
+	recorder_init(&r);
+	cr_assert_eq(recorder_proc_seen(&r, 1, "init", "", 1), 0);
+	for (int pid = 2; pid < 1000; pid++)
+		cr_assert_eq(recorder_proc_seen(&r, pid, "sh", "", 2), 0);
+	for (uint64_t t = 0; t < 600; t++)
+		add_fig(&r, t);
+	strbuf_init(&sb, 64u << 20);
+	rec_cursor_init(&c, "/x", 1000);
+	/* the head and samples 0..9 */
+	for (int i = 0; i < 11; i++)
+		step(&r, &c, &sb);
+	for (uint64_t t = 600; t < 700; t++) /* drops 0..99 */
+		add_fig(&r, t);
+	/* samples 100..699, then the first 10 processes: pids 1..10 */
+	while (!ends_with(&sb, "],\"processes\":["))
+		step(&r, &c, &sb);
+	for (int i = 0; i < 10; i++)
+		step(&r, &c, &sb);
+	/* pids 2..59 end, and 50 new ones push out the 25 oldest ended
+	 * (2..26): 11..26 go before their turn */
+	for (int pid = 2; pid < 60; pid++)
+		recorder_proc_ended(&r, pid, 3);
+	for (int pid = 1000; pid < 1050; pid++)
+		cr_assert_eq(recorder_proc_seen(&r, pid, "sh", "", 4), 0);
+	cr_assert_eq(r.n_procs, REC_PROCS_MAX);
+	cr_assert_eq(r.procs[1].pid, 27);
+	cr_assert_eq(recorder_timeline_next(&r, &c, &sb, SIZE_MAX), 0);
+	rec_cursor_release(&c);
+
+	o = json_tokener_parse(sb.buf);
+	cr_assert_not_null(o, "JSON: %.200s", sb.buf);
+	samples = get(o, "samples");
+	cr_assert_eq(json_object_array_length(samples), 10 + 600);
+	for (size_t i = 0; i < 10; i++)
+		expect_sample(json_object_array_get_idx(samples, i), i);
+	for (size_t i = 10; i < 610; i++)
+		expect_sample(json_object_array_get_idx(samples, i), 90 + i);
+	procs = get(o, "processes");
+	cr_assert_eq(json_object_array_length(procs), 10 + (1049 - 27 + 1));
+	for (size_t i = 0, want = 1; i < json_object_array_length(procs);
+	     i++, want++) {
+		if (want == 11)
+			want = 27;
+		cr_assert_eq(
+			json_object_get_int(get(
+				json_object_array_get_idx(procs, i), "pid")),
+			(int)want, "process %zu", i);
+	}
+	json_object_put(o);
+	strbuf_release(&sb);
+	recorder_release(&r);
+}
+
+/* An element that does not fit: -E2BIG, and what came before it stays. */
+Test(recorder, streamed_element_over_the_cap)
+{
+	struct recorder r;
+	struct rec_cursor c;
+	struct strbuf sb;
+	size_t head;
+
+	recorder_init(&r);
+	add_fig(&r, 1);
+	strbuf_init(&sb, 100);
+	rec_cursor_init(&c, NULL, 1000);
+	cr_assert_eq(recorder_timeline_next(&r, &c, &sb, 1), 1);
+	head = sb.len;
+	cr_assert_str_eq(sb.buf, "{\"schema\":\"oomlens.io/timeline/v1\","
+				 "\"cgroup\":null,\"interval_ms\":1000,"
+				 "\"samples\":[");
+	cr_assert_eq(recorder_timeline_next(&r, &c, &sb, SIZE_MAX), -E2BIG);
+	cr_assert_eq(sb.len, head);
+	cr_assert_eq(strlen(sb.buf), head);
+	rec_cursor_release(&c);
 	strbuf_release(&sb);
 	recorder_release(&r);
 }

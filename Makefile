@@ -299,7 +299,7 @@ apiserver-up:
 cluster-down:
 	@B=$(B) $(CLUSTER_DIR)/down.sh
 
-test-cluster: images
+test-cluster: deps-test images
 	@scripts/run-tests.sh $(if $(filter v2,$(NODE)),cluster-v2,cluster)
 
 # Lint first builds everything as CI's tier 1 does (warnings are errors), in

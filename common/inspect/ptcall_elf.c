@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/elf_hash.h"
 #include "base/parse.h"
 #include "base/util.h"
 #include "ptcall_internal.h"
@@ -441,29 +442,6 @@ static int is_hidden(const struct ptelf *e, size_t i)
 	return (v & 0x8000) != 0;
 }
 
-static uint32_t gnu_hash(const char *name)
-{
-	uint32_t h = 5381;
-
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = h * 33 + *p;
-	return h;
-}
-
-static uint32_t sysv_hash(const char *name)
-{
-	uint32_t h = 0, g;
-
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-		h = (h << 4) + *p;
-		g = h & 0xf0000000u;
-		if (g)
-			h ^= g >> 24;
-		h &= ~g;
-	}
-	return h;
-}
-
 static int read_u32(const struct ptelf *e, uint64_t off, uint32_t *ret)
 {
 	return pread_all(e->fd, ret, sizeof(*ret), off);
@@ -491,7 +469,7 @@ static int visit_if_named(const struct ptelf *e, size_t i, const char *name,
 static int walk_gnu(const struct ptelf *e, const char *name,
 		    ptelf_visit_fn visit, void *ctx)
 {
-	uint32_t h = gnu_hash(name), i, c[16];
+	uint32_t h = elf_gnu_hash(name), i, c[16];
 	int r = read_u32(e, e->buckets_off + 4 * (uint64_t)(h % e->n_buckets),
 			 &i);
 
@@ -530,8 +508,8 @@ static int walk_sysv(const struct ptelf *e, const char *name,
 {
 	uint32_t i;
 	int r = read_u32(e,
-			 e->buckets_off +
-				 4 * (uint64_t)(sysv_hash(name) % e->n_buckets),
+			 e->buckets_off + 4 * (uint64_t)(elf_sysv_hash(name) %
+							 e->n_buckets),
 			 &i);
 
 	for (uint32_t steps = 0; r >= 0 && i != 0; steps++) {

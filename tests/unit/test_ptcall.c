@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "inspect/ptcall_internal.h"
+#include "base/elf_hash.h"
 #include "base/fileio.h"
 #include "inspect/ptcall.h"
 #include "base/strbuf.h"
@@ -340,15 +341,6 @@ static int memfd_of(const struct elf_copy *c, size_t len)
 	return fd;
 }
 
-static uint32_t gnu_hash_of(const char *name)
-{
-	uint32_t h = 5381;
-
-	while (*name)
-		h = h * 33 + (unsigned char)*name++;
-	return h;
-}
-
 /* Every defined name of the table read whole is found the same way in e;
  * returns how many were compared. */
 static size_t compare_lookups(const struct ptelf *whole, const struct ptelf *e)
@@ -475,7 +467,7 @@ Test(ptcall_elf, malformed_gnu_hash)
 	w = words(&c, gh);
 	nb = w[0], symoff = w[1], bloom = w[2];
 	nsyms = section(&c, SHT_DYNSYM)->sh_size / sizeof(Elf64_Sym);
-	bucket = w + 4 + 2 * bloom + gnu_hash_of("malloc") % nb;
+	bucket = w + 4 + 2 * bloom + elf_gnu_hash("malloc") % nb;
 	cr_assert_eq(lookup_in_copy(&c, c.sb.len, &lr), 0, "unpatched");
 
 	saved = *bucket;

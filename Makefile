@@ -47,6 +47,7 @@ STATIC_PKGS := nghttp2 curl libarchive openssl
 STATIC_DIRS  = $(eval STATIC_DIRS := $(foreach p,$(STATIC_PKGS),$(shell \
                  images/build-static-libs.sh --cached $(p) 2>/dev/null)))$(STATIC_DIRS)
 STATIC_OK    = $(if $(filter $(words $(STATIC_PKGS)),$(words $(STATIC_DIRS))),yes)
+LEAN_LD      := $(CURDIR)/scripts/lean.ld
 LEAN_LDFLAGS := -Wl,--gc-sections -Wl,--as-needed -Wl,-z,pack-relative-relocs
 LEAN_ARCHIVES = $(STATIC_DIRS:%=-L%/lib) -Wl,-Bstatic -lcurl -lnghttp2 \
                -larchive -lwebsockets -lssl -lcrypto -ljson-c -lyaml -lz \
@@ -66,8 +67,13 @@ LINK_KIND    = $(if $(STATIC_OK),lean (static cache),lean without the static cac
 # every start (~0.5 MiB of each command's peak RSS, docs/build.md) and no
 # glibc needed where it runs. Its one name lookup (the API server's, an IP
 # in a pod) is kept to files and dns, built into libc (pod_upload.c).
+# scripts/lean.ld keeps json-c's and libcap's constants apart from
+# OpenSSL's, and -ljson-c -lcap first puts their code right after ours,
+# not behind OpenSSL's 2.5 MB: 64 KiB fault-around windows fewer at each
+# command (docs/build.md, The lean link; measured on the sidecar alone).
+SIDECAR_LEAN := -Wl,-T,$(LEAN_LD) -Wl,-Bstatic -ljson-c -lcap
 SIDECAR_LIBS = $(if $(STATIC_OK),-static-pie $(LEAN_LDFLAGS) \
-                 $(LEAN_ARCHIVES) -lpthread -ldl,$(PROG_LIBS))
+                 $(SIDECAR_LEAN) $(LEAN_ARCHIVES) -lpthread -ldl,$(PROG_LIBS))
 endif
 
 SUBSYSTEMS  := base kernel inspect forensics forensics/runtimes kube
@@ -169,7 +175,7 @@ $(AGENT): $(AGENT_OBJ) $(LIB) $(LINK_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(AGENT_OBJ) $(LIB) $(PROG_LIBS)
 
-$(SIDECAR): $(SIDECAR_OBJ) $(LIB) $(LINK_STAMP)
+$(SIDECAR): $(SIDECAR_OBJ) $(LIB) $(LINK_STAMP) $(LEAN_LD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SIDECAR_OBJ) $(LIB) $(SIDECAR_LIBS)
 

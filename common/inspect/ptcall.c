@@ -240,6 +240,7 @@ static int load_libc(struct ptcall_session *s)
 {
 	const struct ptvma *v = find_libc(s);
 	_cleanup_close_ int fd = -1;
+	Elf64_Sym sym;
 	int r;
 
 	if (!v)
@@ -258,10 +259,12 @@ static int load_libc(struct ptcall_session *s)
 					 : "unreadable ELF symbols");
 		return r == -ENOENT ? -ENOEXEC : r;
 	}
-	if (!ptelf_lookup(&s->libc, "gnu_get_libc_version")) {
-		ptcall_why(s, true, "%s of pid %d is not glibc", v->path,
-			   s->pid);
-		return -ENOEXEC;
+	r = ptelf_lookup(&s->libc, "gnu_get_libc_version", &sym);
+	if (r < 0) {
+		ptcall_why(s, true, "%s of pid %d %s", v->path, s->pid,
+			   r == -ENOENT ? "is not glibc"
+					: "has unreadable ELF symbols");
+		return r == -ENOENT ? -ENOEXEC : r;
 	}
 	s->bias = v->start - (s->libc.load_vaddr - s->libc.load_offset);
 	if (ptelf_malloc_zone(&s->libc, &s->zone_lo, &s->zone_hi) == 0) {
@@ -376,9 +379,15 @@ int ptcall_open(int pid, const struct ptcall_opts *o,
 int ptcall_resolve(struct ptcall_session *s, const char *name,
 		   uint64_t *ret_addr)
 {
-	const Elf64_Sym *sym = ptelf_lookup(&s->libc, name);
+	Elf64_Sym sym;
+	int r = ptelf_lookup(&s->libc, name, &sym);
 
-	if (!sym || ELF64_ST_TYPE(sym->st_info) == STT_OBJECT) {
+	if (r < 0 && r != -ENOENT) {
+		ptcall_why(s, true, "cannot look %s up in pid %d's glibc: %s",
+			   name, s->pid, strerror(-r));
+		return r;
+	}
+	if (r < 0 || ELF64_ST_TYPE(sym.st_info) == STT_OBJECT) {
 		if (streq(name, "mallinfo2"))
 			ptcall_why(s, true,
 				   "glibc of pid %d has no mallinfo2 "
@@ -389,12 +398,12 @@ int ptcall_resolve(struct ptcall_session *s, const char *name,
 				   name);
 		return -ENOSYS;
 	}
-	if (ELF64_ST_TYPE(sym->st_info) == STT_GNU_IFUNC) {
+	if (ELF64_ST_TYPE(sym.st_info) == STT_GNU_IFUNC) {
 		ptcall_why(s, true, "%s is an IFUNC in pid %d's glibc", name,
 			   s->pid);
 		return -ENOTSUP;
 	}
-	*ret_addr = sym->st_value + s->bias;
+	*ret_addr = sym.st_value + s->bias;
 	return 0;
 }
 
@@ -403,11 +412,12 @@ static int object_defines_malloc(struct ptcall_session *s,
 {
 	_cleanup_close_ int fd = open_mapped(s, v);
 	struct ptelf e;
+	Elf64_Sym sym;
 	bool defines;
 
 	if (fd < 0 || ptelf_load(fd, &e) < 0)
 		return 0; /* not an ELF we can read: cannot interpose */
-	defines = ptelf_lookup(&e, "malloc") != NULL;
+	defines = ptelf_lookup(&e, "malloc", &sym) == 0;
 	ptelf_release(&e);
 	return defines;
 }

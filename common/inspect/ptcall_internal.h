@@ -93,32 +93,60 @@ const struct ptvma *ptmaps_find(const struct ptmaps *m, uint64_t addr);
 
 /* ---- ELF dynamic symbols ---- */
 
+enum ptelf_hash { PTELF_HASH_NONE, PTELF_HASH_GNU, PTELF_HASH_SYSV };
+
+/* An ELF file's dynamic symbols, looked up through its hash table
+ * (DT_GNU_HASH, else DT_HASH) by small reads of the file: only the bucket,
+ * the chain and the symbols and names on it. The file is the target's
+ * (untrusted): every offset is checked against the file's size, a chain
+ * walk is capped. Without a hash table the tables are read whole. */
 struct ptelf {
-	Elf64_Sym *syms;
+	int fd;	     /* a duplicate, owned when own_fd */
+	bool own_fd; /* not with the tables read whole */
+	uint64_t file_size;
+	uint64_t sym_off; /* .dynsym in the file */
 	size_t n_syms;
-	char *strs;
+	uint64_t str_off; /* .dynstr in the file */
 	size_t strs_len;
-	uint16_t *versym;     /* NULL when absent */
+	uint64_t versym_off; /* .gnu.version in the file; 0 when absent */
+	enum ptelf_hash hash;
+	uint32_t n_buckets, n_chains;
+	uint32_t first_hashed; /* GNU's symoffset; n_syms without a table */
+	uint64_t buckets_off, chains_off;
+	Elf64_Sym *syms; /* the tables read whole, or NULL */
+	char *strs;
+	uint16_t *versym;
 	uint64_t load_vaddr;  /* page-truncated vaddr of the first PT_LOAD */
 	uint64_t load_offset; /* page-truncated offset of the first PT_LOAD */
 };
 
-/* Loads .dynsym/.dynstr (and .gnu.version) of the ELF file fd through its
- * section headers. -ENOEXEC: not an ELF or not ELFCLASS64; -ENOTSUP: a
- * machine other than ours; -ENOENT: no .dynsym. */
+/* Reads the ELF header and the section headers of fd (a regular file) and
+ * finds .dynsym, .dynstr, .gnu.version and a hash table; keeps a duplicate
+ * of fd for the lookups. Without a hash table, reads .dynsym, .dynstr and
+ * .gnu.version whole. -ENOEXEC: not an ELF, not a regular file, tables
+ * outside the file or malformed; -ENOTSUP: not ELFCLASS64 little-endian or
+ * a machine other than ours; -ENOENT: no .dynsym. Blocks only on the
+ * file's reads. */
 int ptelf_load(int fd, struct ptelf *ret);
+/* The same with the tables always read whole, as without a hash table
+ * (tests compare the two). */
+int ptelf_load_whole(int fd, struct ptelf *ret);
 void ptelf_release(struct ptelf *e);
-/* A defined symbol by name (default version preferred), or NULL. */
-const Elf64_Sym *ptelf_lookup(const struct ptelf *e, const char *name);
-/* Name of symbol i (never NULL). */
-const char *ptelf_name(const struct ptelf *e, size_t i);
+/* A defined symbol by name into *ret (the default version preferred, then
+ * the lowest index). 0, -ENOENT when there is none, -ENOEXEC for a
+ * malformed table (a bucket or chain out of range, a chain without end),
+ * -EINVAL for a name over 63 bytes, -errno of a read. */
+int ptelf_lookup(const struct ptelf *e, const char *name, Elf64_Sym *ret);
 
 /* Is name one of glibc's malloc-family entry points? */
 bool ptcall_is_malloc_symbol(const char *name);
 /* [lo, hi) of the malloc code in e (unrelocated): from the end of the
  * nearest other function below the lowest malloc-family symbol to the
  * start of the nearest one above the highest, so the static helpers in
- * between (_int_malloc, sysmalloc…) are covered. -ENOENT without malloc. */
+ * between (_int_malloc, sysmalloc…) are covered. The family is found
+ * through the hash table, the neighbours by one pass over .dynsym a chunk
+ * at a time, reading only the names of the symbols that would move a
+ * bound. -ENOENT without malloc; the errors of ptelf_lookup(). */
 int ptelf_malloc_zone(const struct ptelf *e, uint64_t *ret_lo,
 		      uint64_t *ret_hi);
 

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: ptcall's parsers — malloc_info XML (text read back from a
- * target's memory) and /proc/<pid>/maps lines — with invariants. */
+ * target's memory), /proc/<pid>/maps lines, and the bytes as the target's
+ * libc (ptelf through a memfd: its hash table or the whole tables) — with
+ * invariants. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "inspect/ptcall_internal.h"
 #include "inspect/ptcall.h"
@@ -43,6 +47,41 @@ static void check_maps(char *buf, size_t size)
 	ptmaps_release(&m);
 }
 
+/* A lookup answers a defined symbol or an error, never a positive value;
+ * so does the malloc zone. */
+static void check_elf_as(const uint8_t *data, size_t size, bool whole)
+{
+	static const char *const names[] = {
+		"napi_create_object",
+		"_PyRuntime",
+		"filler_7",
+		"call",
+		"malloc",
+	};
+	struct ptelf e;
+	Elf64_Sym s;
+	uint64_t lo, hi;
+	int fd = memfd_create("elf", MFD_CLOEXEC), r;
+
+	if (fd < 0)
+		return;
+	if (write(fd, data, size) != (ssize_t)size ||
+	    (whole ? ptelf_load_whole(fd, &e) : ptelf_load(fd, &e)) != 0) {
+		close(fd);
+		return;
+	}
+	close(fd); /* ptelf keeps its own */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		r = ptelf_lookup(&e, names[i], &s);
+		if (r > 0 ||
+		    (r == 0 && (s.st_shndx == SHN_UNDEF || s.st_value == 0)))
+			abort();
+	}
+	if (ptelf_malloc_zone(&e, &lo, &hi) > 0)
+		abort();
+	ptelf_release(&e);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = malloc(size + 1);
@@ -51,6 +90,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(buf, data, size);
 	buf[size] = '\0';
+	check_elf_as(data, size, false);
+	check_elf_as(data, size, true);
 	check_info(buf, size);
 	check_maps(buf, size); /* in place: last */
 	free(buf);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/elf_hash.h"
 #include "base/util.h"
 #include "forensics/runtimes/rtelf.h"
 
@@ -136,35 +137,12 @@ static int sym_is(const struct elf *e, uint64_t i, const char *name)
 	return !memcmp(got, name, n) && got[n] == '\0';
 }
 
-static uint32_t gnu_hash(const char *s)
-{
-	uint32_t h = 5381;
-
-	for (; *s; s++)
-		h = h * 33 + (uint8_t)*s;
-	return h;
-}
-
-static uint32_t sysv_hash(const char *s)
-{
-	uint32_t h = 0, g;
-
-	for (; *s; s++) {
-		h = (h << 4) + (uint8_t)*s;
-		g = h & 0xf0000000u;
-		if (g)
-			h ^= g >> 24;
-		h &= ~g;
-	}
-	return h;
-}
-
 /* .gnu.hash: nbuckets, symoffset, bloom words (8 bytes each), shift;
  * the buckets; the chain from symoffset on, whose low bit ends it. */
 static int lookup_gnu(const struct elf *e, const char *name)
 {
 	uint8_t hd[16];
-	uint32_t h = gnu_hash(name), nb, symoff, bloom, sym, v = 0;
+	uint32_t h = elf_gnu_hash(name), nb, symoff, bloom, sym, v = 0;
 	uint64_t buckets, chain;
 	int r = read_in(e, &e->hash, 0, hd, sizeof(hd));
 
@@ -208,7 +186,8 @@ static int lookup_sysv(const struct elf *e, const char *name)
 		return r;
 	if (!nb)
 		return -EBADMSG;
-	r = read_u32(e, &e->hash, 8 + (uint64_t)(sysv_hash(name) % nb) * 4, &y);
+	r = read_u32(e, &e->hash, 8 + (uint64_t)(elf_sysv_hash(name) % nb) * 4,
+		     &y);
 	for (unsigned k = 0; r == 0 && y && k < MAX_CHAIN; k++) {
 		if (y >= nc)
 			return -EBADMSG;

@@ -357,13 +357,15 @@ static int event_send(struct cluster *c, const struct pub_item *it,
 	struct kube_call k = {.res = &kube_res_events,
 			      .namespace = ki->ns,
 			      .cancel = c->cancel};
-	char msg[700];
+	/* every field bounded by its own size: the command at the end is
+	 * whole whatever the summary holds (under 800 bytes in all) */
+	char msg[800];
 	struct json_object *e;
 	int q;
 
 	snprintf(msg, sizeof(msg),
-		 "container %s OOM-killed (pid %lld %s): %s: %.400s; "
-		 "kubectl oomlens show -n %s %s",
+		 "container %.63s OOM-killed (pid %lld %.31s): %.31s: %.400s; "
+		 "kubectl oomlens show -n %.63s %.95s",
 		 ki->container, (long long)it->pid, it->comm, it->verdict,
 		 it->summary, ki->ns, it->id);
 	e = event_object(c, it, name, msg, count);

@@ -169,12 +169,14 @@ void agent_reports_prune(struct agent *a);
 /* cgmap.c: learns where the memory hierarchy we read sits in the kernel's
  * and logs it (a warning when the kernel's paths cannot be mapped). */
 void agent_mount_setup(struct agent *a);
-/* Turns the kernel's cgroup paths in a report just read into paths under
- * our mount, in place. False (logged once per cgroup, with both paths)
- * when the victim's cgroup lies outside what is mounted: the caller drops
- * the report. Paths that cannot be mapped (a hidden cgroup namespace root)
- * are kept as the kernel printed them. */
-bool agent_map_report(struct agent *a, struct oom_report *r);
+/* The cgroup paths of a report just read as they lie under our mount,
+ * into *ret, beside the report (left as the kernel printed it). False
+ * (logged once per cgroup, with both paths) when the victim's cgroup lies
+ * outside what is mounted: the caller drops the report. Paths that cannot
+ * be mapped (a hidden cgroup namespace root) are kept as the kernel
+ * printed them. */
+bool agent_map_report(struct agent *a, const struct oom_report *r,
+		      struct corr_paths *ret);
 /* The kernel's path of our path into buf; false when it cannot be known. */
 bool agent_kernel_path(const struct agent *a, const char *path, char *buf,
 		       size_t size);

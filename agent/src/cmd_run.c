@@ -755,13 +755,15 @@ static void read_proc(const struct agent *a, int pid, struct corr_proc *ret)
 	ret->read = true;
 }
 
-/* The one place a parsed kernel report comes in. */
-static void handle_report(struct agent *a, struct oom_report *r)
+/* The one place a parsed kernel report comes in, with its paths as
+ * mounted. */
+static void handle_report(struct agent *a, struct oom_report *r,
+			  const struct corr_paths *paths)
 {
 	struct corr_proc proc = {0};
 	int q;
 
-	if (!oom_report_victim_memcg(r)[0]) {
+	if (!corr_paths_victim(paths)[0]) {
 		/* A bare kill line: read every counter now (the one that grew
 		 * names this kill, and every read tells later kills from
 		 * it), and /proc while the victim may still be there. */
@@ -772,7 +774,7 @@ static void handle_report(struct agent *a, struct oom_report *r)
 		if (r->n_victims)
 			read_proc(a, r->victims[0].pid, &proc);
 	}
-	q = correlate_report(a->corr, r, &proc, kill_mono(a, r),
+	q = correlate_report(a->corr, r, paths, &proc, kill_mono(a, r),
 			     now_monotonic_us());
 	if (q < 0)
 		log_error("kill of pid %d: %s, not reported",
@@ -783,14 +785,15 @@ static void handle_report(struct agent *a, struct oom_report *r)
 static void pop_reports(struct agent *a)
 {
 	struct oom_report r;
+	struct corr_paths paths;
 
 	while (kmsg_assembler_pop(a->asm_, &r) == 1) {
 		agent_metrics_kmsg_report(a->metrics,
 					  r.complete); /* obs hook */
-		/* From the kernel's cgroup paths to ours, before anything
-		 * compares them with what we watch. */
-		if (agent_map_report(a, &r)) {
-			handle_report(a, &r);
+		/* The kernel's cgroup paths as ours, beside them, before
+		 * anything compares them with what we watch. */
+		if (agent_map_report(a, &r, &paths)) {
+			handle_report(a, &r, &paths);
 		} else {
 			a->reports_ignored++;
 			save_progress(a, r.seq_last);

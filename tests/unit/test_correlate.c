@@ -9,6 +9,8 @@
  * count moves, /proc's "/" for an exiting task on v1. Times are in ms. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/util.h"
@@ -412,9 +414,13 @@ static void feed_report(struct correlator *c, const struct step *s,
 			unsigned seq)
 {
 	struct corr_proc proc = {0};
+	struct corr_paths paths = {0};
 	struct oom_report r;
 
 	make_report(s, seq, &r);
+	/* the steps' paths are the mount's own (a mount at the root) */
+	strlcpy_safe(paths.task, r.task_memcg, sizeof(paths.task));
+	strlcpy_safe(paths.oom, r.oom_memcg, sizeof(paths.oom));
 	if (s->proc) {
 		proc.read = true;
 		strlcpy_safe(proc.cgroup, s->proc, sizeof(proc.cgroup));
@@ -422,7 +428,8 @@ static void feed_report(struct correlator *c, const struct step *s,
 			     sizeof(proc.comm));
 		proc.has_mm = !s->proc_exiting;
 	}
-	cr_assert_eq(correlate_report(c, &r, s->op == BARE ? &proc : NULL,
+	cr_assert_eq(correlate_report(c, &r, &paths,
+				      s->op == BARE ? &proc : NULL,
 				      s->kill ? T(s->kill) : UINT64_MAX,
 				      T(s->t)),
 		     0);
@@ -647,4 +654,53 @@ Test(correlate, names)
 	cr_expect_str_eq(corr_how_name(CORR_COUNTER_WINDOW), "counter-window");
 	cr_expect_str_eq(corr_how_name(CORR_NOTIFICATION), "notification");
 	cr_expect_str_eq(corr_confidence_name(CORR_MEDIUM), "medium");
+}
+
+/* A report's paths as mounted, beside it: the report keeps the kernel's.
+ * The mount is a container's view of the v1 memory hierarchy (podman's
+ * libpod_parent/libpod-<id> subtree, as tests/unit/test_cgroup_mount.c). */
+Test(correlate, paths_are_mapped_beside_the_report)
+{
+	static const char base[] = "/libpod_parent/libpod-8d33";
+	struct cgroup_mount m;
+	struct corr_paths p;
+	struct oom_report r;
+
+	cgroup_mount_resolve(base, false, 1, &m);
+	cr_assert_eq(m.state, CGROUP_BASE_KNOWN);
+	oom_report_init(&r);
+	snprintf(r.task_memcg, sizeof(r.task_memcg), "%s/pod/app", base);
+	snprintf(r.oom_memcg, sizeof(r.oom_memcg), "%s/pod", base);
+	cr_assert_eq(correlate_map_paths(&m, &r, &p), 0);
+	cr_assert_str_eq(p.task, "/pod/app");
+	cr_assert_str_eq(p.oom, "/pod");
+	cr_assert_str_eq(corr_paths_victim(&p), "/pod/app");
+	cr_assert_str_eq(r.task_memcg, "/libpod_parent/libpod-8d33/pod/app",
+			 "the report is left as the kernel printed it");
+	cr_assert_str_eq(r.oom_memcg, "/libpod_parent/libpod-8d33/pod");
+
+	/* a limit above the mount (the pod's, seen from a container) */
+	snprintf(r.oom_memcg, sizeof(r.oom_memcg), "/libpod_parent");
+	cr_assert_eq(correlate_map_paths(&m, &r, &p), 0);
+	cr_assert_str_eq(p.task, "/pod/app");
+	cr_assert_str_eq(p.oom, "");
+	cr_assert_str_eq(r.oom_memcg, "/libpod_parent");
+
+	/* the victim outside the mount: none of ours */
+	snprintf(r.task_memcg, sizeof(r.task_memcg), "/user.slice/x");
+	cr_assert_eq(correlate_map_paths(&m, &r, &p), -EXDEV);
+
+	/* no task_memcg (a kernel before 5.0 names one cgroup): the limit's
+	 * is the victim's */
+	r.task_memcg[0] = '\0';
+	snprintf(r.oom_memcg, sizeof(r.oom_memcg), "%s/hog", base);
+	cr_assert_eq(correlate_map_paths(&m, &r, &p), 0);
+	cr_assert_str_eq(p.task, "");
+	cr_assert_str_eq(corr_paths_victim(&p), "/hog");
+
+	/* a bare line: nothing printed, nothing mapped */
+	r.oom_memcg[0] = '\0';
+	cr_assert_eq(correlate_map_paths(&m, &r, &p), 0);
+	cr_assert_str_eq(corr_paths_victim(&p), "");
+	oom_report_release(&r);
 }

@@ -395,6 +395,10 @@ kill -TERM $api; wait $api
                 re.finditer(r"\[\s*(\d+)\]\s+\d+\s+\d+", t)}
     kept = task_pids(text)
     assert kept == {victim, neighbour}, text
+    # kernel/oom.json is the parsed report less the same tasks
+    oom = json.loads(files["kernel/oom.json"])
+    assert {t["pid"] for t in oom["tasks"]} == kept, oom["tasks"]
+    assert oom["global"] is True and oom["victims"][0]["pid"] == victim
     whole = (outdir / "state" / "reports" / (name + ".node-oom.txt"))
     assert oct(whole.stat().st_mode & 0o777) == "0o600"
     node_tasks = task_pids(whole.read_text())

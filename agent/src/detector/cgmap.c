@@ -80,37 +80,13 @@ static void log_outside(struct agent *a, const struct oom_report *r,
 		 a->cgmount.base);
 }
 
-/* One path in place. -EXDEV (outside) clears it; -ENXIO keeps it. */
-static int map_one(const struct agent *a, char *path, size_t size)
+bool agent_map_report(struct agent *a, const struct oom_report *r,
+		      struct corr_paths *ret)
 {
-	char buf[KMSG_PATH_MAX];
-	int r;
-
-	if (!path[0])
-		return 0;
-	r = cgroup_mount_from_kernel(&a->cgmount, path, buf, sizeof(buf));
-	if (r == -EXDEV)
-		path[0] = '\0';
-	else if (r == 0)
-		strlcpy_safe(path, buf, size);
-	return r;
-}
-
-bool agent_map_report(struct agent *a, struct oom_report *r)
-{
-	char victim[KMSG_PATH_MAX];
-	bool by_task = r->task_memcg[0] != '\0';
-	int rt, ro;
-
-	strlcpy_safe(victim, oom_report_victim_memcg(r), sizeof(victim));
-	rt = map_one(a, r->task_memcg, sizeof(r->task_memcg));
 	/* An ancestor that holds the limit may lie above our mount (a pod's
 	 * limit seen from a container): it is then not named. */
-	ro = map_one(a, r->oom_memcg, sizeof(r->oom_memcg));
-	map_one(a, r->group_memcg, sizeof(r->group_memcg));
-	map_one(a, r->stats_memcg, sizeof(r->stats_memcg));
-	if ((by_task ? rt : ro) == -EXDEV) {
-		log_outside(a, r, victim);
+	if (correlate_map_paths(&a->cgmount, r, ret) == -EXDEV) {
+		log_outside(a, r, oom_report_victim_memcg(r));
 		return false;
 	}
 	return true;

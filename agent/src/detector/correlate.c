@@ -330,9 +330,11 @@ static uint64_t report_kills(const struct oom_report *r)
 		       : 1;
 }
 
-/* Queues a decision; takes r over. A kill to capture claims its
- * notifications now, so that the next kill finds them taken. */
-static void emit(struct correlator *c, struct oom_report *r, const char *cgroup,
+/* Queues a decision; takes r over, with its mounted paths (NULL: a bare
+ * line's, none). A kill to capture claims its notifications now, so that
+ * the next kill finds them taken. */
+static void emit(struct correlator *c, struct oom_report *r,
+		 const struct corr_paths *paths, const char *cgroup,
 		 enum corr_how how, enum corr_confidence conf, uint64_t now)
 {
 	struct corr_kill *k = push(c);
@@ -346,6 +348,8 @@ static void emit(struct correlator *c, struct oom_report *r, const char *cgroup,
 				.confidence = conf,
 				.kills = report_kills(r)};
 	oom_report_init(r); /* moved */
+	if (paths)
+		k->paths = *paths;
 	strlcpy_safe(k->cgroup, cgroup, sizeof(k->cgroup));
 	if (!cgroup[0]) {
 		k->outcome = CORR_UNMATCHED;
@@ -356,7 +360,7 @@ static void emit(struct correlator *c, struct oom_report *r, const char *cgroup,
 		k->reason = "oom kill in an unwatched cgroup";
 	} else {
 		k->outcome = CORR_CAPTURE;
-		k->have_state = claim(c, cgroup, k->report.oom_memcg,
+		k->have_state = claim(c, cgroup, k->paths.oom,
 				      report_kills(&k->report), false,
 				      &k->state_at_notification, now);
 	}
@@ -653,7 +657,7 @@ static void emit_named(struct correlator *c, uint64_t now)
 			continue;
 		}
 		drop_deferred(c, i);
-		emit(c, &d.r, d.cgroup, d.how, d.conf, now);
+		emit(c, &d.r, NULL, d.cgroup, d.how, d.conf, now);
 	}
 }
 
@@ -711,23 +715,55 @@ static void retry(struct correlator *c, uint64_t now)
 			continue;
 		}
 		drop_deferred(c, i);
-		emit(c, &d.r, late_claim(c, &d, cg, sizeof(cg)),
+		emit(c, &d.r, NULL, late_claim(c, &d, cg, sizeof(cg)),
 		     CORR_COUNTER_WINDOW, CORR_LOW, now);
 	}
 }
 
+/* One path: -EXDEV (outside) clears it; -ENXIO keeps it as printed. */
+static int map_one(const struct cgroup_mount *m, const char *kpath,
+		   char *buf, size_t size)
+{
+	int r;
+
+	buf[0] = '\0';
+	if (!kpath[0])
+		return 0;
+	r = cgroup_mount_from_kernel(m, kpath, buf, size);
+	if (r == -EXDEV)
+		buf[0] = '\0';
+	else if (r != 0)
+		strlcpy_safe(buf, kpath, size);
+	return r;
+}
+
+int correlate_map_paths(const struct cgroup_mount *m,
+			const struct oom_report *r, struct corr_paths *ret)
+{
+	int rt = map_one(m, r->task_memcg, ret->task, sizeof(ret->task));
+	int ro = map_one(m, r->oom_memcg, ret->oom, sizeof(ret->oom));
+
+	return (r->task_memcg[0] ? rt : ro) == -EXDEV ? -EXDEV : 0;
+}
+
+const char *corr_paths_victim(const struct corr_paths *p)
+{
+	return p->task[0] ? p->task : p->oom;
+}
+
 int correlate_report(struct correlator *c, struct oom_report *r,
+		     const struct corr_paths *paths,
 		     const struct corr_proc *proc, uint64_t kill_mono,
 		     uint64_t now)
 {
-	const char *memcg = oom_report_victim_memcg(r);
+	const char *memcg = corr_paths_victim(paths);
 	struct deferred *grown;
 
 	if (memcg[0]) {
 		char cg[KMSG_PATH_MAX];
 
 		strlcpy_safe(cg, memcg, sizeof(cg));
-		emit(c, r, cg, CORR_KERNEL_REPORT, CORR_HIGH, now);
+		emit(c, r, paths, cg, CORR_KERNEL_REPORT, CORR_HIGH, now);
 		return 0;
 	}
 	/* Evidence first, while the victim may still be there. */
@@ -738,12 +774,12 @@ int correlate_report(struct correlator *c, struct oom_report *r,
 			char cg[KMSG_PATH_MAX];
 
 			strlcpy_safe(cg, known, sizeof(cg));
-			emit(c, r, cg, CORR_PID_AT_NOTIFICATION, CORR_HIGH,
+			emit(c, r, NULL, cg, CORR_PID_AT_NOTIFICATION, CORR_HIGH,
 			     now);
 			return 0;
 		}
 		if (proc_vouches(proc, &r->victims[0])) {
-			emit(c, r, proc->cgroup, CORR_PROC, CORR_HIGH, now);
+			emit(c, r, NULL, proc->cgroup, CORR_PROC, CORR_HIGH, now);
 			return 0;
 		}
 	}

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "kernel/cgroup.h"
+#include "kernel/cgroup_mount.h"
 #include "kernel/kmsg.h"
 
 #define CORR_MAX_PIDS 64
@@ -68,12 +69,22 @@ enum corr_outcome {
 			 * before: counted and logged, not bundled */
 };
 
+/* A kernel report's cgroup paths under the agent's memory cgroup mount,
+ * carried beside the report, whose own paths stay as the kernel printed
+ * them (the kernel's namespace): "" where the kernel printed none. */
+struct corr_paths {
+	char task[KMSG_PATH_MAX]; /* the victim's memcg (task_memcg) */
+	char oom[KMSG_PATH_MAX];  /* the one whose limit was hit (oom_memcg) */
+};
+
 /* One decision. The caller owns it after correlate_pop(). */
 struct corr_kill {
 	enum corr_outcome outcome;
-	/* As read from the kernel log: a bare line keeps its empty
-	 * task_memcg. CORR_NOTIFICATION: no victim, usec = the tick. */
+	/* As read from the kernel log, never rewritten: a bare line keeps
+	 * its empty task_memcg. CORR_NOTIFICATION: no victim, usec = the
+	 * tick. */
 	struct oom_report report;
+	struct corr_paths paths; /* the report's paths, as mounted */
 	char cgroup[KMSG_PATH_MAX]; /* the victim's memcg; "" unmatched */
 	enum corr_how how_found;
 	enum corr_confidence confidence;
@@ -129,11 +140,26 @@ void correlate_free(struct correlator *c);
 int correlate_notify(struct correlator *c, const struct corr_notification *n,
 		     uint64_t now);
 
-/* Feeds one kernel report, read at now. kill_mono: its kill on
- * CLOCK_MONOTONIC (UINT64_MAX unknown). proc: /proc's answer for the
- * victim of a bare line (NULL when not asked). Takes r over (leaves it
- * empty) and returns 0; -ENOMEM leaves r with the caller. */
+/* The report's victim and limit cgroups under mount m, into *ret (the
+ * report is left as the kernel printed it). Returns 0; -EXDEV when the
+ * victim's cgroup lies outside the mount (the kill is none of ours). A
+ * limit above the mount (a pod's, seen from a container) is "". A path
+ * the mount cannot place (its base unknown, -ENXIO) is kept as printed.
+ * Pure. */
+int correlate_map_paths(const struct cgroup_mount *m,
+			const struct oom_report *r, struct corr_paths *ret);
+
+/* The victim's cgroup of p: its task's, else the limit's (as
+ * oom_report_victim_memcg() is of the report). */
+const char *corr_paths_victim(const struct corr_paths *p);
+
+/* Feeds one kernel report, read at now, with its paths as mounted
+ * (correlate_map_paths()). kill_mono: its kill on CLOCK_MONOTONIC
+ * (UINT64_MAX unknown). proc: /proc's answer for the victim of a bare line
+ * (NULL when not asked). Takes r over (leaves it empty) and returns 0;
+ * -ENOMEM leaves r with the caller. */
 int correlate_report(struct correlator *c, struct oom_report *r,
+		     const struct corr_paths *paths,
 		     const struct corr_proc *proc, uint64_t kill_mono,
 		     uint64_t now);
 

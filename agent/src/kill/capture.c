@@ -97,7 +97,7 @@ static void add_stat_file(struct bundle *b, const char *path,
 static void add_cgroup(struct agent *a, struct bundle *b, struct corr_kill *k,
 		       struct json_object *man)
 {
-	const struct oom_report *r = &k->report;
+	const char *oom = k->paths.oom;
 	const char *victim = k->cgroup;
 	struct cgroup_state now = {0};
 	struct dump_ctx c = {b, "cgroup"};
@@ -121,9 +121,9 @@ static void add_cgroup(struct agent *a, struct bundle *b, struct corr_kill *k,
 	}
 	if (q >= 0)
 		cgroup_dump_files(&a->cgfs, victim, dump_one, &c);
-	if (r->oom_memcg[0] && !streq(r->oom_memcg, victim)) {
+	if (oom[0] && !streq(oom, victim)) {
 		c.dir = "cgroup/oom_memcg";
-		cgroup_dump_files(&a->cgfs, r->oom_memcg, dump_one, &c);
+		cgroup_dump_files(&a->cgfs, oom, dump_one, &c);
 	}
 }
 
@@ -136,20 +136,26 @@ static struct json_object *victims_json(const struct oom_report *r)
 	return arr;
 }
 
-/* The kernel's path of our path, or null when it cannot be known. */
-static struct json_object *kernel_path_json(const struct agent *a,
-					    const char *path)
+/* The kernel's path of the victim's cgroup: as the report printed it when
+ * the report named it, else ours turned back (null when that cannot be
+ * known: a hidden mount). */
+static struct json_object *cgroup_kernel_json(const struct agent *a,
+					      const struct corr_kill *k)
 {
-	char k[KMSG_PATH_MAX];
+	const char *printed = oom_report_victim_memcg(&k->report);
+	char buf[KMSG_PATH_MAX];
 
-	if (!agent_kernel_path(a, path, k, sizeof(k)))
+	if (printed[0] && streq(k->cgroup, corr_paths_victim(&k->paths)))
+		return json_object_new_string(printed);
+	if (!agent_kernel_path(a, k->cgroup, buf, sizeof(buf)))
 		return NULL;
-	return json_object_new_string(k);
+	return json_object_new_string(buf);
 }
 
 /* cgroup and oom_memcg are paths under our mount; *_kernel are the
- * kernel's (as kernel/oom.txt prints them); cgroup_mount says how one
- * became the other. */
+ * kernel's (as kernel/oom.txt prints them; the report's own, beside the
+ * mounted ones since it was read); cgroup_mount says how one became the
+ * other. */
 static void add_paths(struct agent *a, const struct corr_kill *k,
 		      struct json_object *man)
 {
@@ -159,11 +165,13 @@ static void add_paths(struct agent *a, const struct corr_kill *k,
 	json_object_object_add(man, "cgroup",
 			       json_object_new_string(k->cgroup));
 	json_object_object_add(man, "oom_memcg",
-			       json_object_new_string(k->report.oom_memcg));
-	json_object_object_add(man, "cgroup_kernel",
-			       kernel_path_json(a, k->cgroup));
+			       json_object_new_string(k->paths.oom));
+	json_object_object_add(man, "cgroup_kernel", cgroup_kernel_json(a, k));
 	json_object_object_add(man, "oom_memcg_kernel",
-			       kernel_path_json(a, k->report.oom_memcg));
+			       k->report.oom_memcg[0]
+				       ? json_object_new_string(
+						 k->report.oom_memcg)
+				       : NULL);
 	json_object_object_add(
 		o, "state",
 		json_object_new_string(m->state == CGROUP_BASE_KNOWN ? "known"
@@ -179,35 +187,41 @@ static void add_paths(struct agent *a, const struct corr_kill *k,
 	json_object_object_add(man, "cgroup_mount", o);
 }
 
-static int take_first(struct oom_report *r, void *userdata)
-{
-	struct oom_report *first = userdata;
+/* Task pids a cut left out of a global OOM's dump (cut_node_tasks). */
+struct pid_set {
+	int *pid;
+	size_t n, cap;
+	bool all; /* the cut failed: every task left out */
+};
 
-	if (first->n_victims || first->raw.len)
-		return 0;
-	*first = *r;
-	oom_report_init(r);
-	return 0;
+static bool pid_set_has(const struct pid_set *s, int pid)
+{
+	if (s->all)
+		return true;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->pid[i] == pid)
+			return true;
+	return false;
 }
 
-/* kernel/oom.json is kernel/oom.txt (raw) parsed: only what the kernel
- * printed, with its cgroup paths as it printed them (the agent's report
- * has them as mounted, and may hold what the agent inferred). */
+/* kernel/oom.json: the report as the kernel printed it (its paths are
+ * the kernel's: the agent's own travel beside it), without the tasks the
+ * cut left out of kernel/oom.txt. NULL on allocation failure. */
 static struct json_object *kernel_json(const struct oom_report *r,
-				       const struct strbuf *raw)
+				       const struct pid_set *left_out)
 {
-	struct oom_report first;
-	struct json_object *j;
+	struct json_object *j = oom_report_to_json(r), *tasks;
 
-	oom_report_init(&first);
-	if (!raw->len ||
-	    kmsg_parse_buffer(raw->buf, raw->len, take_first, &first) <= 0) {
-		oom_report_release(&first);
-		return oom_report_to_json(r);
+	if (!j || (!left_out->n && !left_out->all) || !(tasks = jget_array(NULL, j, "tasks")))
+		return j;
+	for (size_t i = json_object_array_length(tasks); i-- > 0;) {
+		int pid = -1;
+
+		if (jget_int(NULL, json_object_array_get_idx(tasks, i), "pid",
+			     &pid) &&
+		    pid_set_has(left_out, pid))
+			json_object_array_del_idx(tasks, i, 1);
 	}
-	first.complete = first.complete && r->complete;
-	j = oom_report_to_json(&first);
-	oom_report_release(&first);
 	return j;
 }
 
@@ -217,11 +231,12 @@ struct owner_tasks {
 	const struct agent *a;
 	const struct kill_owner *owner; /* NULL when the victim is nobody's */
 	int victim;
+	struct pid_set *left_out; /* each pid refused, for kernel/oom.json */
+	bool nomem;
 };
 
-static bool owner_task(int pid, void *arg)
+static bool is_owner_task(const struct owner_tasks *t, int pid)
 {
-	const struct owner_tasks *t = arg;
 	_cleanup_close_ int fd = -1;
 	char cg[KMSG_PATH_MAX];
 
@@ -233,6 +248,30 @@ static bool owner_task(int pid, void *arg)
 	       t->a->hooks->owner_task(t->owner, cg);
 }
 
+/* The cut's keep(): asks once per line and remembers each refusal, so
+ * that kernel/oom.json leaves out the same tasks as kernel/oom.txt. */
+static bool owner_task(int pid, void *arg)
+{
+	struct owner_tasks *t = arg;
+	struct pid_set *s = t->left_out;
+
+	if (is_owner_task(t, pid))
+		return true;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		int *grown = reallocarray(s->pid, cap, sizeof(*grown));
+
+		if (!grown) {
+			t->nomem = true;
+			return false;
+		}
+		s->pid = grown;
+		s->cap = cap;
+	}
+	s->pid[s->n++] = pid;
+	return false;
+}
+
 /* A mode whose bundles others than the node's owner read (cluster mode:
  * the victim's namespace; the hooks' cut_node_tasks): a global OOM's task
  * dump, which lists every process of the node, is cut to the victim and
@@ -242,13 +281,14 @@ static bool owner_task(int pid, void *arg)
  * (then the dump is left out whole). */
 static bool cut_node_tasks(struct agent *a, const struct corr_kill *k,
 			   const struct kill_owner *owner, const char *id,
-			   struct json_object *man, struct strbuf *cut)
+			   struct json_object *man, struct strbuf *cut,
+			   struct pid_set *left_out)
 {
 	const struct oom_report *r = &k->report;
 	struct owner_tasks t = {.a = a,
 				.owner = owner,
-				.victim =
-					r->n_victims ? r->victims[0].pid : -1};
+				.victim = r->n_victims ? r->victims[0].pid : -1,
+				.left_out = left_out};
 	struct oom_tasks_cut c = {0};
 	struct json_object *o;
 	char name[128];
@@ -263,9 +303,12 @@ static bool cut_node_tasks(struct agent *a, const struct corr_kill *k,
 		log_warn("%s: the node's whole OOM report not kept: %s", name,
 			 strerror(-q));
 	q = oom_report_cut_tasks(r, owner_task, &t, cut, &c);
+	if (q == 0 && t.nomem)
+		q = -ENOMEM; /* oom.json could not leave out the same tasks */
 	if (q < 0) {
 		/* no task line of anyone's rather than everyone's */
 		strbuf_reset(cut);
+		left_out->all = true;
 		log_warn("%s: the task dump could not be cut (%s): left out",
 			 id, strerror(-q));
 	}
@@ -334,7 +377,7 @@ static void add_agent_timeline(struct forecast_sampler *fs, struct bundle *b,
 {
 	/* 3 KiB: off the stack */
 	_cleanup_free_ struct forecast_history *h = calloc(2, sizeof(*h));
-	const char *oom = k->report.oom_memcg;
+	const char *oom = k->paths.oom;
 	struct cgtimeline_series s[2];
 	struct json_object *j;
 	size_t n = 0;
@@ -538,6 +581,9 @@ static long build(struct agent *a, struct corr_kill *k,
 	const struct oom_report *r = &k->report;
 	struct json_object *man = bundle_manifest(b), *kj;
 	_cleanup_strbuf_ struct strbuf raw = STRBUF_INIT;
+	_cleanup_free_ int *left_out_pids = NULL;
+	struct pid_set left_out = {0};
+	bool cut;
 	char name[128];
 	uint64_t kill_ms;
 
@@ -545,10 +591,12 @@ static long build(struct agent *a, struct corr_kill *k,
 	fill_manifest(a, k, man, wall);
 	if (a->hooks && owner)
 		a->hooks->manifest(owner, man);
-	if (!cut_node_tasks(a, k, owner, id, man, &raw))
+	cut = cut_node_tasks(a, k, owner, id, man, &raw, &left_out);
+	left_out_pids = left_out.pid;
+	if (!cut)
 		strbuf_add(&raw, r->raw.buf, r->raw.len);
 	bundle_add(b, "kernel/oom.txt", raw.buf, raw.len, BUNDLE_ESSENTIAL);
-	kj = kernel_json(r, &raw);
+	kj = kernel_json(r, &left_out);
 	if (kj)
 		bundle_add_json(b, "kernel/oom.json", kj, BUNDLE_ESSENTIAL);
 	json_object_put(kj);

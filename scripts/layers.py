@@ -49,12 +49,13 @@ PROGRAMS = {
         "rooms": {
             # main.c dispatches, cmd_*.c are the subcommands: they start
             # whatever their mode needs; run_*.[ch] plug a mode into
-            # run (cluster mode's hooks and sources: run_cluster.c;
-            # standalone publishing's hooks: run_standalone.c)
+            # run (cluster mode's hooks and sources: run_cluster.c, and
+            # its late snapshot: run_late_snap.c; standalone
+            # publishing's hooks: run_standalone.c)
             "top": (["main.c", "cmd_*.c", "run_*"],
                     {"detector", "kill", "publish", "obs", "injector"}),
             "detector": (["detector/*"], set()),
-            "kill": (["kill/*"], {"detector", "obs", "publish"}),
+            "kill": (["kill/*"], {"detector", "obs"}),
             "publish": (["publish/*"], {"obs"}),
             "obs": (["obs/*"], set()),
             "injector": (["injector/*"], {"obs"}),

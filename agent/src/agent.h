@@ -182,7 +182,7 @@ bool agent_kernel_path(const struct agent *a, const char *path, char *buf,
 		       size_t size);
 
 /* finish.c: the one finish step of a bundle, for the first capture
- * (capture.c) and for a bundle finished later (late_snap.c). */
+ * (capture.c) and for a bundle finished later (run_late_snap.c). */
 /* diagnosis.json from what b holds (r may be NULL); verdict and summary
  * into man and *ret. */
 void agent_bundle_diagnose(struct bundle *b, const struct oom_report *r,

@@ -714,7 +714,7 @@ static void take_decisions(struct agent *a)
 
 	while (correlate_pop(a->corr, &k) == 1) {
 		/* read first: a kill waiting for its pod's snapshot takes
-		 * the report over (kill/late_snap.c) */
+		 * the report over (run_late_snap.c) */
 		uint64_t seq = k.report.seq_last;
 
 		act_on(a, &k);

@@ -2,7 +2,7 @@
 /* Cluster mode plugged into `run`: the kill pipeline's hooks (agent.h,
  * struct kill_hooks) over the publish room's pod side
  * (publish/cluster_capture.c) and the kill room's late snapshots
- * (kill/late_snap.c), the loop's sources, and /readyz. Detector thread,
+ * (run_late_snap.c), the loop's sources, and /readyz. Detector thread,
  * but for run_cluster_start(), which starts the kube threads. */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include "run_cluster.h"
 #include "base/log.h"
 #include "base/util.h"
-#include "kill/late_snap.h"
+#include "run_late_snap.h"
 #include "obs/forecast_sampler.h"
 #include "obs/metrics_agent.h"
 #include "publish/cluster.h"
@@ -26,7 +26,7 @@ struct run_cluster {
 	struct late_snap *late;
 	struct kill_hooks hooks;
 	/* the kill being captured (one at a time, on the detector thread;
-	 * what outlives the capture is copied: kill/late_snap.c) */
+	 * what outlives the capture is copied: run_late_snap.c) */
 	struct kill_owner {
 		struct cluster_kill_pod p;
 	} owner;
@@ -174,7 +174,7 @@ static void on_pods(void *ud)
 		cluster_pods_apply(rc->cm.pods, p);
 }
 
-/* The publisher's answers to the snapshots asked (kill/late_snap.c). */
+/* The publisher's answers to the snapshots asked (run_late_snap.c). */
 static void on_snap_answers(void *ud)
 {
 	struct run_cluster *rc = ud;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Cluster mode plugged into `run` (run_cluster.c): the publish room's
  * state (publish/cluster.h, struct cluster_mode) and the kills waiting
- * for their pod's snapshot (kill/late_snap.h), made, registered as the
+ * for their pod's snapshot (run_late_snap.h), made, registered as the
  * kill pipeline's hooks and the loop's sources, and freed by the run
  * (cmd_run.c). The detector and the pipeline reach cluster mode only
  * through what this file registers. */

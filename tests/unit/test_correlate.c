@@ -428,11 +428,10 @@ static void feed_report(struct correlator *c, const struct step *s,
 			     sizeof(proc.comm));
 		proc.has_mm = !s->proc_exiting;
 	}
-	cr_assert_eq(correlate_report(c, &r, &paths,
-				      s->op == BARE ? &proc : NULL,
-				      s->kill ? T(s->kill) : UINT64_MAX,
-				      T(s->t)),
-		     0);
+	cr_assert_eq(
+		correlate_report(c, &r, &paths, s->op == BARE ? &proc : NULL,
+				 s->kill ? T(s->kill) : UINT64_MAX, T(s->t)),
+		0);
 	cr_assert_eq(r.n_victims, 0, "the report is taken over");
 }
 

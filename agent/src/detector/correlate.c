@@ -360,9 +360,9 @@ static void emit(struct correlator *c, struct oom_report *r,
 		k->reason = "oom kill in an unwatched cgroup";
 	} else {
 		k->outcome = CORR_CAPTURE;
-		k->have_state = claim(c, cgroup, k->paths.oom,
-				      report_kills(&k->report), false,
-				      &k->state_at_notification, now);
+		k->have_state =
+			claim(c, cgroup, k->paths.oom, report_kills(&k->report),
+			      false, &k->state_at_notification, now);
 	}
 }
 
@@ -721,8 +721,8 @@ static void retry(struct correlator *c, uint64_t now)
 }
 
 /* One path: -EXDEV (outside) clears it; -ENXIO keeps it as printed. */
-static int map_one(const struct cgroup_mount *m, const char *kpath,
-		   char *buf, size_t size)
+static int map_one(const struct cgroup_mount *m, const char *kpath, char *buf,
+		   size_t size)
 {
 	int r;
 
@@ -774,12 +774,13 @@ int correlate_report(struct correlator *c, struct oom_report *r,
 			char cg[KMSG_PATH_MAX];
 
 			strlcpy_safe(cg, known, sizeof(cg));
-			emit(c, r, NULL, cg, CORR_PID_AT_NOTIFICATION, CORR_HIGH,
-			     now);
+			emit(c, r, NULL, cg, CORR_PID_AT_NOTIFICATION,
+			     CORR_HIGH, now);
 			return 0;
 		}
 		if (proc_vouches(proc, &r->victims[0])) {
-			emit(c, r, NULL, proc->cgroup, CORR_PROC, CORR_HIGH, now);
+			emit(c, r, NULL, proc->cgroup, CORR_PROC, CORR_HIGH,
+			     now);
 			return 0;
 		}
 	}

@@ -84,7 +84,7 @@ struct corr_kill {
 	 * its empty task_memcg. CORR_NOTIFICATION: no victim, usec = the
 	 * tick. */
 	struct oom_report report;
-	struct corr_paths paths; /* the report's paths, as mounted */
+	struct corr_paths paths;    /* the report's paths, as mounted */
 	char cgroup[KMSG_PATH_MAX]; /* the victim's memcg; "" unmatched */
 	enum corr_how how_found;
 	enum corr_confidence confidence;

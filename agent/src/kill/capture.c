@@ -167,11 +167,11 @@ static void add_paths(struct agent *a, const struct corr_kill *k,
 	json_object_object_add(man, "oom_memcg",
 			       json_object_new_string(k->paths.oom));
 	json_object_object_add(man, "cgroup_kernel", cgroup_kernel_json(a, k));
-	json_object_object_add(man, "oom_memcg_kernel",
-			       k->report.oom_memcg[0]
-				       ? json_object_new_string(
-						 k->report.oom_memcg)
-				       : NULL);
+	json_object_object_add(
+		man, "oom_memcg_kernel",
+		k->report.oom_memcg[0]
+			? json_object_new_string(k->report.oom_memcg)
+			: NULL);
 	json_object_object_add(
 		o, "state",
 		json_object_new_string(m->state == CGROUP_BASE_KNOWN ? "known"
@@ -212,7 +212,8 @@ static struct json_object *kernel_json(const struct oom_report *r,
 {
 	struct json_object *j = oom_report_to_json(r), *tasks;
 
-	if (!j || (!left_out->n && !left_out->all) || !(tasks = jget_array(NULL, j, "tasks")))
+	if (!j || (!left_out->n && !left_out->all) ||
+	    !(tasks = jget_array(NULL, j, "tasks")))
 		return j;
 	for (size_t i = json_object_array_length(tasks); i-- > 0;) {
 		int pid = -1;
@@ -661,7 +662,7 @@ static int capture(struct agent *a, struct corr_kill *k,
 	a->reports_written++;
 	/* saved on the node first; a mode that publishes it may keep it
 	 * until more comes (cluster mode: the pod's uploaded snapshot when
-	 * the node has none, kill/late_snap.c) */
+	 * the node has none, run_late_snap.c) */
 	if (a->hooks && a->hooks->keep(a->hooks->ud, k, owner, b, id, &verdict,
 				       kill_ms, latency))
 		return 0;

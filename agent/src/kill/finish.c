@@ -2,7 +2,7 @@
 /* The finish step of one kill's bundle: diagnosis.json from what the bundle
  * holds, then report.html rendered from the bundle itself. The first
  * capture (capture.c) and a bundle finished later, when its pod's
- * snapshot arrives (late_snap.c), both finish through it. */
+ * snapshot arrives (../run_late_snap.c), both finish through it. */
 #include <json-c/json.h>
 #include <stdio.h>
 

@@ -11,7 +11,7 @@
  * the fetch and the check. The detector never waits on the network: it
  * saves the bundle without the snapshot first, asks through
  * cluster_snap_request(), and finishes the bundle when the answer comes
- * back (kill/late_snap.c). */
+ * back (run_late_snap.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kill/late_snap.h"
+#include "run_late_snap.h"
 #include "publish/target_kube.h"
 #include "obs/metrics_agent.h"
 #include "base/jget.h"

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Cluster mode's extension of the kill room (late_snap.c): kills whose
- * bundle waits for their pod's OOMBundle snap-<pod>. An object the run
- * owns (../run_cluster.c), reached from the pipeline only through the
- * hooks that file registers (agent.h, struct kill_hooks). Detector thread
+/* Cluster mode's late snapshot (run_late_snap.c): kills whose bundle
+ * waits for their pod's OOMBundle snap-<pod>. An object the cluster run
+ * owns (run_cluster.c), reached from the pipeline only through the hooks
+ * that file registers (agent.h, struct kill_hooks): it joins the kill
+ * room's finish step and the publisher's snapshot request, so it lives
+ * at the top, which may use both. Detector thread
  * only; nothing here blocks. */
 #pragma once
 

@@ -62,19 +62,20 @@ def test_two_agent_modules_that_call_each_other_fail(tmp_path):
 
 def test_a_cycle_through_three_modules_and_two_rooms_is_one_finding(tmp_path):
     plant(tmp_path, {
-        "agent/src/main.c": fn("main_fn", ["capture"]),
-        "agent/src/kill/capture.c": fn("capture", ["publish"]),
-        "agent/src/publish/pub.c": fn("publish", ["snap"]),
-        "agent/src/publish/snap.c": fn("snap", ["capture"]),
+        "agent/src/main.c": fn("main_fn", ["publish"]),
+        "agent/src/publish/pub.c": fn("publish", ["sample"]),
+        "agent/src/obs/sample.c": fn("sample", ["hist"]),
+        "agent/src/obs/hist.c": fn("hist", ["publish"]),
     })
     rc, out = run(tmp_path)
     assert rc == 1
     assert ("lint: layers: agent: modules that call each other: "
-            "agent/src/kill/capture, agent/src/publish/pub, "
-            "agent/src/publish/snap") in out
+            "agent/src/obs/hist, agent/src/obs/sample, "
+            "agent/src/publish/pub") in out
     # the call back is also one the table forbids
-    assert ("lint: layers: agent: agent/src/publish/snap calls into "
-            "agent/src/kill/capture (room kill; publish may use: obs)") in out
+    assert ("lint: layers: agent: agent/src/obs/hist calls into "
+            "agent/src/publish/pub (room publish; obs may use: "
+            "no other room)") in out
     assert len(out) == 2
 
 

@@ -91,6 +91,27 @@ def test_sidecar_run_steady_state_live(root_only, tmp_path, seccomp):
     assert rc == 0
 
 
+def test_sidecar_clears_an_ambient_capability_it_was_started_with(
+        root_only, tmp_path):
+    # a runtime may start a container's process with ambient capabilities:
+    # none survives the drop (the kernel clears it once the inheritable
+    # set is emptied; PR_CAP_AMBIENT_CLEAR_ALL besides)
+    app = subprocess.Popen(["sleep", "60"])
+    sc = subprocess.Popen(
+        ["setpriv", "--inh-caps", "+sys_nice", "--ambient-caps", "+sys_nice",
+         SIDECAR, "run", "--standalone", "--pid", str(app.pid),
+         "--spool", str(tmp_path / "spool"), "--interval-ms", "100"],
+        stderr=subprocess.PIPE, text=True)
+    try:
+        wait_log(sc, "privileges dropped")
+        expect_steady(sc.pid, SIDECAR_RUN, True)
+    finally:
+        sc.terminate()
+        sc.wait(timeout=10)
+        app.kill()
+        app.wait()
+
+
 def test_agent_run_steady_state_live(root_only, tmp_path):
     require_oom_env()
     cg = Cgroup("oomlens-test-privs-%d" % os.getpid())

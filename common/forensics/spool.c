@@ -528,9 +528,30 @@ struct jvm_gaps {
 	size_t n;
 };
 
+/* True when the text of an attach.json (the pod's: untrusted) says the JVM
+ * answered: it attached and, where it lists its commands, one of them has
+ * no error. A JVM that attached but stalled at every command (collecting at
+ * its limit) answered nothing. */
+static bool attach_answered(const char *buf, size_t len)
+{
+	struct json_object *o = parse_object(buf, len), *cmds;
+	bool attached = false, yes;
+
+	yes = jget_bool(NULL, o, "attached", &attached) && attached;
+	cmds = yes ? jget(o, "commands") : NULL;
+	if (cmds) {
+		yes = false;
+		for (size_t i = 0; i < jget_len(cmds) && !yes; i++)
+			yes = json_object_is_type(jget_idx(cmds, i),
+						  json_type_object) &&
+			      !jget(jget_idx(cmds, i), "error");
+	}
+	json_object_put(o);
+	return yes;
+}
+
 static int find_gap(const char *path, const char *data, size_t len, void *ud)
 {
-	static const char failed[] = "\"attached\":false";
 	struct jvm_gaps *g = ud;
 	const char *tail = "/" BP_JVM_ATTACH;
 	size_t pl = strlen(path), tl = strlen(tail), pre;
@@ -539,8 +560,7 @@ static int find_gap(const char *path, const char *data, size_t len, void *ud)
 	if (g->n == ARRAY_SIZE(g->pids) || pl <= pre + tl ||
 	    pl - tl - pre >= sizeof(g->pids[0]) ||
 	    !startswith(path, SPOOL_PROCESSES_DIR "/") ||
-	    !streq(path + pl - tl, tail) ||
-	    !memmem(data, len, failed, sizeof(failed) - 1))
+	    !streq(path + pl - tl, tail) || attach_answered(data, len))
 		return 0;
 	snprintf(g->pids[g->n++], sizeof(g->pids[0]), "%.*s",
 		 (int)(pl - tl - pre), path + pre);
@@ -561,7 +581,7 @@ static bool jvm_answered(int snap_fd, const char *name, const char *pid,
 		return false;
 	strbuf_init(&sb, MANIFEST_MAX);
 	r = read_untrusted_at(snap_fd, path, MANIFEST_MAX, deadline, &sb);
-	return r >= 0 && strstr(sb.buf, "\"attached\":true");
+	return r >= 0 && attach_answered(sb.buf, sb.len);
 }
 
 bool spool_snapshot_jvm_answered(int snap_fd, const char *name)

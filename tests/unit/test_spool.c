@@ -412,6 +412,68 @@ Test(spool, jvm_outputs_from_an_earlier_snapshot_when_the_jvm_stalled)
 	bundle_free(b);
 }
 
+/* A JVM at its limit attaches but answers no command in time: its
+ * attach.json (as a sidecar wrote it on the test node, a 256 MiB JVM pod
+ * collecting at its limit) says attached, with the command's error. That
+ * is no answer: jvm/ comes from the newest earlier snapshot with one, and
+ * one that answered a command among others that failed is an answer. */
+Test(spool, jvm_attached_but_mute_is_no_answer)
+{
+	static const char mute[] =
+		"{\"attached\":true,\"pid\":7,\"nspid\":7,\"uid\":0,"
+		"\"protocol\":1,\"commands\":[{\"command\":\"GC.heap_info\","
+		"\"error\":\"the JVM did not answer before the deadline\"}]}\n";
+	static const char some[] =
+		"{\"attached\":true,\"pid\":7,\"commands\":["
+		"{\"command\":\"GC.heap_info\",\"status\":0,\"bytes\":1207,"
+		"\"truncated\":false},"
+		"{\"command\":\"VM.flags\",\"error\":\"deadline\"}]}";
+	char d[128], p[256];
+	const char *dirs[1] = {d};
+	struct bundle *b;
+	struct spool_info info;
+	const char *heap, *attach;
+	size_t len;
+	int fd;
+
+	snprintf(d, sizeof(d), "%s/s", root);
+	spool("s", "/demo/jvm");
+	snap("s", "20261130T100000.000Z", 1000, 7);
+	put("s/snapshots/20261130T100000.000Z/processes/7/jvm/attach.json",
+	    some);
+	put("s/snapshots/20261130T100000.000Z/processes/7/jvm/heap_info.txt",
+	    "7:\n def new generation   total 4928K, used 100K\n");
+	snap("s", "20261130T100001.000Z", 2000, 7);
+	put("s/snapshots/20261130T100001.000Z/processes/7/jvm/attach.json",
+	    mute);
+	cr_assert_eq(bundle_new("t", &b), 0);
+	cr_assert_eq(spool_attach(b, dirs, 1, "/demo/jvm", 0, NULL, &info), 0);
+	cr_assert_str_eq(info.snapshot, "20261130T100001.000Z");
+	heap = bundle_get(b, "processes/7/jvm/heap_info.txt", &len);
+	cr_assert_not_null(heap, "the earlier answer fills the gap");
+	cr_assert(strstr(heap, "def new generation"));
+	attach = bundle_get(b, "processes/7/jvm/attach.json", &len);
+	cr_assert_str_eq(attach, some);
+	bundle_free(b);
+
+	snprintf(p, sizeof(p), "%s/s/snapshots", root);
+	fd = open(p, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(fd, 0);
+	cr_assert(spool_snapshot_jvm_answered(fd, "20261130T100000.000Z"));
+	cr_assert_not(spool_snapshot_jvm_answered(fd, "20261130T100001.000Z"));
+	/* not JSON, attached not a boolean, commands not an array */
+	put("s/snapshots/20261130T100001.000Z/processes/7/jvm/attach.json",
+	    "{\"attached\":true,\"commands\":{}}");
+	cr_assert_not(spool_snapshot_jvm_answered(fd, "20261130T100001.000Z"));
+	put("s/snapshots/20261130T100001.000Z/processes/7/jvm/attach.json",
+	    "{\"attached\":\"true\"}");
+	cr_assert_not(spool_snapshot_jvm_answered(fd, "20261130T100001.000Z"));
+	put("s/snapshots/20261130T100001.000Z/processes/7/jvm/attach.json",
+	    "\"attached\":true");
+	cr_assert_not(spool_snapshot_jvm_answered(fd, "20261130T100001.000Z"));
+	close(fd);
+}
+
 /* Issue 12: a snapshot that completed after a kill in its cgroup says so
  * (after_kill) and never replaces an earlier pre-kill one, even when its
  * completion time is not after the kill time the agent has. */

@@ -16,6 +16,7 @@
 #include "base/host.h"
 #include "kernel/kmsg.h"
 #include "detector/correlate.h"
+#include "detector/intake.h"
 
 #define AGENT_MAX_WATCH 32
 #define AGENT_MAX_SPOOL 32
@@ -121,23 +122,16 @@ struct agent {
 	char outside[AGENT_MAX_OUTSIDE][KMSG_PATH_MAX];
 	size_t n_outside;
 	struct cgroup_watch *watch;
-	struct kmsg_reader *kmsg;
-	struct kmsg_assembler *asm_;
-	int state_fd;	/* the state directory */
-	int reports_fd; /* state_dir/reports */
+	struct intake intake; /* /dev/kmsg into the correlator */
+	int state_fd;	      /* the state directory */
+	int reports_fd;	      /* state_dir/reports */
 	char node[256];
 	char boot_id[40];
 	uint64_t last_seq; /* last kmsg seq of a handled report */
 	bool have_last_seq;
 	struct correlator *corr; /* which cgroup each kill belongs to */
-	uint64_t done_seq; /* the newest report handled, maybe ahead of saved */
-	bool have_done_seq;
-	int64_t kmsg_offset_us; /* kmsg time − CLOCK_MONOTONIC */
-	bool have_offset;
-	uint64_t offset_mono; /* when it was measured */
-	char probe[96];	      /* clock probe marker in flight, "" when none */
-	uint64_t probe_mono;  /* when it was written */
-	unsigned probes;      /* written so far */
+	/* kmsg time − CLOCK_MONOTONIC, measured by the intake (0 until) */
+	int64_t kmsg_offset_us;
 	uint64_t reports_written, reports_ignored;
 	uint64_t kills_counted_only; /* no kernel report, no bundle
 					(CORR_COUNTED) */

@@ -21,7 +21,7 @@
 #include "base/parse.h"
 #include "base/memlock.h"
 #include "base/strbuf.h"
-#include "kernel/procfs.h"
+#include "detector/intake.h"
 /* http, metrics and the 1 Hz timeline (hooks marked "obs hook") */
 #include "obs/forecast_sampler.h"
 #include "obs/http.h"
@@ -32,26 +32,6 @@
 /* standalone mode's publishing: its target's options */
 #include "publish/target_http.h"
 #include "run_standalone.h"
-
-/* After /dev/kmsg runs dry, wait this long for more lines of the same
- * report (an oom.group kill prints one "Killed process" per task) before
- * closing it. */
-#define QUIET_US 3000
-/* A memory.oom.group kill's lines come one after the other, each once the
- * console printed the last (in the TCG guest 0.3-3.5 ms apart, more on a
- * busy host): its report stays open past QUIET_US while its cgroup still
- * lists a task without its line, or one this agent cannot name (another
- * pid namespace: the DaemonSet's), up to this much quiet. */
-#define GROUP_QUIET_US 250000
-/* While a report is being printed (or an OOM was just notified), /dev/kmsg
- * is polled this often: the kernel defers waking its readers to the next
- * tick (up to 4 ms at HZ=250). */
-#define POLL_US 500
-/* kmsg clock probes tried before latencies fall back to offset 0. */
-#define MAX_PROBES 12
-/* The kmsg clock drifts from CLOCK_MONOTONIC (NTP slews only the latter):
- * measure again this often. */
-#define REPROBE_US (600ull * 1000000)
 
 /* Capabilities run keeps, measured (docs/privileges.md). It opens
  * /dev/kmsg (CAP_SYSLOG with dmesg_restrict=1) and raises its open-file
@@ -614,37 +594,6 @@ static int setup_watch(struct agent *a)
 	return 0;
 }
 
-static void save_seq(struct agent *a, uint64_t seq)
-{
-	int q;
-
-	if (seq == UINT64_MAX || (a->have_last_seq && seq <= a->last_seq))
-		return;
-	a->last_seq = seq;
-	a->have_last_seq = true;
-	q = agent_state_save(a);
-	if (q < 0)
-		log_warn("cannot save state: %s, ignoring", strerror(-q));
-}
-
-/* Reports the correlator has not decided or handed out yet keep their
- * place: the state never moves past the oldest one. */
-static void save_progress(struct agent *a, uint64_t seq)
-{
-	uint64_t first = correlate_hold_seq(a->corr);
-
-	if (seq != UINT64_MAX && (!a->have_done_seq || seq > a->done_seq)) {
-		a->done_seq = seq;
-		a->have_done_seq = true;
-	}
-	if (!a->have_done_seq)
-		return;
-	seq = a->done_seq;
-	if (first != UINT64_MAX && first > 0 && seq >= first)
-		seq = first - 1;
-	save_seq(a, seq);
-}
-
 /* Kills with no kernel report that get no bundle of their own
  * (correlate.h, CORR_COUNTED): counted and said, one line a decision. */
 static void counted_only(struct agent *a, const struct corr_kill *k)
@@ -718,197 +667,34 @@ static void take_decisions(struct agent *a)
 		uint64_t seq = k.report.seq_last;
 
 		act_on(a, &k);
-		save_progress(a, seq);
+		intake_save_progress(a, seq);
 		corr_kill_release(&k);
 	}
 }
 
-/* The kill of r on CLOCK_MONOTONIC, UINT64_MAX when unknown. */
-static uint64_t kill_mono(const struct agent *a, const struct oom_report *r)
-{
-	if (!r->n_victims || r->victims[0].usec == UINT64_MAX ||
-	    !a->have_offset)
-		return UINT64_MAX;
-	return (uint64_t)((int64_t)r->victims[0].usec - a->kmsg_offset_us);
-}
-
-/* /proc's answer for the victim of a bare kill line: its memory cgroup,
- * then its status (which vouches for the cgroup read before it). */
-static void read_proc(const struct agent *a, int pid, struct corr_proc *ret)
-{
-	_cleanup_close_ int fd = host_open_pid(&a->host, pid);
-	char cg[KMSG_PATH_MAX];
-	struct proc_status st;
-
-	if (fd < 0 || procfs_read_cgroup(fd, cg, sizeof(cg)) != 0 ||
-	    procfs_read_status(fd, &st) != 0)
-		return;
-	/* /proc names it from our cgroup namespace's root: make it ours.
-	 * "/" and "/.." stay as read: the correlator refuses them. */
-	if (streq(cg, "/") || strncmp(cg, "/..", 3) == 0)
-		strlcpy_safe(ret->cgroup, cg, sizeof(ret->cgroup));
-	else if (cgroup_mount_from_ns(&a->cgmount, cg, ret->cgroup,
-				      sizeof(ret->cgroup)) != 0)
-		return;
-	strlcpy_safe(ret->comm, st.name, sizeof(ret->comm));
-	ret->has_mm = st.has_mm;
-	ret->read = true;
-}
-
-/* The one place a parsed kernel report comes in, with its paths as
- * mounted. */
-static void handle_report(struct agent *a, struct oom_report *r,
-			  const struct corr_paths *paths)
-{
-	struct corr_proc proc = {0};
-	int q;
-
-	if (!corr_paths_victim(paths)[0]) {
-		/* A bare kill line: read every counter now (the one that grew
-		 * names this kill, and every read tells later kills from
-		 * it), and /proc while the victim may still be there. */
-		q = cgroup_watch_recount(a->watch);
-		if (q < 0)
-			log_debug("re-reading the oom_kill counters: %s",
-				  strerror(-q));
-		if (r->n_victims)
-			read_proc(a, r->victims[0].pid, &proc);
-	}
-	q = correlate_report(a->corr, r, paths, &proc, kill_mono(a, r),
-			     now_monotonic_us());
-	if (q < 0)
-		log_error("kill of pid %d: %s, not reported",
-			  r->n_victims ? r->victims[0].pid : 0, strerror(-q));
-	take_decisions(a);
-}
-
+/* The finished reports, each into the correlator (detector/intake.c),
+ * its decisions taken at once. */
 static void pop_reports(struct agent *a)
 {
-	struct oom_report r;
-	struct corr_paths paths;
+	enum intake_pop got;
+	bool complete;
 
-	while (kmsg_assembler_pop(a->asm_, &r) == 1) {
-		agent_metrics_kmsg_report(a->metrics,
-					  r.complete); /* obs hook */
-		/* The kernel's cgroup paths as ours, beside them, before
-		 * anything compares them with what we watch. */
-		if (agent_map_report(a, &r, &paths)) {
-			handle_report(a, &r, &paths);
-		} else {
-			a->reports_ignored++;
-			save_progress(a, r.seq_last);
-		}
-		oom_report_release(&r);
+	while ((got = intake_pop(a, &complete)) != INTAKE_NONE) {
+		agent_metrics_kmsg_report(a->metrics, complete); /* obs hook */
+		if (got == INTAKE_TAKEN)
+			take_decisions(a);
 	}
 }
 
-/* Measures the kmsg clock: the marker comes back through the main reader
- * (drain_kmsg). Dropped probes (rate limit) are retried on the rescan tick. */
-static void send_probe(struct agent *a)
-{
-	int r;
-
-	if (!a->kmsg ||
-	    (a->have_offset &&
-	     now_monotonic_us() - a->offset_mono < REPROBE_US) ||
-	    a->probes >= MAX_PROBES)
-		return;
-	a->probes++;
-	r = kmsg_clock_probe(a->host.root_fd, a->probe, sizeof(a->probe),
-			     &a->probe_mono);
-	if (r < 0) {
-		a->probe[0] = '\0';
-		a->probes = MAX_PROBES; /* not writable: not worth retrying */
-		log_warn("cannot write \"%s/dev/kmsg\" to measure its clock "
-			 "(%s): latencies assume it is CLOCK_MONOTONIC",
-			 a->host.root, strerror(-r));
-	}
-}
-
-static void check_probe(struct agent *a, const struct kmsg_record *rec)
-{
-	size_t n = strlen(a->probe);
-
-	if (!n || rec->text_len != n || memcmp(rec->text, a->probe, n) != 0)
-		return;
-	a->kmsg_offset_us = (int64_t)rec->usec - (int64_t)a->probe_mono;
-	a->have_offset = true;
-	a->offset_mono = a->probe_mono;
-	a->probes = 0; /* the next measurement gets its own tries */
-	a->probe[0] = '\0';
-	log_debug("kmsg clock offset %lld us", (long long)a->kmsg_offset_us);
-}
-
-/* Reads /dev/kmsg until it runs dry. Returns the number of records read. */
+/* Reads /dev/kmsg until it runs dry, each report taken as it finishes.
+ * Returns the number of records read. */
 static size_t drain_kmsg(struct agent *a)
 {
-	struct kmsg_record rec;
 	size_t n = 0;
-	int r;
 
-	while (a->kmsg) {
-		r = kmsg_reader_next(a->kmsg, &rec);
-		if (r == 0)
-			break;
-		if (r == -EPIPE) {
-			log_warn("kmsg overrun: the kernel dropped records "
-				 "before they were read, continuing");
-			continue;
-		}
-		if (r < 0) {
-			log_error("reading kmsg: %s", strerror(-r));
-			break;
-		}
-		n++;
-		check_probe(a, &rec);
-		if (kmsg_assembler_feed(a->asm_, &rec) > 0)
-			pop_reports(a);
-	}
+	while (intake_read(a, &n) == 1)
+		pop_reports(a);
 	return n;
-}
-
-/* First start with no state: remember where the ring buffer ends so that a
- * later restart resumes from here. History is not reported unless asked. */
-static int open_kmsg(struct agent *a)
-{
-	bool fresh = !a->have_last_seq && !a->opts.from_start;
-	struct kmsg_record rec;
-	int r;
-
-	r = kmsg_reader_open(a->host.root_fd, false, a->have_last_seq,
-			     a->last_seq, &a->kmsg);
-	if (r == -ENOENT || r == -EACCES || r == -EPERM) {
-		/* the chart's privileged: false (the device cgroup of an
-		 * unprivileged container denies c 1:11): kills are still
-		 * counted by the cgroups, reported without the kernel's
-		 * words (manifest how_found "notification") */
-		log_warn("cannot open \"%s/dev/kmsg\" (%s): running without "
-			 "the kernel log; kills are seen from the cgroups' "
-			 "counters only, without victims' names or the task "
-			 "dump",
-			 a->host.root, strerror(-r));
-		a->kmsg = NULL;
-		a->asm_ = kmsg_assembler_new();
-		return a->asm_ ? 0 : -ENOMEM;
-	}
-	if (r < 0) {
-		log_error("cannot open \"%s/dev/kmsg\": %s", a->host.root,
-			  strerror(-r));
-		return r;
-	}
-	while (fresh && (r = kmsg_reader_next(a->kmsg, &rec)) != 0) {
-		if (r > 0 && rec.seq != UINT64_MAX) {
-			a->last_seq = rec.seq;
-			a->have_last_seq = true;
-		} else if (r < 0 && r != -EPIPE) {
-			return r;
-		}
-	}
-	if (fresh)
-		agent_state_save(a);
-	send_probe(a);
-	a->asm_ = kmsg_assembler_new();
-	return a->asm_ ? 0 : -ENOMEM;
 }
 
 struct loop;
@@ -932,8 +718,7 @@ struct loop {
 	struct loop_source src[LOOP_MAX_SOURCES];
 	size_t n_src;
 	bool timer_armed;
-	bool oom_seen;	      /* an OOM notification in this dispatch */
-	uint64_t quiet_since; /* mono µs when kmsg last ran dry, 0 = idle */
+	bool oom_seen; /* an OOM notification in this dispatch */
 };
 
 static void arm_timer(struct loop *l, uint64_t us)
@@ -1044,8 +829,8 @@ static int loop_setup(struct loop *l)
 	if ((r = loop_add(l, l->sfd, on_signal, NULL)) < 0 ||
 	    (r = loop_add(l, l->tfd, on_timer, NULL)) < 0 ||
 	    (r = loop_add(l, l->rescan_fd, on_rescan, NULL)) < 0 ||
-	    (l->a->kmsg && (r = loop_add(l, kmsg_reader_fd(l->a->kmsg), on_kmsg,
-					 NULL)) < 0) ||
+	    (intake_fd(l->a) >= 0 &&
+	     (r = loop_add(l, intake_fd(l->a), on_kmsg, NULL)) < 0) ||
 	    (r = loop_add(l, cgroup_watch_fd(l->a->watch), on_watch, NULL)) < 0)
 		return r;
 	return 0;
@@ -1084,109 +869,21 @@ static bool on_sample(struct loop *l, void *ud)
 	return false;
 }
 
-/* The file of the kernel's cgroup kpath (an OOM report's path), read into
- * sb, at most max bytes: cgroup_read_file()'s answer, -EXDEV when it lies
- * outside what is mounted. */
-static int read_report_cgroup_file(const struct agent *a, const char *kpath,
-				   const char *file, size_t max,
-				   struct strbuf *sb)
-{
-	char cg[KMSG_PATH_MAX];
-
-	if (cgroup_mount_from_kernel(&a->cgmount, kpath, cg, sizeof(cg)) != 0)
-		return -EXDEV;
-	return cgroup_read_file(&a->cgfs, cg, file, max, sb);
-}
-
-/* Whether the kernel is about to announce a memory.oom.group kill after
- * the report's first "Killed process" line: memory.oom.group is 1 in the
- * victim's cgroup or an ancestor up to the one whose limit was hit (the
- * kernel kills the highest such). Only on cgroup v2. */
-static bool group_kill_coming(const struct agent *a, const struct oom_report *r)
-{
-	char kpath[KMSG_PATH_MAX];
-
-	if (r->group_kill || r->global || r->n_victims != 1 ||
-	    !r->oom_memcg[0] || !r->task_memcg[0] ||
-	    !cgroup_path_within(r->task_memcg, r->oom_memcg))
-		return false;
-	strlcpy_safe(kpath, r->task_memcg, sizeof(kpath));
-	for (;;) {
-		_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-		char *slash;
-
-		if (read_report_cgroup_file(a, kpath, "memory.oom.group", 16,
-					    &sb) == 0 &&
-		    sb.len && sb.buf[0] == '1')
-			return true;
-		if (streq(kpath, r->oom_memcg) ||
-		    !(slash = strrchr(kpath, '/')))
-			return false;
-		if (slash == kpath)
-			slash[1] = '\0'; /* "/" */
-		else
-			*slash = '\0';
-	}
-}
-
-/* Whether the report in progress may still gain "Killed process" lines of
- * a memory.oom.group kill: the announcement is coming, or the group's
- * cgroup lists a task without its line (oom_report_group_walked). A cgroup
- * that cannot be read counts as pending: wait for GROUP_QUIET_US. */
-static bool group_walk_pending(const struct agent *a)
-{
-	const struct oom_report *r = kmsg_assembler_current(a->asm_);
-	_cleanup_strbuf_ struct strbuf sb = STRBUF_INIT;
-	int ret;
-
-	if (!r || !r->n_victims)
-		return false;
-	if (!r->group_kill)
-		return group_kill_coming(a, r);
-	strbuf_init(&sb, 65536);
-	ret = read_report_cgroup_file(a, r->group_memcg, "cgroup.procs", 65535,
-				      &sb);
-	if (ret == -ENOENT)
-		return false; /* gone: nobody left to kill */
-	return ret < 0 || !oom_report_group_walked(r, sb.buf, sb.len);
-}
-
-/* kmsg ran dry: close the report in progress once it stays quiet. */
+/* kmsg ran dry: the report in progress, once closed, taken. */
 static void after_drain(struct loop *l, size_t n_read)
 {
-	uint64_t now = now_monotonic_us();
-
-	if (n_read) {
-		/* A plain kill's report ends with its "Killed process" line:
-		 * close it now. Wait only for what may still come. */
-		if (!kmsg_assembler_may_grow(l->a->asm_) &&
-		    !group_walk_pending(l->a) &&
-		    kmsg_assembler_flush(l->a->asm_, false) > 0) {
-			pop_reports(l->a);
-			l->quiet_since = 0;
-			return;
-		}
-		l->quiet_since = now;
-		return;
-	}
-	if (l->quiet_since && now - l->quiet_since >= QUIET_US) {
-		if (now - l->quiet_since < GROUP_QUIET_US &&
-		    group_walk_pending(l->a))
-			return;
-		l->quiet_since = 0;
-		if (kmsg_assembler_flush(l->a->asm_, false) > 0)
-			pop_reports(l->a);
-	}
+	if (intake_settle(l->a, n_read))
+		pop_reports(l->a);
 }
 
 /* The one timer serves, nearest first: polling a report in progress, a
  * report waiting for its notification, notifications waiting for theirs. */
 static void rearm(struct loop *l)
 {
-	uint64_t now = now_monotonic_us(), t;
+	uint64_t now = now_monotonic_us(), t = intake_poll_us(l->a);
 
-	if (l->quiet_since) {
-		arm_timer(l, POLL_US);
+	if (t) {
+		arm_timer(l, t);
 		return;
 	}
 	t = correlate_next_tick(l->a->corr, now);
@@ -1201,9 +898,8 @@ static bool on_watch(struct loop *l, void *ud)
 	after_drain(l, drain_kmsg(l->a));
 	correlate_tick(l->a->corr, now_monotonic_us());
 	take_decisions(l->a);
-	/* its report is on the way: poll for it */
-	if (l->oom_seen && !l->quiet_since)
-		l->quiet_since = now_monotonic_us();
+	if (l->oom_seen)
+		intake_expect(l->a); /* its report is on the way */
 	l->oom_seen = false;
 	return false;
 }
@@ -1237,7 +933,7 @@ static bool on_rescan(struct loop *l, void *ud)
 	(void)ud;
 	if (read(l->rescan_fd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		return false;
-	send_probe(l->a); /* until one comes back */
+	intake_probe(l->a); /* until one comes back */
 	r = cgroup_watch_rescan(l->a->watch);
 	if (r < 0)
 		log_warn("cgroup rescan: %s, ignoring", strerror(-r));
@@ -1283,7 +979,7 @@ static void finish(struct agent *a)
 {
 	/* The bundle in progress: whatever the ring buffer already holds. */
 	drain_kmsg(a);
-	if (kmsg_assembler_flush(a->asm_, false) > 0)
+	if (intake_close(a))
 		pop_reports(a);
 	/* The kills still waiting for a report: decided now, since the
 	 * state saved next counts them as seen. */
@@ -1353,7 +1049,7 @@ static int start(struct run *run, struct loop *l, const struct cli_globals *g,
 	int r;
 
 	memlock_heap_policy(); /* before setup starts the cluster threads */
-	if (setup(run) < 0 || setup_watch(a) < 0 || open_kmsg(a) < 0)
+	if (setup(run) < 0 || setup_watch(a) < 0 || intake_open(a) < 0)
 		return -1;
 	r = loop_setup(l);
 	if (r == 0)

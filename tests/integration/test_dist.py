@@ -28,12 +28,8 @@ import time
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("OOMLENS_BUILD") or os.path.join(REPO, "build")
-DIST = os.path.join(BUILD, "dist")
-SUMS = os.path.join(DIST, "SHA256SUMS")
-with open(os.path.join(REPO, "VERSION")) as f:
-    VERSION = f.read().strip()
+import distfiles
+from distfiles import BUILD, DIST, REPO, SUMS, VERSION, sums
 PROGS = ["oomlens-agent", "oomlens-sidecar", "kubectl-oomlens"]
 # static-pie, glibc included: no loader, no libc (docs/build.md)
 STATIC_PROGS = {"oomlens-sidecar"}
@@ -49,20 +45,8 @@ pytestmark = pytest.mark.skipif(
     reason=f"{DIST} not built (make dist: docs/build.md, Distributables)")
 
 
-def sums():
-    out = {}
-    if os.path.exists(SUMS):
-        with open(SUMS) as f:
-            for line in f:
-                digest, name = line.split()
-                out[name] = digest
-    return out
-
-
 def arches():
-    prefix, suffix = f"oomlens-{VERSION}-linux-", ".tar.gz"
-    return sorted(n[len(prefix):-len(suffix)] for n in sums()
-                  if n.startswith(prefix) and n.endswith(suffix)) or ["none"]
+    return distfiles.arches("oomlens")
 
 
 def sha256(path):

@@ -28,13 +28,9 @@ import threading
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("OOMLENS_BUILD") or os.path.join(REPO, "build")
-DIST = os.path.join(BUILD, "dist")
-SUMS = os.path.join(DIST, "SHA256SUMS")
+import distfiles
+from distfiles import BUILD, DIST, REPO, SUMS, VERSION, sums
 MANIFEST = os.path.join(DIST, "oomlens.yaml")
-with open(os.path.join(REPO, "VERSION")) as f:
-    VERSION = f.read().strip()
 KREW = os.environ.get("OOMLENS_KREW")
 # libc6-arm64-cross: the arm64 loader and libc (as test_dist.py)
 ARM64_LIBC = "/usr/aarch64-linux-gnu/lib"
@@ -68,20 +64,8 @@ def why_skip():
 pytestmark = pytest.mark.skipif(why_skip() is not None, reason=why_skip() or "")
 
 
-def sums():
-    out = {}
-    if os.path.exists(SUMS):
-        with open(SUMS) as f:
-            for line in f:
-                digest, name = line.split()
-                out[name] = digest
-    return out
-
-
 def arches():
-    prefix, suffix = f"kubectl-oomlens-{VERSION}-linux-", ".tar.gz"
-    return sorted(n[len(prefix):-len(suffix)] for n in sums()
-                  if n.startswith(prefix) and n.endswith(suffix)) or ["none"]
+    return distfiles.arches("kubectl-oomlens")
 
 
 def archive(arch):

@@ -2,11 +2,14 @@
 """Checks that every repository path a README.md or docs/*.md names
 exists, so a moved or renamed file cannot leave a stale name behind.
 
-Conservative on purpose: only a backquoted span whose first word starts
-with one of the repository's top-level folders and a slash
-(`agent/src/kill/capture.c`, `tests/cluster/up.sh --apiserver-only`,
-`scripts/`), made of path characters only: a placeholder (`<module>`,
-`*`, `{a,b}`, `$B`) or anything under build/ is not a name to check.
+Conservative on purpose: only a name that starts with one of the
+repository's top-level folders and a slash, made of path characters
+only: in a backquoted span, its first word (`agent/src/kill/capture.c`,
+`tests/cluster/up.sh --apiserver-only`, `scripts/`); outside spans, a
+bare word standing alone (a table's cells often leave the backquotes
+out: | agent/src/run_late_snap.c |). A placeholder (`<module>`, `*`,
+`{a,b}`, `$B`), a part of a URL or anything under build/ is not a name
+to check.
 A path ending in "/" must be a folder. Markdown links to files
 (`[text](docs/x.md)`, relative to the document) are checked too. Names relative to the document's
 own folder are not checked, nor what git ignores (a cache a script
@@ -21,6 +24,9 @@ import sys
 
 SPAN = re.compile(r"`([^`\n]+)`")
 LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)\s]*)?\)")
+# a bare name: a path not inside a longer word, URL or placeholder
+BARE = re.compile(r"(?<![\w/.<{$*~-])([A-Za-z0-9_+-]+/[A-Za-z0-9_.+-]+"
+                  r"(?:/[A-Za-z0-9_.+-]+)*/?)(?![\w/<>{}*$-])")
 PATH = re.compile(r"[A-Za-z0-9_.+-]+(/[A-Za-z0-9_.+-]+)*/?")
 # generated trees, named in docs as places, not files
 SKIP = ("build", "build-asan", "build-fuzz", "build-werror")
@@ -52,6 +58,14 @@ def names(text, tops, here):
         for target in LINK.findall(line):
             if not re.match(r"[a-z]+:", target):
                 yield no, os.path.normpath(os.path.join(here, target))
+        # bare names: in a table's cells (where a span's backquotes are
+        # often left out) and in prose, outside spans and links
+        bare = LINK.sub("", SPAN.sub(" ", line))
+        for word in BARE.findall(bare):
+            first = word.split("/", 1)[0]
+            word = word.rstrip(".,;:")
+            if first in tops and word not in NOT_REPO and "/" in word:
+                yield no, word
         for span in SPAN.findall(line):
             word = span.split()[0] if span.split() else ""
             first = word.split("/", 1)[0]

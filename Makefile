@@ -84,6 +84,7 @@ AGENT_ROOMS := detector kill publish obs injector
 AGENT_SRC   := $(wildcard agent/src/*.c) \
                $(foreach r,$(AGENT_ROOMS),$(wildcard agent/src/$(r)/*.c))
 SIDECAR_SRC := $(wildcard sidecar/src/*.c)
+UPLOAD_SRC  := $(wildcard sidecar/upload/*.c)
 PLUGIN_SRC  := $(wildcard kubectl-oomlens/src/*.c)
 UNIT_SRC    := $(wildcard tests/unit/test_*.c)
 ITEST_SRC   := $(wildcard tests/integration/itest_*.c)
@@ -93,10 +94,12 @@ FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
 COMMON_OBJ  := $(COMMON_SRC:%.c=$(B)/obj/%.o)
 AGENT_OBJ   := $(AGENT_SRC:%.c=$(B)/obj/%.o)
 SIDECAR_OBJ := $(SIDECAR_SRC:%.c=$(B)/obj/%.o)
+UPLOAD_OBJ  := $(UPLOAD_SRC:%.c=$(B)/obj/%.o)
 PLUGIN_OBJ  := $(PLUGIN_SRC:%.c=$(B)/obj/%.o)
 LIB         := $(B)/liboomlens.a
 AGENT       := $(B)/bin/oomlens-agent
 SIDECAR     := $(B)/bin/oomlens-sidecar
+UPLOAD      := $(B)/bin/oomlens-sidecar-upload
 PLUGIN      := $(B)/bin/kubectl-oomlens
 PLUGIN_COMP := $(B)/bin/kubectl_complete-oomlens
 VERSION     := $(shell cat VERSION)
@@ -109,7 +112,7 @@ GO          ?= $(firstword $(shell command -v go 2>/dev/null) \
                  $(wildcard /usr/lib/go-*/bin/go))
 GO_VICTIM   := $(if $(GO),$(B)/victims/go-orders)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%)
-BINS        := $(if $(AGENT_SRC),$(AGENT)) $(if $(SIDECAR_SRC),$(SIDECAR)) \
+BINS        := $(if $(AGENT_SRC),$(AGENT)) $(if $(SIDECAR_SRC),$(SIDECAR) $(UPLOAD)) \
                $(if $(PLUGIN_SRC),$(PLUGIN) $(PLUGIN_COMP))
 
 .PHONY: all deps test test-build test-unit test-integration test-vm \
@@ -178,6 +181,12 @@ $(AGENT): $(AGENT_OBJ) $(LIB) $(LINK_STAMP)
 $(SIDECAR): $(SIDECAR_OBJ) $(LIB) $(LINK_STAMP) $(LEAN_LD)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SIDECAR_OBJ) $(LIB) $(SIDECAR_LIBS)
+
+# The sidecar's uploader, linked like it: the only one of the two that
+# holds libcurl and OpenSSL (sidecar/upload/main.c).
+$(UPLOAD): $(UPLOAD_OBJ) $(LIB) $(LINK_STAMP) $(LEAN_LD)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(UPLOAD_OBJ) $(LIB) $(SIDECAR_LIBS)
 
 # kubectl-oomlens: a kubectl plugin (found on PATH by its name); the
 # version is the project's (VERSION, also the chart's appVersion).

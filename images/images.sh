@@ -11,8 +11,9 @@
 #   pause.tar            localhost/oomlens-pause:1      (catatonit -P)
 #   busybox.tar          localhost/oomlens-busybox:1    (+ build/victims/*)
 #   jre17.tar            localhost/oomlens-jre17:1      (mmdebstrap, cached)
-# Agent and sidecar are scratch + make's binary + exactly the shared
-# libraries ldd lists (glibc's only) + the CA bundle; the binaries are the
+# Agent and sidecar are scratch + make's binaries (the sidecar's with its
+# uploader: products.sh) + exactly the shared libraries ldd lists (glibc's
+# only) + the CA bundle; the binaries are the
 # Makefile's, linked lean against static libcurl, nghttp2, libarchive and
 # OpenSSL built from Debian's sources by build-static-libs.sh (cached in
 # ${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}/static-*; the first build
@@ -28,6 +29,8 @@ case $B in /*) ;; *) B=$TOP/$B ;; esac
 OUT=$B/images
 CTX=$B/images/ctx
 CACHE=${OOMLENS_IMAGE_CACHE:-/var/cache/oomlens/images}
+# shellcheck source=images/products.sh
+. "$HERE/products.sh"
 VERSION=$(cat "$TOP/VERSION")
 BUILDAH=(buildah --root "$B/buildah/root" --runroot "$B/buildah/run"
 	--storage-driver vfs)
@@ -118,13 +121,14 @@ lean_bin() {
 
 # The agent's and sidecar's archives, with their size against the goal.
 own_image() { # name goal-MiB
-	local name=$1 goal=$2 r size
-	lean_bin "$name"
-	if ! fresh "$OUT/$name.tar" "$B/bin/$name" \
+	local name=$1 goal=$2 r size p progs=()
+	read -ra progs <<<"$(product_programs "$name")"
+	for p in "${progs[@]}"; do lean_bin "$p"; done
+	if ! fresh "$OUT/$name.tar" "${progs[@]/#/$B/bin/}" \
 		"$(containerfile "$name")" "$TOP/VERSION"; then
 		stage "$name"
 		r=$CTX/$name/rootfs
-		copy_elf "$r" "$B/bin/$name" "/usr/bin/$name"
+		for p in "${progs[@]}"; do copy_elf "$r" "$B/bin/$p" "/usr/bin/$p"; done
 		install -D -m 0644 /etc/ssl/certs/ca-certificates.crt \
 			"$r/etc/ssl/certs/ca-certificates.crt"
 		install -d -m 1777 "$r/tmp"

@@ -7,7 +7,7 @@
 # Each an oci-archive (an OCI image layout, tarred) whose index lists one
 # image per architecture (linux/amd64, linux/arm64). Each image is what
 # images.sh puts in the amd64 image the cluster tests import (that one is
-# left as it is): scratch + the binary + the libc and loader it needs +
+# left as it is): scratch + the binaries (products.sh) + the libc and loader they need +
 # the CA bundle + /tmp, the product's Containerfile, the same OCI labels.
 # The binary is the one in oomlens-VERSION-linux-ARCH.tar.gz, byte for
 # byte (stripped; images.sh's keeps its symbol table). amd64's libc and
@@ -29,6 +29,8 @@ DIST=$B/dist
 CTX=$DIST/oci-ctx
 VERSION=$(cat "$TOP/VERSION")
 PRODUCTS=(oomlens-agent oomlens-sidecar)
+# shellcheck source=images/products.sh
+. "$HERE/products.sh"
 BUILDAH=(buildah --root "$DIST/buildah/root" --runroot "$DIST/buildah/run"
 	--storage-driver vfs)
 CA=/etc/ssl/certs/ca-certificates.crt
@@ -84,14 +86,17 @@ copy_libs() {
 # image PRODUCT ARCH: PRODUCT's image for linux/ARCH in buildah's storage,
 # as localhost/PRODUCT:VERSION-ARCH.
 image() {
-	local name=$1 arch=$2 ctx=$CTX/$1-$2 top
+	local name=$1 arch=$2 ctx=$CTX/$1-$2 top p progs=()
 	top=oomlens-$VERSION-linux-$arch
+	read -ra progs <<<"$(product_programs "$name")"
 	libroot "$arch"
 	rm -rf "$ctx"
 	mkdir -p "$ctx/rootfs/usr/bin" "$ctx/bin"
-	tar -xzf "$DIST/$top.tar.gz" -C "$ctx/bin" --strip-components=1 "$top/$name"
-	install -m 0755 "$ctx/bin/$name" "$ctx/rootfs/usr/bin/$name"
-	copy_libs "$ctx/rootfs" "$ctx/bin/$name" "$LIBROOT"
+	tar -xzf "$DIST/$top.tar.gz" -C "$ctx/bin" --strip-components=1 "${progs[@]/#/$top/}"
+	for p in "${progs[@]}"; do
+		install -m 0755 "$ctx/bin/$p" "$ctx/rootfs/usr/bin/$p"
+		copy_libs "$ctx/rootfs" "$ctx/bin/$p" "$LIBROOT"
+	done
 	install -D -m 0644 "$CA" "$ctx/rootfs$CA"
 	install -d -m 1777 "$ctx/rootfs/tmp"
 	"${BUILDAH[@]}" bud --quiet --layers=false --platform "linux/$arch" \

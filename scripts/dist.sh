@@ -2,6 +2,7 @@
 # make dist: the release archives, for linux/amd64 and linux/arm64, in
 # $B/dist (docs/build.md, Distributables):
 #   oomlens-<version>-linux-<arch>.tar.gz   oomlens-agent, oomlens-sidecar,
+#       oomlens-sidecar-upload (the sidecar's uploader),
 #       kubectl-oomlens (stripped), LICENSE, README, in one top directory
 #   kubectl-oomlens-<version>-linux-<arch>.tar.gz   bin/kubectl-oomlens and
 #       LICENSE: the krew archive
@@ -31,7 +32,7 @@ VERSION=$(cat VERSION)
 DIST_URL=${DIST_URL:-https://github.com/oomlens/oomlens/releases/download/v$VERSION}
 ARCHES=${DIST_ARCHES:-amd64 arm64}
 DIST=$B/dist
-PROGS=(oomlens-agent oomlens-sidecar kubectl-oomlens)
+PROGS=(oomlens-agent oomlens-sidecar oomlens-sidecar-upload kubectl-oomlens)
 STATIC_PKGS="nghttp2 curl libarchive openssl"
 log() { echo "dist: $*" >&2; }
 
@@ -124,6 +125,9 @@ for arch in $ARCHES; do
 
 		  oomlens-agent    the node agent (a DaemonSet: helm/oomlens)
 		  oomlens-sidecar  the per-pod sidecar and its tools (pmap, trim, ...)
+		  oomlens-sidecar-upload
+		                   the sidecar's uploader, which it runs from
+		                   beside itself in a pod (keep them together)
 		  kubectl-oomlens  the kubectl plugin: put it on PATH, then
 		                   kubectl oomlens list | show | download
 

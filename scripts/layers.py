@@ -74,6 +74,15 @@ PROGRAMS = {
             "run": (["run*"], set()),
         },
     },
+    # the sidecar's uploader, a program of its own (sidecar/upload/main.c)
+    "sidecar-upload": {
+        "dir": "sidecar/upload",
+        "shared": [],
+        "rooms": {
+            "main": (["main.c"], {"upload"}),
+            "upload": (["upload.*"], set()),
+        },
+    },
     "plugin": {
         "dir": "kubectl-oomlens/src",
         "shared": ["plugin.h"],

@@ -114,16 +114,18 @@ static int drop_caps(uint64_t keep)
 /* The socket families a mode that makes sockets may ask for: unix (the
  * JVM's attach socket, libcurl's wakeup pair), IPv4 and IPv6 (the API
  * server, its resolver), and route netlink (glibc's getaddrinfo asks it
- * which address families the host has). No AF_PACKET, AF_ALG, AF_VSOCK,
- * other netlink. */
+ * which address families the host has); unix only with
+ * unix_sockets_only. No AF_PACKET, AF_ALG, AF_VSOCK, other netlink. */
 static const int socket_families[] = {AF_UNIX, AF_INET, AF_INET6};
 
 /* One name's rule: most allowed outright; clone only to make a thread
  * (no fork, no new namespaces: the flags are clone's first argument on
  * x86_64 and aarch64), clone3 refused with ENOSYS (its flags are in
  * memory a filter cannot read; glibc's pthread_create then falls back to
- * clone), socket and socketpair only in socket_families. */
-static int add_rule(scmp_filter_ctx ctx, const char *name, int nr)
+ * clone), socket and socketpair only in socket_families (socket only
+ * AF_UNIX when unix_only). */
+static int add_rule(scmp_filter_ctx ctx, const char *name, int nr,
+		    bool unix_only)
 {
 	int r = 0;
 
@@ -138,6 +140,9 @@ static int add_rule(scmp_filter_ctx ctx, const char *name, int nr)
 					SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
 	if (!streq(name, "socket"))
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	if (unix_only)
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
 	for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(socket_families); i++)
 		r = seccomp_rule_add(
 			ctx, SCMP_ACT_ALLOW, nr, 1,
@@ -149,7 +154,8 @@ static int add_rule(scmp_filter_ctx ctx, const char *name, int nr)
 	return r;
 }
 
-static int add_rules(scmp_filter_ctx ctx, const char *const *names)
+static int add_rules(scmp_filter_ctx ctx, const char *const *names,
+		     bool unix_only)
 {
 	for (; names && *names; names++) {
 		int nr = seccomp_syscall_resolve_name(*names);
@@ -157,14 +163,14 @@ static int add_rules(scmp_filter_ctx ctx, const char *const *names)
 
 		if (nr == __NR_SCMP_ERROR)
 			continue; /* not on this architecture */
-		r = add_rule(ctx, *names, nr);
+		r = add_rule(ctx, *names, nr, unix_only);
 		if (r < 0 && r != -EEXIST)
 			return r;
 	}
 	return 0;
 }
 
-static int install_seccomp(const char *const *extra)
+static int install_seccomp(const struct privs_spec *spec)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
 	int r;
@@ -177,9 +183,9 @@ static int install_seccomp(const char *const *extra)
 	if (r == 0 && seccomp_attr_set(ctx, SCMP_FLTATR_CTL_LOG, 1) < 0)
 		r = 0;
 	if (r == 0)
-		r = add_rules(ctx, privs_base_syscalls);
+		r = add_rules(ctx, privs_base_syscalls, false);
 	if (r == 0)
-		r = add_rules(ctx, extra);
+		r = add_rules(ctx, spec->syscalls, spec->unix_sockets_only);
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);
@@ -212,7 +218,7 @@ int privs_enter(const struct privs_spec *spec, bool no_seccomp,
 	if (spec->seccomp && !no_seccomp) {
 		st = PRIVS_SECCOMP_SANITIZER;
 		if (!privs_under_sanitizer()) {
-			r = install_seccomp(spec->syscalls);
+			r = install_seccomp(spec);
 			if (r < 0)
 				return r;
 			st = PRIVS_SECCOMP_ON;

@@ -21,6 +21,9 @@ struct privs_spec {
 	 * (NULL-terminated, may be NULL); names this architecture lacks are
 	 * skipped */
 	const char *const *syscalls;
+	/* socket in syscalls makes AF_UNIX sockets only: no network (the
+	 * sidecar's run, whose uploads are another program's) */
+	bool unix_sockets_only;
 };
 
 enum privs_seccomp_state {

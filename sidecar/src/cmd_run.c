@@ -21,23 +21,23 @@
 #include "pod.h" /* pod mode: hooks marked "pod hook" */
 
 /* What run keeps after its start-up (docs/privileges.md): the JVM's
- * capabilities and the calls of its probes, uploads and attaches, and
- * setfsuid/setfsgid for the /proc retry (kernel/procfs_access.h). */
+ * capabilities and the calls of its probes and attaches beyond the base
+ * list (unix sockets only: the uploads are oomlens-sidecar-upload's,
+ * pod_upload.c), and setfsuid/setfsgid for the /proc retry
+ * (kernel/procfs_access.h). */
 static const char *const run_syscalls[] = {
-	"ptrace",     "process_vm_readv", "process_vm_writev",
-	"wait4",      "waitid",		  "kill",
-	"socket",     "socketpair",	  "connect",
-	"sendmmsg",   "sendto",		  "recvfrom",
-	"sendmsg",    "recvmsg",	  "shutdown",
-	"getsockopt", "setsockopt",	  "setresuid",
-	"setresgid",  "setuid",		  "setgid",
-	"setgroups",  "setfsuid",	  "setfsgid",
-	"prctl",      "pidfd_open",	  "pidfd_send_signal",
+	"ptrace",    "process_vm_readv", "process_vm_writev",
+	"wait4",     "waitid",		 "kill",
+	"socket",    "connect",		 "setresuid",
+	"setresgid", "setuid",		 "setgid",
+	"setgroups", "setfsuid",	 "setfsgid",
+	"prctl",     "pidfd_open",	 "pidfd_send_signal",
 	NULL};
 static const struct privs_spec run_privs = {
 	.caps = JVM_CAPS,
 	.seccomp = true,
 	.syscalls = run_syscalls,
+	.unix_sockets_only = true,
 };
 
 static volatile sig_atomic_t stop_requested;

@@ -484,7 +484,7 @@ int pod_setup(struct run_cfg *c, const struct cli_globals *g)
 			.cgroup = c->cgroup,
 		};
 
-		return pod_upload_start(&ui, &p->upload);
+		return pod_upload_start(&ui, g, &p->upload);
 	}
 	log_warn("recording by pids: the agent reads the spool through the "
 		 "node; no OOMBundle upload");

@@ -36,9 +36,10 @@ int pod_setup(struct run_cfg *c, const struct cli_globals *g);
 void pod_tick(struct run_state *st);
 
 /* A heavy snapshot was just written to the spool: the OOMBundle
- * snap-<pod> is refreshed (at most every 10 s; by the upload thread). */
+ * snap-<pod> is refreshed (at most every 10 s; by the uploader,
+ * pod_upload.c). */
 void pod_on_snapshot(struct run_state *st);
 
-/* Stops the upload thread, uploading a pending snapshot first, and frees
+/* Stops the uploader, which uploads a pending snapshot first, and frees
  * c->pod (c's host root and cgroup, when they were the pod's, reset). */
 void pod_stop(struct run_cfg *c);

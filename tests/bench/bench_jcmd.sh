@@ -3,7 +3,7 @@
 # JDK's `jcmd PID VM.native_memory summary` and, when installed (Debian's
 # jattach package), `jattach PID jcmd "VM.native_memory summary"` on the same
 # JVM, in the same run: median wall time and peak RSS (/usr/bin/time %M of
-# each call), and the ratios.
+# each call), and the ratios; ours and jattach called in turns.
 # Measures only; fails when either command fails or prints no NMT summary.
 set -u
 cd "$(dirname "$0")/../.."
@@ -60,10 +60,20 @@ def peak_kib(cmd, args):
         check(cmd, p.returncode, p.stdout)
         return int(rss.read().split()[-1])
 
-res = {}
+# The calls of the two light commands (ours, jattach) take turns, so that
+# both see the same JVM and the same load: measured one after the other,
+# 100 calls of the JDK's jcmd in between, their ratio moved by a third from
+# run to run. The JDK's jcmd, 100 times slower, is measured on its own.
+res, walls = {}, {name: [] for name in cmds}
 for name, (cmd, args) in cmds.items():
     wall_ms(cmd, args)  # warm-up: the first call starts the attach listener
-    res[name] = (statistics.median(wall_ms(cmd, args) for _ in range(runs)),
+light = [name for name in cmds if name != "JDK jcmd"]
+for _ in range(runs):
+    for name in light:
+        walls[name].append(wall_ms(*cmds[name]))
+walls["JDK jcmd"] = [wall_ms(*cmds["JDK jcmd"]) for _ in range(runs)]
+for name, (cmd, args) in cmds.items():
+    res[name] = (statistics.median(walls[name]),
                  max(peak_kib(cmd, args) for _ in range(runs)))
     print(f"{name:22s} wall median {res[name][0]:8.2f} ms   peak RSS {res[name][1]:7d} KiB"
           f"   ({runs} runs)")

@@ -22,6 +22,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BUILD = os.environ.get("OOMLENS_BUILD") or os.path.join(REPO, "build")
 AGENT = os.path.join(BUILD, "bin", "oomlens-agent")
 SIDECAR = os.path.join(BUILD, "bin", "oomlens-sidecar")
+# the sidecar's uploader, which it runs from beside itself
+UPLOADER = os.path.join(BUILD, "bin", "oomlens-sidecar-upload")
 VICTIMS = os.path.join(BUILD, "victims")
 V1_ROOT = "/sys/fs/cgroup/memory"
 V2_ROOT = "/sys/fs/cgroup"

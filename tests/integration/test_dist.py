@@ -30,9 +30,10 @@ import pytest
 
 import distfiles
 from distfiles import BUILD, DIST, REPO, SUMS, VERSION, sums
-PROGS = ["oomlens-agent", "oomlens-sidecar", "kubectl-oomlens"]
+PROGS = ["oomlens-agent", "oomlens-sidecar", "oomlens-sidecar-upload",
+         "kubectl-oomlens"]
 # static-pie, glibc included: no loader, no libc (docs/build.md)
-STATIC_PROGS = {"oomlens-sidecar"}
+STATIC_PROGS = {"oomlens-sidecar", "oomlens-sidecar-upload"}
 FIXTURE = os.path.join(REPO, "tests", "fixtures", "kmsg",
                        "synthetic-global-6.18", "kmsg.txt")
 # libc6-arm64-cross: the arm64 loader and libc
@@ -218,6 +219,10 @@ def test_run(unpacked):
 # The multi-arch images (images/oci-index.sh): one oci-archive per product,
 # an OCI image layout whose index lists one image per architecture.
 PRODUCTS = ["oomlens-agent", "oomlens-sidecar"]
+# what each product's image holds in usr/bin (images/products.sh): the
+# sidecar runs its uploader from beside itself
+IMAGE_PROGS = {"oomlens-agent": ["oomlens-agent"],
+               "oomlens-sidecar": ["oomlens-sidecar", "oomlens-sidecar-upload"]}
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_CONFIG = "application/vnd.oci.image.config.v1+json"
@@ -360,15 +365,17 @@ def test_image_configs(name):
 @pytest.fixture(params=[(n, a) for n in PRODUCTS for a in ("amd64", "arm64")],
                 ids=lambda p: f"{p[0]}-{p[1]}")
 def image_root(request, tmp_path):
-    """The image's files, unpacked; and the release archive's binary."""
+    """The image's files, unpacked; and the release archive's top
+    directory, with the image's programs."""
     name, arch = request.param
     images = oci_archive(name).images()
     assert arch in images, f"no linux/{arch} image in {name}'s index"
     oci_archive(name).unpack(images[arch][1], tmp_path / "root")
-    member = f"oomlens-{VERSION}-linux-{arch}/{name}"
-    extract(os.path.join(DIST, f"oomlens-{VERSION}-linux-{arch}.tar.gz"),
-            tmp_path / "release", member)
-    return name, arch, tmp_path / "root", tmp_path / "release" / member
+    top = f"oomlens-{VERSION}-linux-{arch}"
+    for p in IMAGE_PROGS[name]:
+        extract(os.path.join(DIST, f"{top}.tar.gz"), tmp_path / "release",
+                f"{top}/{p}")
+    return name, arch, tmp_path / "root", tmp_path / "release" / top
 
 
 def test_image_contents(image_root):
@@ -377,15 +384,20 @@ def test_image_contents(image_root):
                    if not p.is_dir())
     assert (root / "tmp").is_dir() and (root / "tmp").stat().st_mode & 0o7777 == 0o1777
     binary = root / "usr" / "bin" / name
-    # the release archive's binary, byte for byte
-    assert binary.read_bytes() == release.read_bytes()
+    # the release archive's binaries, byte for byte
+    for p in IMAGE_PROGS[name]:
+        assert (root / "usr" / "bin" / p).read_bytes() == \
+            (release / p).read_bytes(), p
     with open("/" + CA, "rb") as f:
         assert (root / CA).read_bytes() == f.read()
     if name in STATIC_PROGS:
-        # static-pie: the binary and the CA bundle, no loader, no libc
-        assert files == sorted([f"usr/bin/{name}", CA])
-        assert elf_machine(binary) == ELF_MACHINE[arch]
-        assert interpreter(binary) is None
+        # static-pie: the binaries and the CA bundle, no loader, no libc
+        assert files == sorted([f"usr/bin/{p}" for p in IMAGE_PROGS[name]]
+                               + [CA])
+        for p in IMAGE_PROGS[name]:
+            assert p in STATIC_PROGS
+            assert elf_machine(root / "usr" / "bin" / p) == ELF_MACHINE[arch]
+            assert interpreter(root / "usr" / "bin" / p) is None
         return
     assert files == sorted([f"usr/bin/{name}", LOADER[arch], LIBC[arch], CA])
     for f in (binary, root / LOADER[arch], root / LIBC[arch]):
@@ -408,21 +420,22 @@ def test_image_runs(image_root):
     the loader's argument, and in the image's files as a root (chroot,
     when root): the interpreter and libc found where the binary asks."""
     name, arch, root, _ = image_root
-    binary = str(root / "usr" / "bin" / name)
     run = [] if arch == "amd64" else runner(arch)[:1]
     loader = [] if name in STATIC_PROGS else [
         str(root / LOADER[arch]), "--library-path",
         str(root / os.path.dirname(LIBC[arch]))]
-    r = subprocess.run(run + loader + [binary, "--version"],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == f"{name} {VERSION}", r.stdout
+    for p in IMAGE_PROGS[name]:
+        r = subprocess.run(run + loader + [str(root / "usr" / "bin" / p), "--version"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == f"{p} {VERSION}", r.stdout
     if os.geteuid() != 0 or not shutil.which("chroot"):
         return
     if run:  # qemu is static: it runs in the chroot, binfmt untouched
         shutil.copy(run[0], root / "tmp" / "qemu-aarch64-static")
         run = ["/tmp/qemu-aarch64-static"]
-    r = subprocess.run(["chroot", str(root)] + run + [f"/usr/bin/{name}", "--version"],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == f"{name} {VERSION}", r.stdout
+    for p in IMAGE_PROGS[name]:
+        r = subprocess.run(["chroot", str(root)] + run + [f"/usr/bin/{p}", "--version"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == f"{p} {VERSION}", r.stdout

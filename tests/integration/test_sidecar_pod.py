@@ -20,7 +20,7 @@ import urllib.request
 
 import pytest
 
-from oomtest import BUILD, SIDECAR, VICTIMS, require_oom_env
+from oomtest import BUILD, SIDECAR, UPLOADER, VICTIMS, require_oom_env
 
 CONF = """[containers]
 default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
@@ -56,10 +56,11 @@ def podman(env, *args, check=True, **kw):
 
 
 def make_rootfs(root):
-    """The two binaries and the libraries they link, nothing else."""
+    """The sidecar, its uploader, the app and the libraries they link,
+    nothing else."""
     for d in ("proc", "sys", "dev", "tmp", "bin", "etc/oomlens", "spool"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
-    for b in (SIDECAR, os.path.join(VICTIMS, "hog")):
+    for b in (SIDECAR, UPLOADER, os.path.join(VICTIMS, "hog")):
         shutil.copy(b, os.path.join(root, "bin"))
         out = subprocess.run(["ldd", b], capture_output=True, text=True).stdout
         for tok in out.split():

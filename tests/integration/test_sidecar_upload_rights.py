@@ -124,3 +124,24 @@ def test_sidecar_upload_other_errors_keep_their_retry(pod, api, tmp_path):
         out
     reqs = bundle_requests(api)
     assert reqs[0] == ("PATCH", 500) and ("PATCH", 201) in reqs[1:], reqs
+
+
+def test_sidecar_without_its_uploader_says_so_and_keeps_the_spool(
+        pod, api, tmp_path):
+    """oomlens-sidecar-upload missing beside the sidecar (a binary copied
+    alone): one line says the snapshots stay in the spool, the recording
+    goes on to the kill, and nothing reaches the API server."""
+    _, root, _ = pod
+    os.unlink(os.path.join(root, "bin", "oomlens-sidecar-upload"))
+    out, spool = run_pod(pod, api, tmp_path, "agent-token-0123456789")
+    lines = out.splitlines()
+    said = [l for l in lines if "no oomlens-sidecar-upload beside this "
+            "program" in l]
+    assert len(said) == 1 and "level=warn" in said[0], out
+    assert "snapshots stay in the spool" in said[0], said
+    assert not [l for l in lines if "uploaded OOMBundle" in l
+                or "prog=oomlens-sidecar-upload" in l], out
+    assert bundle_requests(api) == []
+    taken = [l for l in lines if "snapshot taken: reason=" in l]
+    assert len(taken) >= 2, out
+    assert len(os.listdir(os.path.join(spool, "snapshots"))) == len(taken)

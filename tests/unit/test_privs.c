@@ -129,10 +129,8 @@ struct result {
 };
 
 /* Every probe in a child that entered spec (with seccomp as asked). */
-static struct result run(const char *const *syscalls, bool seccomp)
+static struct result run_spec(struct privs_spec spec)
 {
-	struct privs_spec spec = {
-		.caps = 0, .seccomp = seccomp, .syscalls = syscalls};
 	struct result res = {0};
 	int fds[2], st;
 	pid_t pid;
@@ -158,6 +156,12 @@ static struct result run(const char *const *syscalls, bool seccomp)
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert_eq(res.entered, 0, "privs_enter: %s", strerror(-res.entered));
 	return res;
+}
+
+static struct result run(const char *const *syscalls, bool seccomp)
+{
+	return run_spec((struct privs_spec){
+		.caps = 0, .seccomp = seccomp, .syscalls = syscalls});
 }
 
 static const char *const sockets[] = {"socket", "socketpair", "connect", NULL};
@@ -206,6 +210,25 @@ Test(privs, sockets_of_the_families_the_programs_use_only)
 	cr_expect_eq(r.v[P_ROUTE], 0, "glibc's getaddrinfo asks it");
 	cr_expect_eq(r.v[P_PAIR_UNIX], 0);
 	cr_expect_eq(r.v[P_CONNECT], EBADF, "allowed, on no socket");
+	cr_expect_eq(r.v[P_SOCK_DIAG], EPERM);
+	cr_expect_eq(r.v[P_ALG], EPERM);
+	cr_expect_eq(r.v[P_PAIR_INET], EPERM);
+}
+
+Test(privs, unix_sockets_only_makes_no_network_socket)
+{
+	struct result r =
+		run_spec((struct privs_spec){.seccomp = true,
+					     .syscalls = sockets,
+					     .unix_sockets_only = true});
+
+	if (!r.seccomp)
+		cr_skip_test("no filter under a sanitizer");
+	cr_expect_eq(r.v[P_UNIX], 0, "a JVM's attach socket");
+	cr_expect_eq(r.v[P_PAIR_UNIX], 0);
+	cr_expect_eq(r.v[P_CONNECT], EBADF, "allowed, on no socket");
+	cr_expect_eq(r.v[P_INET], EPERM);
+	cr_expect_eq(r.v[P_ROUTE], EPERM);
 	cr_expect_eq(r.v[P_SOCK_DIAG], EPERM);
 	cr_expect_eq(r.v[P_ALG], EPERM);
 	cr_expect_eq(r.v[P_PAIR_INET], EPERM);

@@ -58,22 +58,25 @@ LEAN_DEBIAN := -Wl,-Bstatic -lwebsockets -ljson-c -lyaml -lseccomp -lcap -lm \
 ifeq ($(LINK),shared)
 PROG_LIBS    = $(LIBS)
 LINK_KIND    = shared (Debian's libraries)
-SIDECAR_LIBS = $(PROG_LIBS)
+PIE_LIBS     = $(PROG_LIBS)
 else
 PROG_LIBS    = $(LEAN_LDFLAGS) $(if $(STATIC_OK),$(LEAN_STATIC),$(LEAN_DEBIAN))
 LINK_KIND    = $(if $(STATIC_OK),lean (static cache),lean without the static cache (Debian's shared libcurl, libarchive, OpenSSL))
-# The sidecar, with the static cache, is static-pie: glibc's libc.a from
-# libc6-dev too, so no ld.so and no libc.so.6 mapped and relocated at
-# every start (~0.5 MiB of each command's peak RSS, docs/build.md) and no
-# glibc needed where it runs. Its one name lookup (the API server's, an IP
-# in a pod) is kept to files and dns, built into libc (pod_upload.c).
+# The agent, the sidecar and its uploader, with the static cache, are
+# static-pie: glibc's libc.a from libc6-dev too, so no ld.so and no
+# libc.so.6 mapped and relocated at every start (~0.5 MiB of each
+# command's peak RSS, docs/build.md) and no glibc needed where they run.
+# Their name lookups (the API server's, an IP in a pod; a --publish-url
+# host) are kept to files and dns, built into libc (static_nss_pin()).
 # scripts/lean.ld keeps json-c's and libcap's constants apart from
 # OpenSSL's, and -ljson-c -lcap first puts their code right after ours,
 # not behind OpenSSL's 2.5 MB: 64 KiB fault-around windows fewer at each
 # command (docs/build.md, The lean link; measured on the sidecar alone).
-SIDECAR_LEAN := -Wl,-T,$(LEAN_LD) -Wl,-Bstatic -ljson-c -lcap
-SIDECAR_LIBS = $(if $(STATIC_OK),-static-pie $(LEAN_LDFLAGS) \
-                 $(SIDECAR_LEAN) $(LEAN_ARCHIVES) -lpthread -ldl,$(PROG_LIBS))
+# The plugin stays dynamic: it resolves kubeconfig names through the
+# host's NSS.
+PIE_LEAN     := -Wl,-T,$(LEAN_LD) -Wl,-Bstatic -ljson-c -lcap
+PIE_LIBS     = $(if $(STATIC_OK),-static-pie $(LEAN_LDFLAGS) \
+                 $(PIE_LEAN) $(LEAN_ARCHIVES) -lpthread -ldl,$(PROG_LIBS))
 endif
 
 SUBSYSTEMS  := base kernel inspect forensics forensics/runtimes kube
@@ -150,8 +153,8 @@ LINK_STAMP := $(B)/link-libs.txt
 .PHONY: FORCE
 $(LINK_STAMP): FORCE
 	@mkdir -p $(@D)
-	@printf '%s\n' '$(PROG_LIBS)' '$(SIDECAR_LIBS)' | cmp -s - $@ || { \
-	  printf '%s\n' '$(PROG_LIBS)' '$(SIDECAR_LIBS)' >$@; \
+	@printf '%s\n' '$(PROG_LIBS)' '$(PIE_LIBS)' | cmp -s - $@ || { \
+	  printf '%s\n' '$(PROG_LIBS)' '$(PIE_LIBS)' >$@; \
 	  $(if $(filter shared,$(LINK))$(STATIC_OK),:,echo "make: no static \
 	libcurl, nghttp2, libarchive, OpenSSL in the cache of \
 	images/build-static-libs.sh: the programs link Debian's shared ones \
@@ -174,19 +177,19 @@ static-libs:
 	@for p in $(STATIC_PKGS); do images/build-static-libs.sh $$p || exit 1; done
 
 $(AGENT_OBJ): CPPFLAGS += -Iagent/src
-$(AGENT): $(AGENT_OBJ) $(LIB) $(LINK_STAMP)
+$(AGENT): $(AGENT_OBJ) $(LIB) $(LINK_STAMP) $(LEAN_LD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(AGENT_OBJ) $(LIB) $(PROG_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(AGENT_OBJ) $(LIB) $(PIE_LIBS)
 
 $(SIDECAR): $(SIDECAR_OBJ) $(LIB) $(LINK_STAMP) $(LEAN_LD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SIDECAR_OBJ) $(LIB) $(SIDECAR_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(SIDECAR_OBJ) $(LIB) $(PIE_LIBS)
 
 # The sidecar's uploader, linked like it: the only one of the two that
 # holds libcurl and OpenSSL (sidecar/upload/main.c).
 $(UPLOAD): $(UPLOAD_OBJ) $(LIB) $(LINK_STAMP) $(LEAN_LD)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(UPLOAD_OBJ) $(LIB) $(SIDECAR_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(UPLOAD_OBJ) $(LIB) $(PIE_LIBS)
 
 # kubectl-oomlens: a kubectl plugin (found on PATH by its name); the
 # version is the project's (VERSION, also the chart's appVersion).

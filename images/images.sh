@@ -12,8 +12,8 @@
 #   busybox.tar          localhost/oomlens-busybox:1    (+ build/victims/*)
 #   jre17.tar            localhost/oomlens-jre17:1      (mmdebstrap, cached)
 # Agent and sidecar are scratch + make's binaries (the sidecar's with its
-# uploader: products.sh) + exactly the shared libraries ldd lists (glibc's
-# only) + the CA bundle; the binaries are the
+# uploader: products.sh; static-pie: ldd lists no library, so none is
+# copied) + the CA bundle; the binaries are the
 # Makefile's, linked lean against static libcurl, nghttp2, libarchive and
 # OpenSSL built from Debian's sources by build-static-libs.sh (cached in
 # ${OOMLENS_STATIC_CACHE:-/var/cache/oomlens}/static-*; the first build

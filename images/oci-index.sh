@@ -7,13 +7,13 @@
 # Each an oci-archive (an OCI image layout, tarred) whose index lists one
 # image per architecture (linux/amd64, linux/arm64). Each image is what
 # images.sh puts in the amd64 image the cluster tests import (that one is
-# left as it is): scratch + the binaries (products.sh) + the libc and loader they need +
-# the CA bundle + /tmp, the product's Containerfile, the same OCI labels.
+# left as it is): scratch + the binaries (products.sh) + the CA bundle +
+# /tmp, the product's Containerfile, the same OCI labels. Every product's
+# binaries are static-pie: no libc, no loader (a dynamic one would get
+# the libc and loader it asks for: amd64's this machine's, arm64's
+# bookworm's arm64 libc6, unpacked by scripts/cross-sysroot.sh libc).
 # The binary is the one in oomlens-VERSION-linux-ARCH.tar.gz, byte for
-# byte (stripped; images.sh's keeps its symbol table). amd64's libc and
-# loader are this machine's (bookworm's libc6, as images.sh's ldd finds
-# them), arm64's bookworm's arm64 libc6, unpacked by
-# scripts/cross-sysroot.sh libc. Nothing runs inside an image while it is
+# byte (stripped; images.sh's keeps its symbol table). Nothing runs inside an image while it is
 # built (FROM scratch, COPY only): no emulation, no binfmt.
 # The layers' files and the images' creation time are the last commit's
 # time (SOURCE_DATE_EPOCH overrides it), as the release archives.
@@ -61,12 +61,13 @@ libroot() {
 	esac
 }
 
-# copy_libs ROOTFS BIN LIBROOT: BIN's loader (PT_INTERP) at its path and
-# each library it needs at lib/$MULTIARCH, from LIBROOT; the release
-# archives' check let only libc and the loader through. A static program
-# (the sidecar, static-pie) needs neither: nothing is copied.
+# copy_libs ROOTFS BIN ARCH: BIN's loader (PT_INTERP) at its path and
+# each library it needs at lib/$MULTIARCH, from ARCH's LIBROOT; the
+# release archives' check let only libc and the loader through. A static
+# program (every product now: static-pie) needs neither: nothing is
+# copied, and no libc is fetched.
 copy_libs() {
-	local root=$1 bin=$2 from=$3 interp lib src
+	local root=$1 bin=$2 from interp lib src
 	interp=$(readelf -lW "$bin" |
 		sed -n 's/.*\[Requesting program interpreter: \(.*\)\]/\1/p')
 	if [ -z "$interp" ]; then
@@ -74,6 +75,8 @@ copy_libs() {
 			log "$bin: libraries but no program interpreter"; exit 1; }
 		return 0
 	fi
+	libroot "$3"
+	from=$LIBROOT
 	install -D -m 0755 "$(readlink -f "$from$interp")" "$root$interp"
 	for lib in $(readelf -dW "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
 		[ "$lib" = "$(basename "$interp")" ] && continue
@@ -89,13 +92,12 @@ image() {
 	local name=$1 arch=$2 ctx=$CTX/$1-$2 top p progs=()
 	top=oomlens-$VERSION-linux-$arch
 	read -ra progs <<<"$(product_programs "$name")"
-	libroot "$arch"
 	rm -rf "$ctx"
 	mkdir -p "$ctx/rootfs/usr/bin" "$ctx/bin"
 	tar -xzf "$DIST/$top.tar.gz" -C "$ctx/bin" --strip-components=1 "${progs[@]/#/$top/}"
 	for p in "${progs[@]}"; do
 		install -m 0755 "$ctx/bin/$p" "$ctx/rootfs/usr/bin/$p"
-		copy_libs "$ctx/rootfs" "$ctx/bin/$p" "$LIBROOT"
+		copy_libs "$ctx/rootfs" "$ctx/bin/$p" "$arch"
 	done
 	install -D -m 0644 "$CA" "$ctx/rootfs$CA"
 	install -d -m 1777 "$ctx/rootfs/tmp"

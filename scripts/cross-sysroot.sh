@@ -9,8 +9,9 @@
 #       /sysroot-arm64-<recipe hash>
 #   cross-sysroot.sh [--cached] libc      prints a directory holding
 #       bookworm's arm64 libc6 as it installs (lib/ld-linux-aarch64.so.1,
-#       lib/aarch64-linux-gnu/libc.so.6): what the arm64 images carry
-#       (images/oci-index.sh); apart from the sysroot, whose path is part of
+#       lib/aarch64-linux-gnu/libc.so.6): what an arm64 image of a dynamic
+#       program would carry (images/oci-index.sh; every product is
+#       static-pie now); apart from the sysroot, whose path is part of
 #       the arm64 static libraries' recipe hash
 #   cross-sysroot.sh [--cached] qemu      prints a qemu-aarch64-static to run
 #       arm64 binaries with: the installed one, else the one of bookworm's

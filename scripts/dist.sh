@@ -46,7 +46,7 @@ tarball() { # OUT DIR ENTRY...: ENTRY... of DIR, gzip without a name or time
 }
 
 # check BIN: the lean link's promise, libc and its loader only (none for
-# the static-pie sidecar).
+# the static-pie programs).
 check() {
 	local bin=$1 needed
 	file -b "$bin" | grep -Eq 'statically linked|static-pie linked|dynamically linked' || {
@@ -131,8 +131,9 @@ for arch in $ARCHES; do
 		  kubectl-oomlens  the kubectl plugin: put it on PATH, then
 		                   kubectl oomlens list | show | download
 
-		Static but for glibc (2.36 or later). Each prints its usage with
-		--help. Source, documentation and licence: LICENSE (this directory).
+		All static (glibc included) but kubectl-oomlens, which needs glibc
+		2.36 or later. Each prints its usage with --help. Source,
+		documentation and licence: LICENSE (this directory).
 	EOF
 	tarball "$DIST/$top.tar.gz" "$stage" "$top"
 	cp "$stage/$top/kubectl-oomlens" "$stage/krew/bin/"

@@ -11,6 +11,7 @@
 
 #include "base/parse.h"
 #include "base/strbuf.h"
+#include "base/static_nss.h"
 #include "commands.h"
 
 /* /readyz answers a line; anything larger is not ours. */
@@ -115,6 +116,7 @@ int cmd_probe(int argc, char **argv, const struct cli_globals *g)
 		fputs(usage, stderr);
 		return 2;
 	}
+	static_nss_pin(); /* the endpoint's name: files and dns */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		fprintf(stderr, "probe: cannot start libcurl\n");
 		return 1;

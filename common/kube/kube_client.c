@@ -14,6 +14,7 @@
 
 #include "kube_internal.h"
 #include "base/fileio.h"
+#include "base/static_nss.h"
 
 struct kube_cancel {
 	int efd;
@@ -135,8 +136,11 @@ int kube_client_sleep(struct kube_client *c, struct kube_cancel *cancel,
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 
+/* Before libcurl's first use: in a static program, names resolve
+ * through files and dns only (static_nss_pin(), docs/build.md). */
 static void curl_init_once(void)
 {
+	static_nss_pin();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ int pod_upload_start(const struct pod_upload_info *info,
 	char path[PATH_MAX];
 	const char *argv[24];
 	struct pod_upload *u;
+	posix_spawn_file_actions_t fa;
 	int sv[2], r, n = 0;
 	pid_t pid;
 
@@ -102,17 +104,19 @@ int pod_upload_start(const struct pod_upload_info *info,
 		free(u);
 		return 0;
 	}
-	pid = fork();
-	if (pid == 0) {
-		/* only what exec may do after a fork in a threaded program;
-		 * the uploader gets stdin, stdout and stderr, nothing else */
-		if (dup2(sv[1], STDIN_FILENO) < 0)
-			_exit(127);
-		close_range(3, ~0u, 0);
-		execv(path, (char *const *)argv);
-		_exit(127);
+	/* posix_spawn: a vfork-like start, nothing of this mlockall'd
+	 * process copied; the uploader gets stdin (our socket's other end),
+	 * stdout and stderr, nothing else */
+	r = -posix_spawn_file_actions_init(&fa);
+	if (r == 0) {
+		r = -posix_spawn_file_actions_adddup2(&fa, sv[1], STDIN_FILENO);
+		if (r == 0)
+			r = -posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+		if (r == 0)
+			r = -posix_spawn(&pid, path, &fa, NULL,
+					 (char *const *)argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
 	}
-	r = pid < 0 ? -errno : 0;
 	close(sv[1]);
 	if (r < 0) {
 		log_warn("cannot start %s: %s, no OOMBundle upload", UPLOADER,
@@ -138,7 +142,6 @@ void pod_upload_request(struct pod_upload *u)
 void pod_upload_stop(struct pod_upload *u)
 {
 	struct pollfd pfd;
-	int status = 0;
 
 	if (!u)
 		return;
@@ -161,10 +164,8 @@ void pod_upload_stop(struct pod_upload *u)
 		}
 		break;
 	}
-	while (waitpid(u->pid, &status, 0) < 0 && errno == EINTR)
+	while (waitpid(u->pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		log_warn("%s did not run (exit 127)", UPLOADER);
 	close(u->fd);
 	free(u);
 }

@@ -18,7 +18,7 @@ struct pod_upload;
  * has a service account to upload with. *ret is NULL when the program is
  * not there or could not start (logged: snapshots stay in the spool).
  * Returns 0: failures are not fatal. Call before the seccomp filter (it
- * forks and execs). */
+ * spawns a process). */
 int pod_upload_start(const struct pod_upload_info *info,
 		     const struct cli_globals *g, struct pod_upload **ret);
 /* A new snapshot is in the spool: uploaded now, or 10 s after the last

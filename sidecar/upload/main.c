@@ -10,7 +10,6 @@
  * its own. */
 #include <errno.h>
 #include <getopt.h>
-#include <nss.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -113,12 +112,6 @@ static int cmd_run(int argc, char **argv, const struct cli_globals *g)
 	 * or the runtime's signal to the sidecar: what is pending goes out */
 	sigaction(SIGINT, &ign, NULL);
 	sigaction(SIGTERM, &ign, NULL);
-	/* Its one name lookup, the API server's (an IP in a pod: none at all
-	 * then), only through files and dns, which glibc has built in: the
-	 * program is static (docs/build.md), and a static glibc would load
-	 * another module nsswitch.conf names (systemd, mdns) from the host,
-	 * built for the host's glibc. */
-	__nss_configure_lookup("hosts", "files dns");
 	r = kube_config_in_cluster(NULL, &cfg);
 	if (r == -ENOENT) {
 		log_info("no service account in this pod: snapshots stay in "

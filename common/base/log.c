@@ -37,6 +37,11 @@ int log_parse_level(const char *s, enum log_level *ret)
 	return -EINVAL;
 }
 
+const char *log_level_name(enum log_level level)
+{
+	return level_names[level];
+}
+
 void log_emit(enum log_level level, const char *fmt, ...)
 {
 	struct strbuf msg, line;

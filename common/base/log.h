@@ -12,6 +12,8 @@ void log_set_json(bool json);
 void log_set_program(const char *name);
 /* Parses "error|warn|info|debug". */
 int log_parse_level(const char *s, enum log_level *ret);
+/* The name log_parse_level takes for level ("info"). */
+const char *log_level_name(enum log_level level);
 
 void log_emit(enum log_level level, const char *fmt, ...) _printf_(2, 3);
 

@@ -54,7 +54,6 @@ static int uploader_path(char *buf, size_t len)
 int pod_upload_start(const struct pod_upload_info *info,
 		     const struct cli_globals *g, struct pod_upload **ret)
 {
-	static const char *const levels[] = {"error", "warn", "info", "debug"};
 	char path[PATH_MAX];
 	const char *argv[24];
 	struct pod_upload *u;
@@ -90,7 +89,7 @@ int pod_upload_start(const struct pod_upload_info *info,
 	argv[n++] = "--cgroup";
 	argv[n++] = info->cgroup;
 	argv[n++] = "--log-level";
-	argv[n++] = levels[g->log_level];
+	argv[n++] = log_level_name(g->log_level);
 	if (g->log_json)
 		argv[n++] = "--log-json";
 	if (g->no_seccomp)

@@ -12,7 +12,6 @@ import os
 import shutil
 import ssl
 import subprocess
-import sys
 import tarfile
 import time
 import urllib.request
@@ -20,13 +19,8 @@ import urllib.request
 import pytest
 
 from oomtest import UPLOADER, Cgroup, Sidecar, cgroup_root, run_in_cgroup
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))), "fakeapi"))
-import fakeapi  # noqa: E402
-
-UID = "11111111-2222-3333-4444-555555555555"
-BUNDLES = "/apis/oomlens.io/v1alpha1/namespaces/default/oombundles"
+from test_sidecar_upload_rights import (  # noqa: F401 (api: a fixture)
+    BUNDLES, NO_RIGHT, UID, api, bundle_requests)
 
 # the service account where the in-cluster configuration looks for it
 SA_SETUP = """set -e
@@ -71,13 +65,6 @@ def spool(tmp_path_factory):
         cg.cleanup()
 
 
-@pytest.fixture
-def api(tmp_path):
-    a = fakeapi.FakeAPI(tls_dir=str(tmp_path / "tls")).start()
-    yield a
-    a.stop()
-
-
 def start(api, tmp_path, spool_cg, token="agent-token-0123456789"):
     src, cgroup = spool_cg
     spool = tmp_path / "spool"
@@ -91,12 +78,6 @@ def start(api, tmp_path, spool_cg, token="agent-token-0123456789"):
          "--container", "app", "--spool", str(spool), "--cgroup", cgroup],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, env=env, text=True), spool
-
-
-def bundle_requests(api):
-    with api.flock:
-        return [(q["method"], q["status"]) for q in api.requests
-                if q["path"].startswith(BUNDLES)]
 
 
 def wait_for(api, n, timeout=20):
@@ -160,7 +141,7 @@ def test_a_refusal_ends_it_while_the_sidecar_goes_on(api, tmp_path, spool):
     out = p.stdout.read()  # until it exits: stdin is still open
     assert p.wait(timeout=30) == 0, out
     said = [l for l in out.splitlines() if "no right to write OOMBundles" in l]
-    assert len(said) == 1 and "(401)" in said[0], out
+    assert len(said) == 1 and NO_RIGHT % 401 in said[0], out
     assert not [l for l in out.splitlines() if "uploaded OOMBundle" in l]
     p.stdin.close()
 

@@ -58,3 +58,15 @@ Test(log, logfmt_quotes_the_message, .init = capture)
 	cr_assert_not_null(msg, "%s", line);
 	cr_assert_str_eq(msg, " level=debug prog=p msg=\"a \\\"b\\\"\\nc\"\n");
 }
+
+Test(log, level_names_parse_back)
+{
+	enum log_level got;
+
+	cr_expect_str_eq(log_level_name(LOG_INFO), "info");
+	cr_expect_str_eq(log_level_name(LOG_DEBUG), "debug");
+	for (int l = LOG_ERROR; l <= LOG_DEBUG; l++) {
+		cr_assert_eq(log_parse_level(log_level_name(l), &got), 0);
+		cr_expect_eq(got, (enum log_level)l);
+	}
+}

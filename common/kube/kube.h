@@ -368,6 +368,7 @@ int kube_json_project(struct json_tokener *tok, const char *buf, size_t len,
  * refuses is parsed whole: accepted or refused the same as
  * kube_watch_event_parse() does. */
 struct kube_event_decoder;
+struct kube_pod;
 /* keep may be NULL (objects whole). Returns 0 or -ENOMEM. */
 int kube_event_decoder_new(const struct kube_keep *keep,
 			   struct kube_event_decoder **ret);
@@ -376,6 +377,18 @@ void kube_event_decoder_free(struct kube_event_decoder *d);
  * on failure; release it with kube_watch_event_release(). */
 int kube_event_decoder_parse(struct kube_event_decoder *d, const char *line,
 			     size_t len, struct kube_watch_event *ret);
+
+/* A pod watch's line (the decoder made with kube_pod_keep) read straight
+ * into a struct kube_pod, without a json-c tree of it: *ret_pod the pod,
+ * ret its type and resourceVersion (ret->object NULL). Where the line is
+ * not a plain pod event (an ERROR or BOOKMARK, a nameless object, another
+ * kind, a member repeated, a type kube_pod_decode() converts, text the
+ * scanner leaves to json-c), *ret_pod is NULL and ret is what
+ * kube_event_decoder_parse() gives: kube_pod_decode(ret->object) is then
+ * the answer, the same pod. Returns as kube_event_decoder_parse(). */
+int kube_event_decoder_parse_pod(struct kube_event_decoder *d, const char *line,
+				 size_t len, struct kube_watch_event *ret,
+				 struct kube_pod **ret_pod);
 
 /* Splits a byte stream into lines, whatever the chunking. */
 struct kube_line_splitter {
@@ -399,6 +412,9 @@ int kube_line_splitter_feed(struct kube_line_splitter *s, const char *data,
  * that value. type is never ERROR: the client handles those itself. */
 typedef int (*kube_watch_fn)(void *userdata, enum kube_event_type type,
 			     struct json_object *obj);
+/* The same for a pod, decoded; borrowed. */
+typedef int (*kube_pod_watch_fn)(void *userdata, enum kube_event_type type,
+				 const struct kube_pod *pod);
 
 struct kube_watch_stats {
 	unsigned connects; /* watch requests made */
@@ -424,6 +440,11 @@ struct kube_watch_options {
 	 * A list's objects are whole. */
 	const struct kube_keep *keep;
 	kube_watch_fn fn;
+	/* instead of fn: each object a pod, read from a watch line straight
+	 * into a struct kube_pod (kube_event_decoder_parse_pod), from a list
+	 * by kube_pod_decode(); keep is then kube_pod_keep, and an object
+	 * that is not a pod is not delivered */
+	kube_pod_watch_fn pod_fn;
 	void *userdata;
 	struct kube_watch_stats *stats; /* optional, updated live */
 	/* optional: called after each complete list (every item delivered):
@@ -468,9 +489,14 @@ struct kube_pod {
 	bool share_process_namespace;
 	struct json_object *annotations; /* object, or NULL; owned */
 	struct json_object *labels;	 /* object, or NULL; owned */
-	char *owner_kind, *owner_name;	 /* the controller owner, or NULL */
+	/* the controller owner (else the first owner), or NULL */
+	char *owner_kind, *owner_name, *owner_api_version;
+	bool owner_controller; /* it is the controller */
 	size_t n_containers;
 	struct kube_container *containers;
+	/* kube_event_decoder_parse_pod()'s: one block every string above
+	 * points into, freed whole; NULL: each string its own */
+	char *strings;
 };
 
 /* Decodes a Pod object. Pure. Returns 0, -EBADMSG (not a pod / no
@@ -504,8 +530,6 @@ int kube_pod_list(struct kube_client *c, const struct kube_pod_list_options *o,
 		  char **ret_resource_version, struct kube_error *err);
 void kube_pods_free(struct kube_pod **pods, size_t n);
 
-typedef int (*kube_pod_watch_fn)(void *userdata, enum kube_event_type type,
-				 const struct kube_pod *pod);
 struct kube_pod_watch_options {
 	struct kube_pod_list_options list;
 	kube_pod_watch_fn fn;

@@ -100,10 +100,9 @@ static void container_release(struct kube_container *c)
 	free(c->request_memory_s);
 }
 
-void kube_pod_free(struct kube_pod *p)
+/* The strings of a pod that holds each apart (kube_pod_decode()'s). */
+static void strings_release(struct kube_pod *p)
 {
-	if (!p)
-		return;
 	free(p->name);
 	free(p->namespace);
 	free(p->uid);
@@ -113,10 +112,20 @@ void kube_pod_free(struct kube_pod *p)
 	free(p->qos_class);
 	free(p->owner_kind);
 	free(p->owner_name);
-	json_object_put(p->annotations);
-	json_object_put(p->labels);
+	free(p->owner_api_version);
 	for (size_t i = 0; i < p->n_containers; i++)
 		container_release(&p->containers[i]);
+}
+
+void kube_pod_free(struct kube_pod *p)
+{
+	if (!p)
+		return;
+	if (!p->strings)
+		strings_release(p);
+	free(p->strings);
+	json_object_put(p->annotations);
+	json_object_put(p->labels);
 	free(p->containers);
 	free(p);
 }
@@ -238,8 +247,12 @@ static int decode_owner(struct kube_pod *p, struct json_object *md)
 	}
 	if (!pick)
 		return 0;
+	ctl = kube_json_path(pick, "controller", NULL, NULL);
+	p->owner_controller = ctl && json_object_get_boolean(ctl);
 	if (kube_json_dup(pick, "kind", NULL, NULL, &p->owner_kind) < 0 ||
-	    kube_json_dup(pick, "name", NULL, NULL, &p->owner_name) < 0)
+	    kube_json_dup(pick, "name", NULL, NULL, &p->owner_name) < 0 ||
+	    kube_json_dup(pick, "apiVersion", NULL, NULL,
+			  &p->owner_api_version) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -404,6 +417,8 @@ bool kube_pod_equal(const struct kube_pod *a, const struct kube_pod *b)
 	    !same_json(a->labels, b->labels) ||
 	    !same_str(a->owner_kind, b->owner_kind) ||
 	    !same_str(a->owner_name, b->owner_name) ||
+	    !same_str(a->owner_api_version, b->owner_api_version) ||
+	    a->owner_controller != b->owner_controller ||
 	    a->n_containers != b->n_containers)
 		return false;
 	for (size_t i = 0; i < a->n_containers; i++)

@@ -8,293 +8,103 @@
  * the whole text to json-c: the answer for such text is json-c's. */
 #include <errno.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
-#include "kube/kube.h"
-
-/* json-c's default depth: every value, scalars too, at most 32 levels
- * deep (the top one is level 1), so a container at level 32 is empty */
-#define MAX_DEPTH 32
-/* longer numbers are left to json-c (a refusal) */
-#define MAX_NUMBER 64
+#include "kube_scan.h"
 
 /* every member, whole */
 const struct kube_keep kube_keep_all[] = {{NULL, NULL, false}};
 
-struct proj {
-	const char *end;
-	struct json_tokener *tok;
-	struct strbuf text; /* an unescaped string or key */
-};
-
-/* the scanner's few functions called for every token: inlined */
-#define _hot_ inline __attribute__((always_inline))
-
-static bool is_ws(char c)
-{
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
-static _hot_ const char *skip_ws(const char *p, const char *end)
-{
-	/* most tokens have no blank before them */
-	while (p < end && (unsigned char)*p <= ' ' && is_ws(*p))
-		p++;
-	return p;
-}
-
-#ifndef __SSE2__
-/* The bytes of v that are '"', '\\' or below 0x20 (their top bits; above
- * the first, some may be wrong). */
-static _hot_ uint64_t word_special(uint64_t v)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = ones << 7;
-	uint64_t q = v ^ (ones * '"'), b = v ^ (ones * '\\');
-
-	return (((q - ones) & ~q) | ((b - ones) & ~b) |
-		((v - ones * 0x20) & ~v)) &
-	       high;
-}
-#endif
-
-/* p in a string: the first '"', '\\' or control byte at p or after, or
- * end. Most of an event's bytes are in strings: 16 at a time with SSE2
- * (x86-64), else 8 with SWAR; the last few one by one. */
-static _hot_ const char *find_special(const char *p, const char *end,
-				      bool *ret_quote)
-{
-#ifdef __SSE2__
-	const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
-	const __m128i ctl = _mm_set1_epi8(0x1f);
-
-	while (end - p >= 16) {
-		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i q = _mm_cmpeq_epi8(v, quote);
-		/* v <= 0x1f unsigned: max(v, 0x1f) == 0x1f */
-		__m128i m =
-			_mm_or_si128(_mm_or_si128(q, _mm_cmpeq_epi8(v, bs)),
-				     _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
-		unsigned bits = (unsigned)_mm_movemask_epi8(m), i;
-
-		if (bits) {
-			/* which byte it is from the masks, not a load */
-			i = (unsigned)__builtin_ctz(bits);
-			*ret_quote = (unsigned)_mm_movemask_epi8(q) >> i & 1;
-			return p + i;
-		}
-		p += 16;
-	}
-#else
-	while (end - p >= 8) {
-		uint64_t v, m;
-
-		memcpy(&v, p, 8);
-		m = word_special(v);
-		if (m) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-			p += __builtin_ctzll(m) / 8;
-			*ret_quote = *p == '"';
-			return p;
-#else
-			break;
-#endif
-		}
-		p += 8;
-	}
-#endif
-	while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
-		p++;
-	*ret_quote = p < end && *p == '"';
-	return p;
-}
-
-static bool is_hex(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-	       (c >= 'A' && c <= 'F');
-}
-
-/* After the backslash at p: the end of the escape, or NULL. A \u of a
- * surrogate is left to json-c, which replaces the unpaired ones. */
-static const char *skip_escape(const char *p, const char *end)
-{
-	if (++p >= end)
-		return NULL;
-	switch (*p) {
-	case '"':
-	case '\\':
-	case '/':
-	case 'b':
-	case 'f':
-	case 'n':
-	case 'r':
-	case 't':
-		return p + 1;
-	}
-	if (*p != 'u' || end - p < 5)
-		return NULL;
-	for (int i = 1; i <= 4; i++)
-		if (!is_hex(p[i]))
-			return NULL;
-	if ((p[1] == 'd' || p[1] == 'D') && strchr("89abcdefABCDEF", p[2]))
-		return NULL;
-	return p + 5;
-}
-
-/* p just after an opening quote: the end of the string, or NULL (no
- * closing quote, a raw control byte, a bad escape). *ret_esc says whether
- * it held an escape. Bytes from 0x80 pass unchecked, as json-c takes
- * them. */
-static _hot_ const char *skip_string(const char *p, const char *end,
-				     bool *ret_esc)
-{
-	bool esc = false, quote;
-
-	for (;;) {
-		p = find_special(p, end, &quote);
-		if (quote)
-			break;
-		if (p >= end || (unsigned char)*p < 0x20)
-			return NULL;
-		p = skip_escape(p, end);
-		if (!p)
-			return NULL;
-		esc = true;
-	}
-	if (ret_esc)
-		*ret_esc = esc;
-	return p + 1;
-}
-
-static const char *skip_digits(const char *p, const char *end)
-{
-	while (p < end && *p >= '0' && *p <= '9')
-		p++;
-	return p;
-}
-
-/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
-static const char *skip_number(const char *p, const char *end)
-{
-	const char *s = p, *d;
-
-	if (p < end && *p == '-')
-		p++;
-	if (p >= end || *p < '0' || *p > '9')
-		return NULL;
-	p = *p == '0' ? p + 1 : skip_digits(p, end);
-	if (p < end && *p == '.') {
-		d = ++p;
-		p = skip_digits(p, end);
-		if (p == d)
-			return NULL;
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		if (++p < end && (*p == '+' || *p == '-'))
-			p++;
-		d = p;
-		p = skip_digits(p, end);
-		if (p == d)
-			return NULL;
-	}
-	return p - s > MAX_NUMBER ? NULL : p;
-}
-
-static _hot_ const char *skip_literal(const char *p, const char *end,
-				      const char *lit, size_t n)
-{
-	return (size_t)(end - p) >= n && !memcmp(p, lit, n) ? p + n : NULL;
-}
-
-static const char *skip_scalar(const char *p, const char *end)
-{
-	switch (*p) {
-	case '"':
-		return skip_string(p + 1, end, NULL);
-	case 't':
-		return skip_literal(p, end, "true", 4);
-	case 'f':
-		return skip_literal(p, end, "false", 5);
-	case 'n':
-		return skip_literal(p, end, "null", 4);
-	default:
-		return skip_number(p, end);
-	}
-}
-
-/* p at a key (blanks before it allowed): past the ':' after it, or NULL.
- * The API server writes no blanks: each is looked for only where a token
- * is not. */
-static _hot_ const char *skip_key(const char *p, const char *end)
-{
-	p = skip_ws(p, end);
-	if (p >= end || *p != '"')
-		return NULL;
-	p = skip_string(p + 1, end, NULL);
-	if (p && p < end && *p != ':')
-		p = skip_ws(p, end);
-	return p && p < end && *p == ':' ? p + 1 : NULL;
-}
-
 /* p at a value (blanks before it allowed) inside depth open containers:
  * the end of the value, or NULL when it is not strict JSON or nests
  * deeper than json-c allows. Iterative, its states labels: a nesting bomb
- * costs one pass and no stack, a token a few instructions. */
-static const char *skip_value(const char *p, const char *end, unsigned depth)
+ * costs one pass and no stack. Most of a skipped subtree is short keys
+ * and empty objects (managedFields): each token is dispatched on its
+ * first byte, blanks looked for only where a token is not. */
+const char *kube_scan_skip_value(const char *p, const char *end, unsigned depth)
 {
-	uint32_t arrays = 0; /* bit i: level i+1 of this value is an array */
+	uint64_t arrays = 0; /* bit i: level i of this value is an array */
 	unsigned lvl = 0;
-	char close;
+	bool obj = false; /* level lvl is an object */
 
 value:
-	p = skip_ws(p, end);
 	if (p >= end)
 		return NULL;
-	if (*p != '{' && *p != '[') {
-		p = skip_scalar(p, end);
+	switch (*p) {
+	case '"':
+		p = skip_string(p + 1, end, NULL);
 		if (!p)
 			return NULL;
 		goto next;
-	}
-	if (depth + ++lvl > MAX_DEPTH)
-		return NULL;
-	close = *p == '[' ? ']' : '}';
-	arrays = close == ']' ? arrays | 1u << (lvl - 1)
-			      : arrays & ~(1u << (lvl - 1));
-	p = skip_ws(p + 1, end);
-	if (p < end && *p == close) {
-		p++;
-		lvl--;
-		goto next;
-	}
-	/* what it holds would be deeper than json-c goes */
-	if (depth + lvl >= MAX_DEPTH)
-		return NULL;
-	if (close == ']')
+	case '{':
+	case '[':
+		if (depth + ++lvl > MAX_DEPTH)
+			return NULL;
+		obj = *p == '{';
+		arrays = obj ? arrays & ~(1ull << lvl) : arrays | 1ull << lvl;
+		p = skip_ws(p + 1, end);
+		if (p < end && *p == (obj ? '}' : ']'))
+			goto pop;
+		/* what it holds would be deeper than json-c goes */
+		if (depth + lvl >= MAX_DEPTH)
+			return NULL;
+		if (obj)
+			goto key;
 		goto value;
-	goto key;
+	case ' ':
+	case '\t':
+	case '\n':
+	case '\r':
+		p = skip_ws(p, end);
+		goto value;
+	}
+	p = skip_scalar(p, end);
+	if (!p)
+		return NULL;
 next:
 	if (lvl == 0)
 		return p;
-	close = arrays >> (lvl - 1) & 1 ? ']' : '}';
-	p = skip_ws(p, end);
-	if (p < end && *p == ',') {
+next_item:
+	if (p >= end)
+		return NULL;
+	if (*p == ',') {
 		p++;
-		if (close == ']')
-			goto value;
+		if (obj)
+			goto key;
+		goto value;
+	}
+	if (*p == (obj ? '}' : ']'))
+		goto pop;
+	if (!is_ws(*p))
+		return NULL;
+	p = skip_ws(p, end);
+	goto next_item;
+pop:
+	p++;
+	if (--lvl == 0)
+		return p;
+	obj = !(arrays >> lvl & 1);
+	goto next_item;
+key:
+	if (p >= end)
+		return NULL;
+	if (*p != '"') {
+		if (!is_ws(*p))
+			return NULL;
+		p = skip_ws(p, end);
 		goto key;
 	}
-	if (p >= end || *p != close)
+	p = skip_string(p + 1, end, NULL);
+	if (p && p < end && *p != ':')
+		p = skip_ws(p, end);
+	if (!p || p >= end || *p != ':')
 		return NULL;
 	p++;
-	lvl--;
-	goto next;
-key:
-	p = skip_key(p, end);
-	if (!p)
-		return NULL;
+	/* {} (managedFields is mostly "f:name":{}) */
+	if (end - p >= 2 && p[0] == '{' && p[1] == '}' &&
+	    depth + lvl + 1 <= MAX_DEPTH) {
+		p += 2;
+		goto next_item;
+	}
 	goto value;
 }
 
@@ -306,7 +116,7 @@ static int hex_value(char c)
 /* The string between p and e (its quotes excluded), escapes checked by
  * skip_string(), decoded into pj->text as json-c decodes it; \u of a
  * surrogate never comes here. */
-static int unescape(struct proj *pj, const char *p, const char *e)
+int kube_scan_unescape(struct kube_scan *pj, const char *p, const char *e)
 {
 	char *o;
 
@@ -363,12 +173,12 @@ static int unescape(struct proj *pj, const char *p, const char *e)
 }
 
 /* The string at [p, e), quotes included. */
-static int string_value(struct proj *pj, const char *p, const char *e, bool esc,
-			struct json_object **ret)
+static int string_value(struct kube_scan *pj, const char *p, const char *e,
+			bool esc, struct json_object **ret)
 {
 	struct json_object *o;
 
-	if (esc && unescape(pj, p + 1, e - 1) < 0)
+	if (esc && kube_scan_unescape(pj, p + 1, e - 1) < 0)
 		return -ENOMEM;
 	o = esc ? json_object_new_string_len(pj->text.buf, (int)pj->text.len)
 		: json_object_new_string_len(p + 1, (int)(e - p - 2));
@@ -381,7 +191,7 @@ static int string_value(struct proj *pj, const char *p, const char *e, bool esc,
 /* The number at [p, e). An integer of up to 18 digits is json-c's int64
  * of it; for the rest (fractions and exponents, kept with their text;
  * what saturates) json-c's tokener is asked. */
-static int number_value(struct proj *pj, const char *p, const char *e,
+static int number_value(struct kube_scan *pj, const char *p, const char *e,
 			struct json_object **ret)
 {
 	const char *d = p + (*p == '-');
@@ -424,44 +234,12 @@ static const struct kube_keep *find_keep(const struct kube_keep *keep,
 	return NULL;
 }
 
-static int project_object(struct proj *pj, const char **pp, unsigned depth,
+static int project_object(struct kube_scan *pj, const char **pp, unsigned depth,
 			  const struct kube_keep *keep,
 			  struct json_object **ret);
-static int project_array(struct proj *pj, const char **pp, unsigned depth,
+static int project_array(struct kube_scan *pj, const char **pp, unsigned depth,
 			 const struct kube_keep *members,
 			 struct json_object **ret);
-
-/* *pp at the '{' or '[' of a container inside depth others: 1 and *pp
- * past close when it is empty, 0 and *pp at its first item, -EBADMSG when
- * it lies, or its items would lie, deeper than json-c goes. */
-static int open_items(struct proj *pj, const char **pp, unsigned depth,
-		      char close)
-{
-	const char *p = skip_ws(*pp + 1, pj->end);
-
-	if (depth + 1 > MAX_DEPTH)
-		return -EBADMSG;
-	if (p < pj->end && *p == close) {
-		*pp = p + 1;
-		return 1;
-	}
-	if (depth + 1 >= MAX_DEPTH)
-		return -EBADMSG;
-	*pp = p;
-	return 0;
-}
-
-/* *pp after an item: 0 and *pp at the next one past the ',', 1 and *pp
- * past close, or -EBADMSG. */
-static int next_item(struct proj *pj, const char **pp, char close)
-{
-	const char *p = skip_ws(*pp, pj->end);
-
-	if (p >= pj->end || (*p != ',' && *p != close))
-		return -EBADMSG;
-	*pp = *p == close ? p + 1 : skip_ws(p + 1, pj->end);
-	return *p == close;
-}
 
 /* The container o built (r 1) or not (r < 0: dropped). */
 static int close_items(struct json_object *o, int r, const char *p,
@@ -478,8 +256,8 @@ static int close_items(struct json_object *o, int r, const char *p,
 
 /* The value at *pp, inside depth containers, built whole; *ret NULL for
  * null, as json-c has it. */
-static int value_whole(struct proj *pj, const char **pp, unsigned depth,
-		       struct json_object **ret)
+int kube_scan_whole(struct kube_scan *pj, const char **pp, unsigned depth,
+		    struct json_object **ret)
 {
 	const char *p = *pp, *e;
 	bool esc = false;
@@ -512,33 +290,33 @@ static int value_whole(struct proj *pj, const char **pp, unsigned depth,
 
 /* *pp at '[': an array of its elements, each object projected to
  * members, the rest whole. */
-static int project_array(struct proj *pj, const char **pp, unsigned depth,
+static int project_array(struct kube_scan *pj, const char **pp, unsigned depth,
 			 const struct kube_keep *members,
 			 struct json_object **ret)
 {
 	struct json_object *a = json_object_new_array(), *v;
 	const char *p = *pp;
-	int r = a ? open_items(pj, &p, depth, ']') : -ENOMEM;
+	int r = a ? kube_scan_open(pj, &p, depth, ']') : -ENOMEM;
 
 	while (r == 0) {
 		v = NULL;
 		if (p < pj->end && *p == '{')
 			r = project_object(pj, &p, depth + 1, members, &v);
 		else
-			r = value_whole(pj, &p, depth + 1, &v);
+			r = kube_scan_whole(pj, &p, depth + 1, &v);
 		if (r == 0 && json_object_array_add(a, v) < 0) {
 			json_object_put(v);
 			r = -ENOMEM;
 		}
 		if (r == 0)
-			r = next_item(pj, &p, ']');
+			r = kube_scan_next(pj, &p, ']');
 	}
 	return close_items(a, r, p, pp, ret);
 }
 
 /* The value at *pp as k keeps it: projected where its type is the one k
  * descends into (an object, or an array for each), else whole. */
-static int project_value(struct proj *pj, const char **pp, unsigned depth,
+static int project_value(struct kube_scan *pj, const char **pp, unsigned depth,
 			 const struct kube_keep *k, struct json_object **ret)
 {
 	const char *p = *pp;
@@ -547,13 +325,14 @@ static int project_value(struct proj *pj, const char **pp, unsigned depth,
 		return project_object(pj, pp, depth, k->members, ret);
 	if (p < pj->end && k->members && k->each && *p == '[')
 		return project_array(pj, pp, depth, k->members, ret);
-	return value_whole(pj, pp, depth, ret);
+	return kube_scan_whole(pj, pp, depth, ret);
 }
 
 /* Adds v under the key at [key, e) (its closing quote at e - 1): its own
  * copy, unescaped; cut at a NUL, as json-c's tokener cuts keys. */
-static int add_copied(struct proj *pj, struct json_object *o, const char *key,
-		      const char *e, bool esc, struct json_object *v)
+static int add_copied(struct kube_scan *pj, struct json_object *o,
+		      const char *key, const char *e, bool esc,
+		      struct json_object *v)
 {
 	size_t n = (size_t)(e - 1 - key);
 	char buf[128];
@@ -563,7 +342,7 @@ static int add_copied(struct proj *pj, struct json_object *o, const char *key,
 		buf[n] = '\0';
 		return json_object_object_add(o, buf, v) < 0 ? -ENOMEM : 0;
 	}
-	if (esc ? unescape(pj, key, e - 1) < 0
+	if (esc ? kube_scan_unescape(pj, key, e - 1) < 0
 		: (strbuf_reset(&pj->text), strbuf_add(&pj->text, key, n) < 0))
 		return -ENOMEM;
 	return json_object_object_add(o, pj->text.buf, v) < 0 ? -ENOMEM : 0;
@@ -572,7 +351,7 @@ static int add_copied(struct proj *pj, struct json_object *o, const char *key,
 /* One member at *pp (its key's quote): added to o when kept (keep names
  * it, or keep is kube_keep_all). Elsewhere a key with an escape may be a
  * kept one in disguise: left to json-c. */
-static int project_member(struct proj *pj, const char **pp, unsigned depth,
+static int project_member(struct kube_scan *pj, const char **pp, unsigned depth,
 			  const struct kube_keep *keep, struct json_object *o,
 			  uint64_t *seen)
 {
@@ -594,11 +373,11 @@ static int project_member(struct proj *pj, const char **pp, unsigned depth,
 		return -EBADMSG;
 	p = skip_ws(p + 1, pj->end);
 	if (!k && !all) {
-		*pp = skip_value(p, pj->end, depth);
+		*pp = kube_scan_skip_value(p, pj->end, depth);
 		return *pp ? 0 : -EBADMSG;
 	}
 	r = k ? project_value(pj, &p, depth, k, &v)
-	      : value_whole(pj, &p, depth, &v);
+	      : kube_scan_whole(pj, &p, depth, &v);
 	if (r < 0)
 		return r;
 	/* a repeated key: the last one counts, as in json-c's tree; one
@@ -620,13 +399,13 @@ static int project_member(struct proj *pj, const char **pp, unsigned depth,
 }
 
 /* *pp at '{': an object of the members keep names. */
-static int project_object(struct proj *pj, const char **pp, unsigned depth,
+static int project_object(struct kube_scan *pj, const char **pp, unsigned depth,
 			  const struct kube_keep *keep,
 			  struct json_object **ret)
 {
 	struct json_object *o = json_object_new_object();
 	const char *p = *pp;
-	int r = o ? open_items(pj, &p, depth, '}') : -ENOMEM;
+	int r = o ? kube_scan_open(pj, &p, depth, '}') : -ENOMEM;
 	uint64_t seen = 0; /* keep's members met, the first 64 */
 
 	while (r == 0) {
@@ -635,7 +414,7 @@ static int project_object(struct proj *pj, const char **pp, unsigned depth,
 		else
 			r = project_member(pj, &p, depth + 1, keep, o, &seen);
 		if (r == 0)
-			r = next_item(pj, &p, '}');
+			r = kube_scan_next(pj, &p, '}');
 	}
 	return close_items(o, r, p, pp, ret);
 }
@@ -643,7 +422,7 @@ static int project_object(struct proj *pj, const char **pp, unsigned depth,
 int kube_json_project(struct json_tokener *tok, const char *buf, size_t len,
 		      const struct kube_keep *keep, struct json_object **ret)
 {
-	struct proj pj = {.tok = tok, .text = STRBUF_INIT};
+	struct kube_scan pj = {.tok = tok, .text = STRBUF_INIT};
 	struct json_object *o = NULL;
 	const char *p;
 	int r;

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "kube/kube.h"
 #include "base/parse.h"
+#include "kube_scan.h"
 
 int kube_errno_from_status(long http_status, const char *reason)
 {
@@ -334,6 +334,17 @@ const char *kube_event_type_name(enum kube_event_type t)
 	return "UNKNOWN";
 }
 
+int kube_event_type_parse(const char *s, size_t n, enum kube_event_type *ret)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(event_types); i++)
+		if (!strncmp(event_types[i].name, s, n) &&
+		    !event_types[i].name[n]) {
+			*ret = event_types[i].type;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 /* The event a parsed line o holds (ret->object a new reference to its
  * object), or -EBADMSG. */
 static int event_from(struct json_object *o, struct kube_watch_event *ret)
@@ -390,11 +401,6 @@ int kube_watch_event_parse(const char *line, size_t len,
 	json_tokener_free(tok);
 	return r;
 }
-
-struct kube_event_decoder {
-	struct json_tokener *tok; /* json-c's default depth, as above */
-	struct kube_keep top[3];  /* type, object as keep says, end */
-};
 
 int kube_event_decoder_new(const struct kube_keep *keep,
 			   struct kube_event_decoder **ret)

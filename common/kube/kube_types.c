@@ -144,29 +144,10 @@ int kube_pod_list(struct kube_client *c, const struct kube_pod_list_options *o,
 	return 0;
 }
 
-struct pod_watch {
-	const struct kube_pod_watch_options *o;
-};
-
-static int pod_watch_fn(void *ud, enum kube_event_type t,
-			struct json_object *obj)
-{
-	struct pod_watch *pw = ud;
-	struct kube_pod *p;
-	int r;
-
-	if (kube_pod_decode(obj, &p) < 0)
-		return 0; /* not a pod we can read: nothing to report */
-	r = pw->o->fn ? pw->o->fn(pw->o->userdata, t, p) : 0;
-	kube_pod_free(p);
-	return r;
-}
-
 int kube_pod_watch(struct kube_client *c,
 		   const struct kube_pod_watch_options *o,
 		   struct kube_error *err)
 {
-	struct pod_watch pw = {.o = o};
 	_cleanup_free_ char *fs = NULL;
 	struct kube_watch_options wo = {
 		.call = {.res = &kube_res_pods,
@@ -175,9 +156,8 @@ int kube_pod_watch(struct kube_client *c,
 			 .cancel = o->list.cancel},
 		.label_selector = o->list.label_selector,
 		.timeout_s = o->timeout_s,
-		.keep = kube_pod_keep,
-		.fn = pod_watch_fn,
-		.userdata = &pw,
+		.pod_fn = o->fn,
+		.userdata = o->userdata,
 		.stats = o->stats,
 	};
 

@@ -31,71 +31,97 @@ static void publish_stats(struct watch *w)
 		*w->o->stats = w->st;
 }
 
-static int object_key(struct json_object *obj, char *buf, size_t size)
-{
-	const char *ns = kube_json_str(obj, "metadata", "namespace", NULL);
-	const char *name = kube_json_str(obj, "metadata", "name", NULL);
+/* What the watch reads of an object: from its json-c tree, or from a
+ * pod read straight from its text (kind "Pod", no apiVersion: the store
+ * keeps it only to deliver the pod's deletion). Borrowed. */
+struct ident {
+	const char *kind, *api_version, *ns, *name, *uid, *rv;
+};
 
-	if (!name)
+static void ident_of(struct json_object *obj, const struct kube_pod *p,
+		     struct ident *id)
+{
+	if (p) {
+		*id = (struct ident){"Pod",   NULL,   p->namespace,
+				     p->name, p->uid, p->resource_version};
+		return;
+	}
+	*id = (struct ident){
+		kube_json_str(obj, "kind", NULL, NULL),
+		kube_json_str(obj, "apiVersion", NULL, NULL),
+		kube_json_str(obj, "metadata", "namespace", NULL),
+		kube_json_str(obj, "metadata", "name", NULL),
+		kube_json_str(obj, "metadata", "uid", NULL),
+		kube_json_str(obj, "metadata", "resourceVersion", NULL),
+	};
+}
+
+static int object_key(const struct ident *id, char *buf, size_t size)
+{
+	if (!id->name)
 		return -EBADMSG;
-	if ((size_t)snprintf(buf, size, "%s/%s", ns ? ns : "", name) >= size)
+	if ((size_t)snprintf(buf, size, "%s/%s", id->ns ? id->ns : "",
+			     id->name) >= size)
 		return -E2BIG;
 	return 0;
 }
 
 /* {kind, apiVersion, metadata:{name, namespace, uid, resourceVersion}} */
-static struct json_object *minimal(struct json_object *obj)
+static struct json_object *minimal(const struct ident *id)
 {
-	static const char *const keys[] = {"name", "namespace", "uid",
-					   "resourceVersion"};
 	struct json_object *m = json_object_new_object(), *md;
 
 	if (!m)
 		return NULL;
 	md = kube_json_add_obj(m, "metadata");
-	if (!md ||
-	    kube_json_set_str(m, "kind",
-			      kube_json_str(obj, "kind", NULL, NULL)) < 0 ||
-	    kube_json_set_str(m, "apiVersion",
-			      kube_json_str(obj, "apiVersion", NULL, NULL)) <
-		    0) {
+	if (!md || kube_json_set_str(m, "kind", id->kind) < 0 ||
+	    kube_json_set_str(m, "apiVersion", id->api_version) < 0 ||
+	    kube_json_set_str(md, "name", id->name) < 0 ||
+	    kube_json_set_str(md, "namespace", id->ns) < 0 ||
+	    kube_json_set_str(md, "uid", id->uid) < 0 ||
+	    kube_json_set_str(md, "resourceVersion", id->rv) < 0) {
 		json_object_put(m);
 		return NULL;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-		if (kube_json_set_str(md, keys[i],
-				      kube_json_str(obj, "metadata", keys[i],
-						    NULL)) < 0) {
-			json_object_put(m);
-			return NULL;
-		}
 	return m;
 }
 
+/* obj to fn, or the pod (p, else decoded from obj) to pod_fn: an object
+ * that is not a pod is not delivered. */
 static int deliver(struct watch *w, enum kube_event_type t,
-		   struct json_object *obj)
+		   struct json_object *obj, const struct kube_pod *p)
 {
-	int r;
+	const struct kube_watch_options *o = w->o;
+	struct kube_pod *own = NULL;
+	int r = 0;
 
 	w->st.events++;
-	r = w->o->fn ? w->o->fn(w->o->userdata, t, obj) : 0;
+	if (o->pod_fn && !p && kube_pod_decode(obj, &own) == 0)
+		p = own;
+	if (o->pod_fn)
+		r = p ? o->pod_fn(o->userdata, t, p) : 0;
+	else if (o->fn)
+		r = o->fn(o->userdata, t, obj);
+	kube_pod_free(own);
 	if (r < 0)
 		w->stop = r;
 	return r;
 }
 
-/* Applies one change to the store and delivers it unless it is a
- * replay of something already delivered. */
+/* Applies one change (obj, or the pod p read from its text) to the
+ * store and delivers it unless it is a replay of something already
+ * delivered. */
 static int apply_change(struct watch *w, struct json_object *store,
-			enum kube_event_type t, struct json_object *obj)
+			enum kube_event_type t, struct json_object *obj,
+			const struct kube_pod *p)
 {
-	const char *rv =
-		kube_json_str(obj, "metadata", "resourceVersion", NULL);
 	struct json_object *prev = NULL, *m;
+	struct ident id;
 	const char *prv;
 	char key[512];
 
-	if (object_key(obj, key, sizeof(key)) < 0)
+	ident_of(obj, p, &id);
+	if (object_key(&id, key, sizeof(key)) < 0)
 		return 0; /* nameless: not ours to track */
 	json_object_object_get_ex(store, key, &prev);
 	prv = kube_json_str(prev, "metadata", "resourceVersion", NULL);
@@ -103,16 +129,17 @@ static int apply_change(struct watch *w, struct json_object *store,
 		if (!prev)
 			return 0;
 		json_object_object_del(store, key);
-		return deliver(w, t, obj);
+		return deliver(w, t, obj, p);
 	}
-	if (prev && prv && rv && streq(prv, rv))
+	if (prev && prv && id.rv && streq(prv, id.rv))
 		return 0;
-	m = minimal(obj);
+	m = minimal(&id);
 	if (!m || json_object_object_add(store, key, m) < 0) {
 		json_object_put(m);
 		return -ENOMEM;
 	}
-	return deliver(w, prev ? KUBE_EVENT_MODIFIED : KUBE_EVENT_ADDED, obj);
+	return deliver(w, prev ? KUBE_EVENT_MODIFIED : KUBE_EVENT_ADDED, obj,
+		       p);
 }
 
 /* Diffs one page of a relist into the store; fresh collects what the
@@ -129,10 +156,12 @@ static int relist_page(struct watch *w, struct json_object *page,
 	for (size_t i = 0; r >= 0 && i < json_object_array_length(items); i++) {
 		struct json_object *it = json_object_array_get_idx(items, i);
 		struct json_object *m;
+		struct ident id;
 		char key[512];
 
-		r = apply_change(w, w->store, KUBE_EVENT_ADDED, it);
-		if (r >= 0 && object_key(it, key, sizeof(key)) == 0 &&
+		r = apply_change(w, w->store, KUBE_EVENT_ADDED, it, NULL);
+		ident_of(it, NULL, &id);
+		if (r >= 0 && object_key(&id, key, sizeof(key)) == 0 &&
 		    json_object_object_get_ex(w->store, key, &m) &&
 		    json_object_object_add(fresh, key, json_object_get(m)) < 0)
 			r = -ENOMEM;
@@ -188,7 +217,7 @@ static int relist(struct watch *w, struct kube_error *err)
 		if (r < 0)
 			break;
 		if (!json_object_object_get_ex(fresh, key, NULL))
-			r = deliver(w, KUBE_EVENT_DELETED, val);
+			r = deliver(w, KUBE_EVENT_DELETED, val, NULL);
 	}
 	if (r < 0) {
 		json_object_put(fresh);
@@ -200,7 +229,9 @@ static int relist(struct watch *w, struct kube_error *err)
 	return 0;
 }
 
-static int on_event(struct watch *w, struct kube_watch_event *ev)
+/* ev, its object in ev->object or read into p */
+static int on_event(struct watch *w, struct kube_watch_event *ev,
+		    const struct kube_pod *p)
 {
 	long code;
 
@@ -222,7 +253,7 @@ static int on_event(struct watch *w, struct kube_watch_event *ev)
 		w->st.bookmarks++;
 		break;
 	default:
-		if (apply_change(w, w->store, ev->type, ev->object) < 0)
+		if (apply_change(w, w->store, ev->type, ev->object, p) < 0)
 			return w->stop ? w->stop : -ENOMEM;
 	}
 	if (ev->resource_version[0])
@@ -235,18 +266,23 @@ static int on_line(const char *line, size_t len, void *ud)
 {
 	struct watch *w = ud;
 	struct kube_watch_event ev;
+	struct kube_pod *p = NULL;
 	int r;
 
 	if (!line) {
 		w->lost = true; /* oversized: the relist will bring it */
 		return 0;
 	}
-	if (kube_event_decoder_parse(w->dec, line, len, &ev) < 0) {
+	r = w->o->pod_fn
+		    ? kube_event_decoder_parse_pod(w->dec, line, len, &ev, &p)
+		    : kube_event_decoder_parse(w->dec, line, len, &ev);
+	if (r < 0) {
 		w->lost = true;
 		return 0;
 	}
-	r = on_event(w, &ev);
+	r = on_event(w, &ev, p);
 	kube_watch_event_release(&ev);
+	kube_pod_free(p);
 	return r;
 }
 
@@ -366,7 +402,9 @@ int kube_watch(struct kube_client *c, const struct kube_watch_options *o,
 		return -EINVAL;
 	w.rnd = now_monotonic_us() | 1;
 	w.store = json_object_new_object();
-	if (!w.store || kube_event_decoder_new(o->keep, &w.dec) < 0) {
+	if (!w.store ||
+	    kube_event_decoder_new(o->pod_fn ? kube_pod_keep : o->keep,
+				   &w.dec) < 0) {
 		json_object_put(w.store);
 		return -ENOMEM;
 	}

@@ -661,6 +661,20 @@ static int record(void *ud, enum kube_event_type t, struct json_object *obj)
 	return 0;
 }
 
+/* the same for a pod watch (kube_watch_options.pod_fn) */
+static int record_pod(void *ud, enum kube_event_type t,
+		      const struct kube_pod *p)
+{
+	struct seen *s = ud;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->n < 64)
+		snprintf(s->ev[s->n++], 48, "%s %s", kube_event_type_name(t),
+			 p->name);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
 static void wait_events(struct seen *s, int n)
 {
 	for (int i = 0; i < 400; i++) {
@@ -701,7 +715,10 @@ static uint64_t stop_watch(pthread_t th, struct kube_cancel *cancel)
 	return now_monotonic_us() - t0;
 }
 
-Test(kube_fake, watch_survives_drop_410_and_restart_exactly_once)
+/* A watch through a dropped connection, a compaction and a restart (410
+ * and relist): each change once. pods: a pod watch, which reads its
+ * lines straight into pods and its lists by kube_pod_decode(). */
+static void survive_drop_410_restart(bool pods)
 {
 	struct kube_client *admin = client(ADMIN), *c = client(AGENT);
 	struct seen s = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -727,7 +744,8 @@ Test(kube_fake, watch_survives_drop_410_and_restart_exactly_once)
 					  .timeout_s = 30,
 					  .backoff_min_ms = 100,
 					  .backoff_max_ms = 800,
-					  .fn = record,
+					  .fn = pods ? NULL : record,
+					  .pod_fn = pods ? record_pod : NULL,
 					  .userdata = &s,
 					  .stats = &st,
 					  .synced = on_synced};
@@ -779,6 +797,16 @@ Test(kube_fake, watch_survives_drop_410_and_restart_exactly_once)
 	kube_cancel_free(cancel);
 	kube_client_free(admin);
 	kube_client_free(c);
+}
+
+Test(kube_fake, watch_survives_drop_410_and_restart_exactly_once)
+{
+	survive_drop_410_restart(false);
+}
+
+Test(kube_fake, pod_watch_survives_drop_410_and_restart_exactly_once)
+{
+	survive_drop_410_restart(true);
 }
 
 static int count_pods(void *ud, enum kube_event_type t,

@@ -69,12 +69,13 @@ static const char *str_of(struct json_object *o, const char *key)
 						     : NULL;
 }
 
-/* GETs the owner named by ref (read-only). NULL when not allowed/found. */
+/* GETs the owner apiVersion av, kind, name (read-only). NULL when not
+ * allowed/found. */
 static struct json_object *get_owner(struct cluster *c, const char *ns,
-				     struct json_object *ref)
+				     const char *av, const char *kind,
+				     const char *name)
 {
-	const char *av = str_of(ref, "apiVersion"), *kind = str_of(ref, "kind");
-	const char *name = str_of(ref, "name"), *slash;
+	const char *slash;
 	char group[64] = "", version[32], plural[64];
 	struct kube_resource res = {.namespaced = true};
 	struct kube_call k = {.namespace = ns, .cancel = c->cancel};
@@ -102,26 +103,47 @@ static struct json_object *get_owner(struct cluster *c, const char *ns,
 	return out;
 }
 
-/* [{"kind":…,"name":…}, …] from the pod's controller upwards. */
-static char *owner_chain(struct cluster *c, const char *ns,
-			 struct json_object *pod)
+/* o[key] = v, unless v is NULL. */
+static int add_str(struct json_object *o, const char *key, const char *v)
 {
-	struct json_object *arr = json_object_new_array(), *cur = NULL;
-	struct json_object *ref = controller_of(pod);
+	struct json_object *s = v ? json_object_new_string(v) : NULL;
+
+	if (!v)
+		return 0;
+	if (!s || json_object_object_add(o, key, s) < 0) {
+		json_object_put(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* [{"kind":…,"name":…}, …] from the pod's controller upwards. */
+static char *owner_chain(struct cluster *c, const struct kube_pod *p)
+{
+	struct json_object *arr = json_object_new_array(), *cur = NULL, *ref;
+	const char *av = p->owner_api_version, *kind = p->owner_kind;
+	const char *name = p->owner_name;
+	bool more = p->owner_controller;
 	char *s;
 
-	for (int d = 0; arr && ref && d < OWNER_DEPTH; d++) {
+	for (int d = 0; arr && more && d < OWNER_DEPTH; d++) {
 		struct json_object *o = json_object_new_object(), *next;
 
-		json_object_object_add(
-			o, "kind", json_object_new_string(str_of(ref, "kind")));
-		json_object_object_add(
-			o, "name", json_object_new_string(str_of(ref, "name")));
-		json_object_array_add(arr, o);
-		next = get_owner(c, ns, ref);
+		if (!o || add_str(o, "kind", kind) < 0 ||
+		    add_str(o, "name", name) < 0 ||
+		    json_object_array_add(arr, o) < 0) {
+			json_object_put(o);
+			break;
+		}
+		/* av, kind and name may be cur's: read before it goes */
+		next = get_owner(c, p->namespace, av, kind, name);
 		json_object_put(cur);
 		cur = next;
 		ref = cur ? controller_of(cur) : NULL;
+		more = ref != NULL;
+		av = str_of(ref, "apiVersion");
+		kind = str_of(ref, "kind");
+		name = str_of(ref, "name");
 	}
 	json_object_put(cur);
 	s = arr ? strdup(json_object_to_json_string_ext(arr,
@@ -196,8 +218,7 @@ static void check_not_injected(struct cluster *c, int i,
 	config_event(c, p, sb.buf);
 }
 
-static int remember(struct cluster *c, const struct kube_pod *p,
-		    struct json_object *obj)
+static int remember(struct cluster *c, const struct kube_pod *p)
 {
 	int i = find_seen(c, p->uid);
 
@@ -207,7 +228,7 @@ static int remember(struct cluster *c, const struct kube_pod *p,
 		i = (int)c->n_seen++;
 		memset(&c->seen[i], 0, sizeof(c->seen[i]));
 		strlcpy_safe(c->seen[i].uid, p->uid, sizeof(c->seen[i].uid));
-		c->seen[i].owners = owner_chain(c, p->namespace, obj);
+		c->seen[i].owners = owner_chain(c, p);
 	}
 	if (p->name) {
 		check_annotations(c, i, p);
@@ -340,17 +361,15 @@ static void send_pod(struct cluster *c, struct cluster_pod *s)
 	}
 }
 
-static int on_pod(void *ud, enum kube_event_type t, struct json_object *obj)
+static int on_pod(void *ud, enum kube_event_type t, const struct kube_pod *p)
 {
 	struct watch_ctx *w = ud;
 	struct cluster *c = w->c;
-	struct kube_pod *p;
 	struct cluster_pod *s;
 	int i;
 
 	atomic_store(&c->counters->last_api_ok_ms, now_realtime_us() / 1000);
-	if (t == KUBE_EVENT_BOOKMARK || kube_pod_decode(obj, &p) < 0 ||
-	    !p->uid || !p->namespace)
+	if (t == KUBE_EVENT_BOOKMARK || !p->uid || !p->namespace)
 		return 0;
 	if (t == KUBE_EVENT_DELETED) {
 		forget(c, p->uid);
@@ -361,13 +380,12 @@ static int on_pod(void *ud, enum kube_event_type t, struct json_object *obj)
 			send_pod(c, s);
 		}
 	} else {
-		i = remember(c, p, obj);
+		i = remember(c, p);
 		s = snapshot(p, c->seen[i].owners);
 		if (s)
 			send_pod(c, s);
 	}
 	atomic_store(&c->counters->pods, c->n_seen);
-	kube_pod_free(p);
 	return 0;
 }
 
@@ -391,9 +409,8 @@ void *cluster_watch_main(void *ud)
 			 .all_namespaces = true,
 			 .cancel = c->cancel},
 		.field_selector = sel,
-		/* on_pod reads the pod and its ownerReferences only */
-		.keep = kube_pod_keep,
-		.fn = on_pod,
+		/* each pod read straight from its watch line */
+		.pod_fn = on_pod,
 		.userdata = &w,
 		.stats = &w.stats,
 		.synced = on_synced,

@@ -16,8 +16,9 @@ struct pod_scan {
 	struct kube_scan s;
 	struct kube_pod *p;
 	/* every string copied, one after the other: p->strings. A string of
-	 * the line is copied once, unescaped no longer than it was, and its
-	 * quotes leave room for its NUL: the line's length is enough. */
+	 * the pod's text is copied once, unescaped no longer than it was,
+	 * and its quotes leave room for its NUL: the text's length is
+	 * enough. */
 	size_t used, cap;
 	char *kind;
 	bool spec_seen;

@@ -103,6 +103,22 @@ static int scan_object(struct pod_scan *ps, const char **pp, unsigned depth,
 	return 0;
 }
 
+static int skip(struct pod_scan *ps, const char **pp, unsigned depth)
+{
+	*pp = kube_scan_skip_value(*pp, ps->s.end, depth);
+	return *pp ? 0 : -EBADMSG;
+}
+
+/* The value at *pp scanned as scan_object() does when it is an object,
+ * else checked and skipped: what kube_json_path() does not go through. */
+static int object_or_skip(struct pod_scan *ps, const char **pp, unsigned depth,
+			  const struct kname *names, member_fn fn, void *ud)
+{
+	if (**pp != '{')
+		return skip(ps, pp, depth);
+	return scan_object(ps, pp, depth, names, fn, ud);
+}
+
 /* *pp at '[': fn(…, 0, ud) for each element (*pp at it). */
 static int scan_array(struct pod_scan *ps, const char **pp, unsigned depth,
 		      member_fn fn, void *ud)
@@ -120,12 +136,6 @@ static int scan_array(struct pod_scan *ps, const char **pp, unsigned depth,
 		return r;
 	*pp = p;
 	return 0;
-}
-
-static int skip(struct pod_scan *ps, const char **pp, unsigned depth)
-{
-	*pp = kube_scan_skip_value(*pp, ps->s.end, depth);
-	return *pp ? 0 : -EBADMSG;
 }
 
 /* A string's copy in p->strings (cut at a NUL, as strdup() of json-c's
@@ -161,8 +171,8 @@ static int scan_str(struct pod_scan *ps, const char **pp, unsigned depth,
 static int scan_int(struct pod_scan *ps, const char **pp, unsigned depth,
 		    int64_t *ret)
 {
-	const char *p = *pp, *d = p + (*p == '-'), *e;
-	int64_t v = 0;
+	const char *p = *pp, *e;
+	int r;
 
 	if (*p != '-' && (*p < '0' || *p > '9'))
 		return skip(ps, pp, depth);
@@ -170,15 +180,9 @@ static int scan_int(struct pod_scan *ps, const char **pp, unsigned depth,
 	if (!e)
 		return -EBADMSG;
 	*pp = e;
-	for (const char *q = d; q < e; q++)
-		if (*q < '0' || *q > '9')
-			return 0; /* a fraction or an exponent: a double */
-	if (e - d > 18)
-		return -EBADMSG;
-	for (; d < e; d++)
-		v = v * 10 + (*d - '0');
-	*ret = *p == '-' ? -v : v;
-	return 0;
+	r = scan_integer(p, e, ret);
+	/* a fraction or an exponent: a double, read as 0 */
+	return r == -ERANGE ? -EBADMSG : 0;
 }
 
 /* An object built whole (labels, annotations); another type: NULL. */
@@ -298,11 +302,8 @@ static int resources_member(struct pod_scan *ps, const char **pp,
 	struct kube_container *c = ud;
 	char **s = idx == 0 ? &c->limit_memory_s : &c->request_memory_s;
 	uint64_t *v = idx == 0 ? &c->limit_memory : &c->request_memory;
-	int r;
+	int r = object_or_skip(ps, pp, depth, names, memory_member, s);
 
-	if (**pp != '{')
-		return skip(ps, pp, depth);
-	r = scan_object(ps, pp, depth, names, memory_member, s);
 	if (r == 0 && *s && kube_parse_quantity(*s, v) < 0)
 		*v = 0;
 	return r;
@@ -321,9 +322,7 @@ static int container_member(struct pod_scan *ps, const char **pp,
 	case 1:
 		return scan_str(ps, pp, depth, &c->image);
 	}
-	if (**pp != '{')
-		return skip(ps, pp, depth);
-	return scan_object(ps, pp, depth, names, resources_member, c);
+	return object_or_skip(ps, pp, depth, names, resources_member, c);
 }
 
 static int container(struct pod_scan *ps, const char **pp, unsigned depth,
@@ -340,7 +339,7 @@ static int container(struct pod_scan *ps, const char **pp, unsigned depth,
 	if (**pp != '{')
 		return -EBADMSG; /* a pod kube_pod_decode() refuses */
 	if (p->n_containers == *cap) {
-		size_t n = *cap ? *cap * 2 : 2;
+		size_t n = *cap * 2; /* spec_member() made room for one */
 
 		c = reallocarray(p->containers, n, sizeof(*c));
 		if (!c)
@@ -359,7 +358,7 @@ static int spec_member(struct pod_scan *ps, const char **pp, unsigned depth,
 {
 	struct kube_pod *p = ps->p;
 	const char *e;
-	size_t cap = 0;
+	size_t cap = 1;
 
 	(void)ud;
 	switch (idx) {
@@ -375,10 +374,9 @@ static int spec_member(struct pod_scan *ps, const char **pp, unsigned depth,
 	if (**pp != '[')
 		return skip(ps, pp, depth);
 	/* decode_containers(): a list, even an empty one */
-	p->containers = calloc(1, sizeof(*p->containers));
+	p->containers = calloc(cap, sizeof(*p->containers));
 	if (!p->containers)
 		return -ENOMEM;
-	cap = 1;
 	return scan_array(ps, pp, depth, container, &cap);
 }
 
@@ -405,9 +403,7 @@ static int last_state_member(struct pod_scan *ps, const char **pp,
 		K("exitCode"), K("reason"), K("containerID"), {NULL, 0}};
 
 	(void)idx;
-	if (**pp != '{')
-		return skip(ps, pp, depth);
-	return scan_object(ps, pp, depth, names, terminated_member, ud);
+	return object_or_skip(ps, pp, depth, names, terminated_member, ud);
 }
 
 static int status_member(struct pod_scan *ps, const char **pp, unsigned depth,
@@ -424,9 +420,7 @@ static int status_member(struct pod_scan *ps, const char **pp, unsigned depth,
 	case 2:
 		return scan_str(ps, pp, depth, &cs->container_id);
 	}
-	if (**pp != '{')
-		return skip(ps, pp, depth);
-	return scan_object(ps, pp, depth, names, last_state_member, cs);
+	return object_or_skip(ps, pp, depth, names, last_state_member, cs);
 }
 
 /* decode_container_status(): joined into the containers of its name. */

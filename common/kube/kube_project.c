@@ -194,18 +194,13 @@ static int string_value(struct kube_scan *pj, const char *p, const char *e,
 static int number_value(struct kube_scan *pj, const char *p, const char *e,
 			struct json_object **ret)
 {
-	const char *d = p + (*p == '-');
 	struct json_object *o;
 	size_t at, n = (size_t)(e - p);
 	bool more = e < pj->end;
-	int64_t v = 0;
+	int64_t v;
 
-	if (e - d <= 18 && !memchr(d, '.', (size_t)(e - d)) &&
-	    !memchr(d, 'e', (size_t)(e - d)) &&
-	    !memchr(d, 'E', (size_t)(e - d))) {
-		for (; d < e; d++)
-			v = v * 10 + (*d - '0');
-		o = json_object_new_int64(*p == '-' ? -v : v);
+	if (scan_integer(p, e, &v) == 0) {
+		o = json_object_new_int64(v);
 		if (!o)
 			return -ENOMEM;
 		*ret = o;

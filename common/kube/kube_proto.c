@@ -351,24 +351,21 @@ static int event_from(struct json_object *o, struct kube_watch_event *ret)
 {
 	struct json_object *obj, *md;
 	const char *type, *rv = NULL;
+	enum kube_event_type t;
 
 	if (!o || !json_object_is_type(o, json_type_object) ||
 	    !(type = obj_str(o, "type")) ||
 	    !json_object_object_get_ex(o, "object", &obj) ||
-	    !json_object_is_type(obj, json_type_object))
+	    !json_object_is_type(obj, json_type_object) ||
+	    kube_event_type_parse(type, strlen(type), &t) < 0)
 		return -EBADMSG;
-	for (size_t i = 0; i < ARRAY_SIZE(event_types); i++) {
-		if (!streq(type, event_types[i].name))
-			continue;
-		if (json_object_object_get_ex(obj, "metadata", &md))
-			rv = obj_str(md, "resourceVersion");
-		ret->type = event_types[i].type;
-		strlcpy_safe(ret->resource_version, rv ? rv : "",
-			     sizeof(ret->resource_version));
-		ret->object = json_object_get(obj);
-		return 0;
-	}
-	return -EBADMSG;
+	if (json_object_object_get_ex(obj, "metadata", &md))
+		rv = obj_str(md, "resourceVersion");
+	ret->type = t;
+	strlcpy_safe(ret->resource_version, rv ? rv : "",
+		     sizeof(ret->resource_version));
+	ret->object = json_object_get(obj);
+	return 0;
 }
 
 /* One line parsed whole by json-c with tok (fresh or reset). */

@@ -5,6 +5,7 @@
  * for every token are inlined. Not installed. */
 #pragma once
 
+#include <errno.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -189,6 +190,26 @@ static inline const char *skip_number(const char *p, const char *end)
 			return NULL;
 	}
 	return p - s > MAX_NUMBER ? NULL : p;
+}
+
+/* The number [p, e) that skip_number() passed: 0 and *ret when it is an
+ * integer of up to 18 digits (json-c's int64 of it, never saturated),
+ * -EDOM for a fraction or an exponent (json-c's double), -ERANGE for a
+ * longer integer. */
+static inline int scan_integer(const char *p, const char *e, int64_t *ret)
+{
+	const char *d = p + (*p == '-');
+	int64_t v = 0;
+
+	for (const char *q = d; q < e; q++)
+		if (*q < '0' || *q > '9')
+			return -EDOM;
+	if (e - d > 18)
+		return -ERANGE;
+	for (; d < e; d++)
+		v = v * 10 + (*d - '0');
+	*ret = *p == '-' ? -v : v;
+	return 0;
 }
 
 static _hot_ const char *skip_literal(const char *p, const char *end,

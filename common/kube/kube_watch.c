@@ -108,20 +108,18 @@ static int deliver(struct watch *w, enum kube_event_type t,
 	return r;
 }
 
-/* Applies one change (obj, or the pod p read from its text) to the
- * store and delivers it unless it is a replay of something already
- * delivered. */
+/* Applies one change (obj, or the pod p read from its text; id what
+ * ident_of() reads of it) to the store and delivers it unless it is a
+ * replay of something already delivered. */
 static int apply_change(struct watch *w, struct json_object *store,
 			enum kube_event_type t, struct json_object *obj,
-			const struct kube_pod *p)
+			const struct kube_pod *p, const struct ident *id)
 {
 	struct json_object *prev = NULL, *m;
-	struct ident id;
 	const char *prv;
 	char key[512];
 
-	ident_of(obj, p, &id);
-	if (object_key(&id, key, sizeof(key)) < 0)
+	if (object_key(id, key, sizeof(key)) < 0)
 		return 0; /* nameless: not ours to track */
 	json_object_object_get_ex(store, key, &prev);
 	prv = kube_json_str(prev, "metadata", "resourceVersion", NULL);
@@ -131,9 +129,9 @@ static int apply_change(struct watch *w, struct json_object *store,
 		json_object_object_del(store, key);
 		return deliver(w, t, obj, p);
 	}
-	if (prev && prv && id.rv && streq(prv, id.rv))
+	if (prev && prv && id->rv && streq(prv, id->rv))
 		return 0;
-	m = minimal(&id);
+	m = minimal(id);
 	if (!m || json_object_object_add(store, key, m) < 0) {
 		json_object_put(m);
 		return -ENOMEM;
@@ -159,8 +157,8 @@ static int relist_page(struct watch *w, struct json_object *page,
 		struct ident id;
 		char key[512];
 
-		r = apply_change(w, w->store, KUBE_EVENT_ADDED, it, NULL);
 		ident_of(it, NULL, &id);
+		r = apply_change(w, w->store, KUBE_EVENT_ADDED, it, NULL, &id);
 		if (r >= 0 && object_key(&id, key, sizeof(key)) == 0 &&
 		    json_object_object_get_ex(w->store, key, &m) &&
 		    json_object_object_add(fresh, key, json_object_get(m)) < 0)
@@ -233,6 +231,7 @@ static int relist(struct watch *w, struct kube_error *err)
 static int on_event(struct watch *w, struct kube_watch_event *ev,
 		    const struct kube_pod *p)
 {
+	struct ident id;
 	long code;
 
 	switch (ev->type) {
@@ -253,7 +252,8 @@ static int on_event(struct watch *w, struct kube_watch_event *ev,
 		w->st.bookmarks++;
 		break;
 	default:
-		if (apply_change(w, w->store, ev->type, ev->object, p) < 0)
+		ident_of(ev->object, p, &id);
+		if (apply_change(w, w->store, ev->type, ev->object, p, &id) < 0)
 			return w->stop ? w->stop : -ENOMEM;
 	}
 	if (ev->resource_version[0])

@@ -103,20 +103,6 @@ static struct json_object *get_owner(struct cluster *c, const char *ns,
 	return out;
 }
 
-/* o[key] = v, unless v is NULL. */
-static int add_str(struct json_object *o, const char *key, const char *v)
-{
-	struct json_object *s = v ? json_object_new_string(v) : NULL;
-
-	if (!v)
-		return 0;
-	if (!s || json_object_object_add(o, key, s) < 0) {
-		json_object_put(s);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /* [{"kind":…,"name":…}, …] from the pod's controller upwards. */
 static char *owner_chain(struct cluster *c, const struct kube_pod *p)
 {
@@ -129,12 +115,14 @@ static char *owner_chain(struct cluster *c, const struct kube_pod *p)
 	for (int d = 0; arr && more && d < OWNER_DEPTH; d++) {
 		struct json_object *o = json_object_new_object(), *next;
 
-		if (!o || add_str(o, "kind", kind) < 0 ||
-		    add_str(o, "name", name) < 0 ||
-		    json_object_array_add(arr, o) < 0) {
+		if (!o || json_object_array_add(arr, o) < 0) {
 			json_object_put(o);
 			break;
 		}
+		json_object_object_add(
+			o, "kind", kind ? json_object_new_string(kind) : NULL);
+		json_object_object_add(
+			o, "name", name ? json_object_new_string(name) : NULL);
 		/* av, kind and name may be cur's: read before it goes */
 		next = get_owner(c, p->namespace, av, kind, name);
 		json_object_put(cur);

@@ -66,9 +66,10 @@ struct kill_hooks {
 	 * (logged). */
 	bool (*want)(void *ud, const char *cgroup, struct kill_owner **ret);
 	void (*owner_free)(struct kill_owner *o);
-	/* True when the kill id was handed over before the agent's last stop
-	 * (its bundle on disk is checked by the caller): not captured again. */
-	bool (*handed_over)(void *ud, const char *id);
+	/* True when the kill id was captured before the agent's last stop
+	 * (saved: its bundle is on disk) and is in the mode's hands: handed
+	 * over, or kept to be finished. Not captured again then. */
+	bool (*captured)(void *ud, const char *id, bool saved);
 	/* Whether a task whose /proc/<pid>/cgroup reads proc_cgroup is o's
 	 * (o may be NULL: nobody's). Its bundle leaves the node, so a
 	 * node-wide OOM's task dump is cut to the victim and o's tasks. */
@@ -80,12 +81,12 @@ struct kill_hooks {
 			     size_t size);
 	/* o's labels of oomlens_oom_kills_total (the verdict is set). */
 	void (*labels)(const struct kill_owner *o, struct agent_kill_labels *l);
-	/* After the bundle is saved: true when the hooks keep b (and take
-	 * k's report) to finish it later; they count the kill and hand it
-	 * over then. */
+	/* Once the kill's evidence is in b, before it is diagnosed: true
+	 * when the hooks keep b (and take k's report) to finish it later
+	 * (agent_bundle_finish(), the bundle's one write); they count the
+	 * kill and hand it over then. */
 	bool (*keep)(void *ud, struct corr_kill *k, const struct kill_owner *o,
-		     struct bundle *b, const char *id,
-		     const struct agent_verdict *v, uint64_t kill_ms,
+		     struct bundle *b, const char *id, uint64_t kill_ms,
 		     int64_t latency);
 	/* After the kill is counted: hands it over (its bundle saved). */
 	void (*hand_over)(void *ud, const struct corr_kill *k,
@@ -184,3 +185,8 @@ void agent_bundle_diagnose(struct bundle *b, const struct oom_report *r,
 			   struct agent_verdict *ret);
 /* report.html into b, and <id>.html beside the bundles. */
 void agent_bundle_report(struct agent *a, struct bundle *b, const char *id);
+/* Both, then b written to reports/<id>.tar.gz: the bundle's one write.
+ * Its size, or -errno. */
+long agent_bundle_finish(struct agent *a, struct bundle *b,
+			 const struct oom_report *r, uint64_t kill_ms,
+			 const char *id, struct agent_verdict *ret);

@@ -53,12 +53,13 @@ static void owner_free(struct kill_owner *o)
 }
 
 /* Its publish item is staged too (queue/<id>.json): else nothing would
- * publish the bundle. */
-static bool handed_over(void *ud, const char *id)
+ * publish the bundle; or its case waits to be finished. */
+static bool captured(void *ud, const char *id, bool saved)
 {
 	struct run_cluster *rc = ud;
 
-	return pubqueue_staged(rc->cm.state_fd, id);
+	return pubqueue_staged(rc->cm.state_fd, id) &&
+	       (saved || late_snap_has_case(rc->late, id));
 }
 
 static bool owner_task(const struct kill_owner *o, const char *proc_cgroup)
@@ -93,14 +94,12 @@ static void labels(const struct kill_owner *o, struct agent_kill_labels *l)
 }
 
 static bool keep(void *ud, struct corr_kill *k, const struct kill_owner *o,
-		 struct bundle *b, const char *id,
-		 const struct agent_verdict *v, uint64_t kill_ms,
+		 struct bundle *b, const char *id, uint64_t kill_ms,
 		 int64_t latency)
 {
 	struct run_cluster *rc = ud;
 
-	return o &&
-	       late_snap_wait(rc->late, k, &o->p, b, id, v, kill_ms, latency);
+	return o && late_snap_wait(rc->late, k, &o->p, b, id, kill_ms, latency);
 }
 
 static void hand_over(void *ud, const struct corr_kill *k,
@@ -148,7 +147,7 @@ int run_cluster_new(struct agent *a, const struct cluster_opts *o,
 		.ud = rc,
 		.want = want,
 		.owner_free = owner_free,
-		.handed_over = handed_over,
+		.captured = captured,
 		.owner_task = owner_task,
 		.manifest = manifest,
 		.spool = spool,
@@ -160,6 +159,9 @@ int run_cluster_new(struct agent *a, const struct cluster_opts *o,
 		.cut_node_tasks = true,
 	};
 	a->hooks = &rc->hooks;
+	/* the publisher loaded its queue (cluster_new), leaving the items
+	 * with a case to this */
+	late_snap_resume(rc->late);
 	*ret = rc;
 	return 0;
 }

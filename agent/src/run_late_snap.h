@@ -23,19 +23,26 @@ int late_snap_new(struct agent *a, struct cluster_mode *cm,
 void late_snap_free(struct late_snap *ls);
 /* A kill of an opted-in pod whose spool the node does not show waits for
  * the pod's OOMBundle snap-<pod>, asked of the publisher thread. True
- * when b (already saved on the node) was kept for that, with k's report
- * (moved out of k): the kill is counted and published once the answer is
+ * when b (its evidence, not yet diagnosed) was kept for that, with k's
+ * report (moved out of k), saved as a case beside its publish item: the
+ * bundle is written, the kill counted and published once the answer is
  * in (late_snap_answers()). */
 bool late_snap_wait(struct late_snap *ls, struct corr_kill *k,
 		    const struct cluster_kill_pod *p, struct bundle *b,
-		    const char *id, const struct agent_verdict *v,
-		    uint64_t kill_ms, int64_t latency);
-/* Takes the publisher's answers: merges a checked snapshot into its
- * bundle, diagnoses and saves it again, then publishes; a refused one is
- * logged and the bundle published as it was. */
+		    const char *id, uint64_t kill_ms, int64_t latency);
+/* Takes the publisher's answers: merges a checked snapshot into its case
+ * (a refused one is logged), then finishes it: the bundle's one write,
+ * then the hand-over. */
 void late_snap_answers(struct late_snap *ls);
-/* At exit: publishes whatever still waits, without a snapshot. */
+/* At exit: finishes and hands over whatever still waits, without a
+ * snapshot. */
 void late_snap_flush(struct late_snap *ls);
+/* At a start, after the publisher loaded its queue (which leaves the
+ * items with a case): takes up each case the last run left, and asks for
+ * its snapshot again. */
+void late_snap_resume(struct late_snap *ls);
+/* Whether the case of kill id waits in the state dir's queue. */
+bool late_snap_has_case(const struct late_snap *ls, const char *id);
 /* Calls mark for the bundle of each kill waiting. */
 void late_snap_in_use(const struct late_snap *ls,
 		      void (*mark)(const char *bundle_file, void *arg),

@@ -36,11 +36,11 @@ static void owner_free(struct kill_owner *o)
 }
 
 /* Its item is staged too: else nothing would post the bundle. */
-static bool handed_over(void *ud, const char *id)
+static bool captured(void *ud, const char *id, bool saved)
 {
 	struct run_standalone *rs = ud;
 
-	return pubqueue_staged(rs->a->state_fd, id);
+	return saved && pubqueue_staged(rs->a->state_fd, id);
 }
 
 static bool owner_task(const struct kill_owner *o, const char *proc_cgroup)
@@ -67,11 +67,10 @@ static void labels(const struct kill_owner *o, struct agent_kill_labels *l)
 }
 
 static bool keep(void *ud, struct corr_kill *k, const struct kill_owner *o,
-		 struct bundle *b, const char *id,
-		 const struct agent_verdict *v, uint64_t kill_ms,
+		 struct bundle *b, const char *id, uint64_t kill_ms,
 		 int64_t latency)
 {
-	(void)ud, (void)k, (void)o, (void)b, (void)id, (void)v;
+	(void)ud, (void)k, (void)o, (void)b, (void)id;
 	(void)kill_ms, (void)latency;
 	return false;
 }
@@ -142,7 +141,7 @@ int run_standalone_new(struct agent *a, const struct http_target_opts *o,
 		.ud = rs,
 		.want = want,
 		.owner_free = owner_free,
-		.handed_over = handed_over,
+		.captured = captured,
 		.owner_task = owner_task,
 		.manifest = manifest,
 		.spool = spool,

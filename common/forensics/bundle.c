@@ -996,3 +996,166 @@ int bundle_load(int dirfd, const char *path, struct bundle **ret)
 	*ret = c.b;
 	return 0;
 }
+
+/* ---- a bundle in progress, saved whole for a later process ---- */
+
+#define UNFINISHED_STATE ".unfinished.json"
+
+/* [path, prio, dropped] of every file, in order. */
+static struct json_object *unfinished_files(const struct bundle *b)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; arr && i < b->n; i++) {
+		struct json_object *f = json_object_new_array();
+
+		json_object_array_add(f,
+				      json_object_new_string(b->files[i].path));
+		json_object_array_add(f, json_object_new_int(b->files[i].prio));
+		json_object_array_add(
+			f, json_object_new_boolean(b->files[i].dropped));
+		json_object_array_add(arr, f);
+	}
+	return arr;
+}
+
+static int unfinished_serialize(struct bundle *b, struct strbuf *out)
+{
+	struct json_object *st = json_object_new_object();
+	struct archive_entry *e = archive_entry_new();
+	struct archive *a = archive_writer(out);
+	const char *text;
+	size_t len = 0;
+	int r = -ENOMEM;
+
+	if (!st || !e || !a)
+		goto out;
+	json_object_object_add(st, "manifest", json_object_get(b->manifest));
+	json_object_object_add(st, "truncated", json_object_get(b->truncated));
+	json_object_object_add(st, "mtime", json_object_new_uint64(b->mtime));
+	json_object_object_add(st, "files", unfinished_files(b));
+	text = json_object_to_json_string_length(st, JSON_C_TO_STRING_PLAIN,
+						 &len);
+	if (!text)
+		goto out;
+	r = archive_add(a, e, b->id, UNFINISHED_STATE, text, len, b->mtime);
+	for (size_t i = 0; r >= 0 && i < b->n; i++)
+		r = archive_add(a, e, b->id, b->files[i].path, b->files[i].data,
+				b->files[i].len, b->mtime);
+	if (r >= 0 && archive_write_close(a) != ARCHIVE_OK)
+		r = archive_err(a);
+out:
+	if (a)
+		archive_write_free(a);
+	archive_entry_free(e);
+	json_object_put(st);
+	return r;
+}
+
+long bundle_save_unfinished(struct bundle *b, int dirfd, const char *path)
+{
+	_cleanup_strbuf_ struct strbuf gz = STRBUF_INIT;
+	size_t raw = 0;
+	int r;
+
+	for (size_t i = 0; i < b->n; i++)
+		raw += 1024 + b->files[i].len;
+	/* what bundle_load_unfinished() could not read back is not saved */
+	if (raw > BUNDLE_READ_MAX_TOTAL / 2)
+		return -EFBIG;
+	strbuf_init(&gz, BUNDLE_READ_MAX_ARCHIVE);
+	r = unfinished_serialize(b, &gz);
+	if (r >= 0)
+		r = write_file_atomic_at(dirfd, path, gz.buf, gz.len, 0600);
+	return r < 0 ? r : (long)gz.len;
+}
+
+struct unfinished_ctx {
+	struct bundle *b;
+	struct json_object *files; /* the state's [path, prio, dropped] */
+	size_t next;		   /* the entry expected next */
+};
+
+/* The state entry: the bundle made from it, its types checked. */
+static int unfinished_state(struct unfinished_ctx *c, const char *id,
+			    const char *data, size_t len)
+{
+	struct json_object *st = json_tokener_parse(data), *man, *tr, *files;
+	uint64_t mtime;
+	int r = -EBADMSG;
+
+	if (strlen(data) != len || !json_object_is_type(st, json_type_object))
+		goto out;
+	man = jget_obj(NULL, st, "manifest");
+	tr = jget_array(NULL, st, "truncated");
+	files = jget_array(NULL, st, "files");
+	if (!man || !tr || !files || !jget_u64(NULL, st, "mtime", &mtime))
+		goto out;
+	for (size_t i = 0; i < jget_len(tr); i++)
+		if (!json_object_is_type(jget_idx(tr, i), json_type_object))
+			goto out;
+	r = bundle_new(id, &c->b);
+	if (r < 0)
+		goto out;
+	json_object_put(c->b->manifest);
+	c->b->manifest = json_object_get(man);
+	json_object_put(c->b->truncated);
+	c->b->truncated = json_object_get(tr);
+	c->b->mtime = mtime;
+	c->files = json_object_get(files);
+out:
+	json_object_put(st);
+	return r;
+}
+
+static int unfinished_one(const char *name, const char *data, size_t len,
+			  void *ud)
+{
+	struct unfinished_ctx *c = ud;
+	const char *slash = strchr(name, '/'), *path;
+	struct json_object *f;
+	char id[129];
+	int prio = -1;
+	bool dropped = false;
+
+	/* bundle_read() checked the name: "<id>/<valid path>", one id */
+	if (!slash || (size_t)(slash - name) >= sizeof(id))
+		return -EBADMSG;
+	if (!c->b) {
+		memcpy(id, name, (size_t)(slash - name));
+		id[slash - name] = '\0';
+		return streq(slash + 1, UNFINISHED_STATE)
+			       ? unfinished_state(c, id, data, len)
+			       : -EBADMSG;
+	}
+	f = jget_idx(c->files, c->next++);
+	path = jget_idx_str(NULL, f, 0);
+	if (jget_len(f) != 3 || !path || !streq(path, slash + 1) ||
+	    !json_object_is_type(jget_idx(f, 1), json_type_int) ||
+	    !json_object_is_type(jget_idx(f, 2), json_type_boolean))
+		return -EBADMSG;
+	prio = json_object_get_int(jget_idx(f, 1));
+	dropped = json_object_get_boolean(jget_idx(f, 2));
+	if (prio < BUNDLE_ESSENTIAL || prio > BUNDLE_LOW)
+		return -EBADMSG;
+	if (bundle_add(c->b, path, data, len, (enum bundle_prio)prio) < 0)
+		return -ENOMEM;
+	find_file(c->b, path)->dropped = dropped;
+	return 0;
+}
+
+int bundle_load_unfinished(int dirfd, const char *path, struct bundle **ret)
+{
+	struct unfinished_ctx c = {0};
+	int r = bundle_read(dirfd, path, unfinished_one, &c);
+
+	if (r >= 0 && (!c.b || c.next != jget_len(c.files)))
+		r = -EBADMSG;
+	json_object_put(c.files);
+	if (r < 0) {
+		bundle_free(c.b);
+		return r;
+	}
+	*ret = c.b;
+	return 0;
+}

@@ -152,5 +152,19 @@ int bundle_read_max(int dirfd, const char *path, uint64_t max_total,
 			      void *userdata),
 		    void *userdata);
 
+/* A bundle in progress saved whole, for a later process to finish: each
+ * file with its priority and whether a fit dropped it, the manifest object
+ * and the truncated notes, as they are (no fit, nothing generated). A
+ * tar.gz whose first entry, <id>/.unfinished.json, holds the rest; for the
+ * agent's own state directory, not a bundle for readers. Written
+ * atomically (0600). Returns its size, -EFBIG when it would be too large
+ * to load back (half of BUNDLE_READ_MAX_TOTAL), or -errno. */
+long bundle_save_unfinished(struct bundle *b, int dirfd, const char *path);
+/* What bundle_save_unfinished() wrote, back into a new struct bundle,
+ * through bundle_read()'s caps; every field's type is checked and each
+ * entry must be the state's next file. 0, -EBADMSG, or bundle_read()'s
+ * errors. */
+int bundle_load_unfinished(int dirfd, const char *path, struct bundle **ret);
+
 /* A sentence for an error of bundle_read()/bundle_load(). Never NULL. */
 const char *bundle_strerror(int r);

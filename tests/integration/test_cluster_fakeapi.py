@@ -873,6 +873,92 @@ def test_kill_of_an_agent_killed_by_force_is_published_by_the_next_start(
     _stopped_while_waiting_for_its_snap(api, tmp_path, "forced", stop)
 
 
+def test_case_left_by_a_killed_agent_is_finished_once_with_its_snapshot(
+        api, tmp_path):
+    """A kill waits on its snap-<pod> (the publisher held up by the API)
+    when the agent is SIGKILLed. Its bundle is not written yet: the kill is
+    a case beside its staged item. The next start takes the case up, asks
+    for the snapshot again (the pod uploaded it meanwhile), and writes the
+    bundle once, with the snapshot, then publishes it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for memory cgroups and /dev/kmsg")
+    kc = str(tmp_path / "kubeconfig")
+    api.write_kubeconfig(kc)
+    api.stall(60, count=5, path="/events")
+    uid = make_pod(api, "resumed", {"oomlens.io/capture": "true"})
+    cg, ctr = pod_cgroup(uid)
+    state = tmp_path / "state"
+    extra = ["--kubelet-root", str(tmp_path / "kubelet")]
+    agent = ClusterAgent(api, kc, str(state), extra)
+    again = None
+    try:
+        time.sleep(1.5)  # the pod snapshot reaches the detector
+        wait_oom_ratelimit()
+        before_ms = int(time.time() * 1000)
+        _, _, rc = hog(cg, ctr, "--step-mb", "4")
+        assert rc == -9, "the hog was not killed"
+        line = agent.lines.get(timeout=15)
+        # the line of a kill still to be finished: no verdict, no size
+        assert "verdict" not in line and "bundle_bytes" not in line, line
+        wait_for(lambda: any("asking for OOMBundle default/snap-resumed" in l
+                             for l in agent.stderr), what="the snap request")
+        agent.proc.kill()
+        agent.proc.wait(timeout=10)
+        queued = sorted(os.listdir(str(state / "queue")))
+        assert line["id"] + ".json" in queued, (queued, agent.log())
+        assert line["id"] + ".case.tar.gz" in queued, (queued, agent.log())
+        assert not os.path.exists(line["path"]), "written before its end"
+        data = tgz(snap_files("snap-resumed", before_ms - 2000))
+        code, obj = call(api, "POST", BUNDLES,
+                         snap_object("resumed", uid, data))
+        assert code == 201, obj
+        with api.flock:
+            api.faults["stall"].clear()
+        again = ClusterAgent(api, kc, str(state), extra)
+        wait_for(lambda: [r for r in reports(api)
+                          if r["metadata"]["name"] == line["id"]
+                          and r.get("status", {}).get("phase") == "Ready"],
+                 timeout=30, what="the report of the case\n" + again.log())
+        assert any("1 reports queued from before (1 of them to be finished "
+                   "first)" in l for l in again.stderr), again.log()
+        want = "report %s: its case (queue/%s.case.tar.gz) was left" \
+            % (line["id"], line["id"])
+        assert any(want in l for l in again.stderr), again.log()
+        assert any("report %s: pre-kill snapshot from OOMBundle "
+                   "default/snap-resumed" % line["id"] in l
+                   for l in again.stderr), again.log()
+        written = [l for l in again.stderr
+                   if "report %s: bundle written" % line["id"] in l]
+        assert len(written) == 1, again.log()
+        top = line["id"] + "/"
+        assert top + "spool/snapshot.json" in bundle_names(line["path"])
+        import tarfile
+        with tarfile.open(line["path"]) as t:
+            man = json.load(t.extractfile(top + "manifest.json"))
+            names = t.getnames()
+        assert man["spool"]["oombundle"] == "default/snap-resumed"
+        assert man["pod"]["uid"] == uid
+        assert man["killed_at_ms"] >= before_ms
+        assert top + ".unfinished.json" not in names
+        assert top + "diagnosis.json" in names
+        assert os.listdir(str(state / "queue")) == ["failed"] or \
+            line["id"] + ".case.tar.gz" not in os.listdir(str(state / "queue"))
+        code, b = call(api, "GET", BUNDLES + "/" + line["id"])
+        assert code == 200
+        assert base64.b64decode(b["spec"]["data"]) == \
+            open(line["path"], "rb").read()
+        # its item was staged without a verdict: it has the bundle's now
+        rep = [r for r in reports(api) if r["metadata"]["name"] == line["id"]]
+        assert man["summary"], man
+        assert (rep[0]["spec"]["verdict"], rep[0]["spec"]["summary"]) == \
+            (man["verdict"], man["summary"]), rep
+    finally:
+        for a in (agent, again):
+            if a is not None and a.proc.poll() is None:
+                a.stop()
+        cg.cleanup()
+
+
 # ---- the publish queue's metrics (docs/metrics.md) ----
 
 LATENCY = "oomlens_publish_latency_seconds"

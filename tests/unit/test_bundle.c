@@ -713,3 +713,155 @@ Test(bundle, fit_within_the_budget_drops_nothing)
 	cr_assert_eq(json_object_array_length(bundle_truncated(b)), 0);
 	bundle_free(b);
 }
+
+/* A bundle saved unfinished and loaded back is the same bundle: its
+ * files, priorities, the manifest as filled so far, a dropped file and the
+ * truncated notes; fitted after the load it drops what it would have
+ * dropped without the save. */
+Test(bundle, unfinished_round_trip_keeps_priorities_manifest_and_notes)
+{
+	static const struct {
+		const char *path;
+		enum bundle_prio prio;
+	} f[] = {
+		{"timeline.json", BUNDLE_HIGH},
+		{"processes/7/status", BUNDLE_NORMAL},
+		{"processes/9/pmap.txt", BUNDLE_LOW},
+		{"processes/9/status", BUNDLE_NORMAL},
+	};
+	struct bundle *b, *back;
+	struct seen s = {0};
+	size_t chunk = 60u * 1024u, len = 0;
+	char *noise = malloc(chunk);
+	const char *got;
+	struct json_object *t;
+
+	cr_assert_eq(bundle_new("case", &b), 0);
+	cr_assert_eq(bundle_add(b, "kernel/oom.txt", "r", 1, BUNDLE_ESSENTIAL),
+		     0);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		fill_random(noise, chunk, 40 + (unsigned)i);
+		cr_assert_eq(bundle_add(b, f[i].path, noise, chunk, f[i].prio),
+			     0);
+	}
+	json_object_object_add(bundle_manifest(b), "killed_at_ms",
+			       json_object_new_uint64(1765000000123ull));
+	cr_assert_eq(bundle_note_truncated(b, "spool/", "spool unreadable"), 0);
+	/* a fit before the save: pid 9's pmap dropped, noted */
+	cr_assert_eq(bundle_fit(b, 230u * 1024u), 1);
+	cr_assert_gt(bundle_save_unfinished(b, dfd, "case.tar.gz"), 0);
+	cr_assert_eq(bundle_load_unfinished(dfd, "case.tar.gz", &back), 0);
+	cr_assert_str_eq(bundle_id(back), "case");
+	cr_assert_eq(jget_u64_or0(NULL, bundle_manifest(back), "killed_at_ms"),
+		     1765000000123ull);
+	t = bundle_truncated(back);
+	cr_assert_eq(json_object_array_length(t), 2);
+	cr_assert_str_eq(jget_str(NULL, jget_idx(t, 0), "path"), "spool/");
+	cr_assert_str_eq(jget_str(NULL, jget_idx(t, 1), "path"),
+			 "processes/9/pmap.txt");
+	got = bundle_get(back, "processes/7/status", &len);
+	cr_assert_not_null(got);
+	cr_assert_eq(len, chunk);
+	fill_random(noise, chunk, 41);
+	cr_assert_eq(memcmp(got, noise, chunk), 0);
+	/* the priorities came back: the same fit on both drops pid 9's
+	 * status next (NORMAL, after the HIGH timeline and the raised 7) */
+	cr_assert_eq(bundle_raise_prio(b, "processes/7/", BUNDLE_VICTIM), 1);
+	cr_assert_eq(bundle_raise_prio(back, "processes/7/", BUNDLE_VICTIM), 1);
+	cr_assert_eq(bundle_fit(b, 150u * 1024u), 1);
+	cr_assert_eq(bundle_fit(back, 150u * 1024u), 1);
+	cr_assert_str_eq(
+		jget_str(NULL, jget_idx(bundle_truncated(back), 2), "path"),
+		"processes/9/status");
+	cr_assert_gt(bundle_write(back, dfd, "done.tar.gz", 150u * 1024u), 0);
+	bundle_free(b);
+	bundle_free(back);
+	/* the finished bundle holds no trace of the saved state */
+	cr_assert_eq(bundle_read(dfd, "done.tar.gz", collect, &s), 0);
+	cr_assert_eq(s.n, 4); /* manifest, kernel, timeline, pid 7's status */
+	for (int i = 0; i < s.n; i++)
+		cr_assert_null(strstr(s.names[i], "unfinished"), "%s",
+			       s.names[i]);
+	cr_assert(strstr(s.manifest, "\"killed_at_ms\": 1765000000123"));
+	free(noise);
+}
+
+/* Writes dfd/file as a gzip'd tar of n {name, text} entries. */
+static void write_tgz(const char *file, const char *const (*ent)[2], size_t n)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	int fd = openat(dfd, file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
+	cr_assert_eq(archive_write_add_filter_gzip(a), ARCHIVE_OK);
+	cr_assert_eq(archive_write_open_fd(a, fd), ARCHIVE_OK);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(ent[i][1]);
+
+		archive_entry_clear(e);
+		archive_entry_set_pathname(e, ent[i][0]);
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_perm(e, 0600);
+		archive_entry_set_size(e, (la_int64_t)len);
+		cr_assert_eq(archive_write_header(a, e), ARCHIVE_OK);
+		cr_assert_eq(archive_write_data(a, ent[i][1], len),
+			     (la_ssize_t)len);
+	}
+	cr_assert_eq(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	archive_entry_free(e);
+	close(fd);
+}
+
+/* What bundle_load_unfinished() refuses: a bundle that is not one (no
+ * state first), and a state whose files do not match the entries. */
+Test(bundle, unfinished_load_refuses_a_bundle_and_a_state_that_lies)
+{
+	struct bundle *b, *back = NULL;
+	struct json_object *st;
+	char state[512];
+
+	cr_assert_eq(bundle_new("x", &b), 0);
+	cr_assert_eq(bundle_add(b, "kernel/oom.txt", "r", 1, BUNDLE_ESSENTIAL),
+		     0);
+	cr_assert_gt(bundle_write(b, dfd, "x.tar.gz", 0), 0);
+	cr_assert_eq(bundle_load_unfinished(dfd, "x.tar.gz", &back), -EBADMSG);
+	cr_assert_null(back);
+	bundle_free(b);
+	static const char *const lies[] = {
+		/* a file the state does not list */
+		"{\"manifest\":{},\"truncated\":[],\"mtime\":1,\"files\":[]}",
+		/* another name */
+		"{\"manifest\":{},\"truncated\":[],\"mtime\":1,"
+		"\"files\":[[\"kernel/other\",0,false]]}",
+		/* a priority out of range, one of the wrong type */
+		"{\"manifest\":{},\"truncated\":[],\"mtime\":1,"
+		"\"files\":[[\"kernel/oom.txt\",9,false]]}",
+		"{\"manifest\":{},\"truncated\":[],\"mtime\":1,"
+		"\"files\":[[\"kernel/oom.txt\",\"0\",false]]}",
+		/* a manifest that is no object, a note that is no object */
+		"{\"manifest\":[],\"truncated\":[],\"mtime\":1,"
+		"\"files\":[[\"kernel/oom.txt\",0,false]]}",
+		"{\"manifest\":{},\"truncated\":[1],\"mtime\":1,"
+		"\"files\":[[\"kernel/oom.txt\",0,false]]}",
+		/* a file listed that is not in the archive */
+		"{\"manifest\":{},\"truncated\":[],\"mtime\":1,"
+		"\"files\":[[\"kernel/oom.txt\",0,false],[\"a\",0,false]]}",
+	};
+	for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+		const char *const entries[][2] = {
+			{"x/.unfinished.json", lies[i]},
+			{"x/kernel/oom.txt", "r"},
+		};
+
+		st = json_tokener_parse(lies[i]);
+		cr_assert_not_null(st, "%zu", i);
+		json_object_put(st);
+		snprintf(state, sizeof(state), "lie%zu.tar.gz", i);
+		write_tgz(state, entries, 2);
+		cr_assert_eq(bundle_load_unfinished(dfd, state, &back),
+			     -EBADMSG, "%s", lies[i]);
+	}
+}

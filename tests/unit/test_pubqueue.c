@@ -676,6 +676,47 @@ Test(pubqueue, staged_kill_is_loaded_by_the_next_start_and_published_once)
 	pubqueue_free(q);
 }
 
+/* An item whose case lies beside it (its bundle not written yet) is left
+ * by the start's load to the detector, counted, read as it was staged,
+ * and taken once the case is gone; a case that is a symlink does not
+ * hold an item back. */
+Test(pubqueue, an_item_with_its_case_beside_it_waits_for_the_detector)
+{
+	struct fake f = {.alive = 1};
+	struct pubqueue *q;
+	struct pub_item a = item("oom-c-1", "reports/oom-c-1.tar.gz");
+	struct pub_item b = item("oom-c-2", "reports/oom-c-2.tar.gz");
+	struct pub_item got;
+	int qfd = pubqueue_dir_open(state_fd);
+
+	cr_assert_geq(qfd, 0);
+	cr_assert_eq(pubqueue_stage(state_fd, &KT.target, &a), 0);
+	cr_assert_eq(pubqueue_stage(state_fd, &KT.target, &b), 0);
+	cr_assert_eq(write_file_atomic_at(qfd, "oom-c-1" PUBQUEUE_CASE_SUFFIX,
+					  "x", 1, 0600),
+		     0);
+	cr_assert_eq(symlinkat("oom-c-1" PUBQUEUE_CASE_SUFFIX, qfd,
+			       "oom-c-2" PUBQUEUE_CASE_SUFFIX),
+		     0);
+	cr_assert_eq(open_q(&f, &q), 0);
+	cr_assert_eq(pubqueue_depth(q), 1);
+	cr_assert_eq(pubqueue_unfinished(q), 1);
+	cr_assert_str_eq(pubqueue_item(q, 0)->id, "oom-c-2");
+	cr_assert_eq(pubqueue_read(state_fd, &KT.target, "oom-c-1", &got), 0);
+	cr_assert_str_eq(got.bundle_file, "reports/oom-c-1.tar.gz");
+	cr_assert_str_eq(kube_item_get(&got)->pod, "victim");
+	cr_assert_eq(pubqueue_read(state_fd, &KT.target, "oom-c-9", &got),
+		     -ENOENT);
+	cr_assert_eq(pubqueue_read(state_fd, &KT.target, "../x", &got),
+		     -EINVAL);
+	/* the detector wrote the bundle and removed the case: its take */
+	cr_assert_eq(unlinkat(qfd, "oom-c-1" PUBQUEUE_CASE_SUFFIX, 0), 0);
+	cr_assert_eq(pubqueue_take(q, "oom-c-1"), 0);
+	cr_assert_eq(pubqueue_depth(q), 2);
+	pubqueue_free(q);
+	close(qfd);
+}
+
 Test(pubqueue, create_404_retried_while_the_resource_is_not_served)
 {
 	struct fake f = {.alive = 1};

@@ -494,9 +494,10 @@ static void add_spools(struct agent *a, struct bundle *b,
 	add_spool(b, dirs, n, cgroup, man, kill_ms);
 }
 
-static void print_line(const char *id, const char *path,
-		       const struct corr_kill *k, int64_t latency, long size,
-		       const struct agent_verdict *v)
+/* The report line of k, printed by print_line() once what the bundle
+ * gives is known; made before a mode may take k's report over. */
+static struct json_object *line_json(const char *id, const char *path,
+				     const struct corr_kill *k, int64_t latency)
 {
 	const struct oom_report *r = &k->report;
 	char html[4096];
@@ -510,10 +511,20 @@ static void print_line(const char *id, const char *path,
 			       json_object_new_boolean(r->group_kill));
 	json_object_object_add(o, "detect_latency_us",
 			       json_object_new_int64(latency));
-	json_object_object_add(o, "bundle_bytes", json_object_new_int64(size));
 	snprintf(html, sizeof(html), "%.*s.html",
 		 (int)(strlen(path) - strlen(".tar.gz")), path);
 	json_object_object_add(o, "report_html", json_object_new_string(html));
+	return o;
+}
+
+/* Prints o (taken) with the bundle's size and verdict, when it has them
+ * (size < 0: a bundle to be finished later). */
+static void print_line(struct json_object *o, long size,
+		       const struct agent_verdict *v)
+{
+	if (size >= 0)
+		json_object_object_add(o, "bundle_bytes",
+				       json_object_new_int64(size));
 	if (v->verdict[0]) {
 		json_object_object_add(o, "verdict",
 				       json_object_new_string(v->verdict));
@@ -547,8 +558,9 @@ static void count_kill(struct agent *a, const struct kill_owner *owner,
  * after it wrote the bundle but before it saved its progress
  * (detector/state.c) meets the same report again at its next start. Its
  * bundle is not made again (a new one would differ from what the queue
- * may already have published); in cluster mode only when its publish item
- * is staged too, else nothing would publish it. */
+ * may already have published); with a mode's hooks only when they hold
+ * it (its publish item staged, else nothing would publish it; or its case
+ * waiting to be finished). */
 /* dfd/<dir><id><suffix> is a regular file (a symlink is not). */
 static bool regular_file_at(int dfd, const char *dir, const char *id,
 			    const char *suffix)
@@ -563,21 +575,25 @@ static bool regular_file_at(int dfd, const char *dir, const char *id,
 
 static bool captured_before(const struct agent *a, const char *id)
 {
-	if (!regular_file_at(a->reports_fd, "", id, ".tar.gz") ||
-	    (a->hooks && !a->hooks->handed_over(a->hooks->ud, id)))
+	bool saved = regular_file_at(a->reports_fd, "", id, ".tar.gz");
+
+	if (a->hooks ? !a->hooks->captured(a->hooks->ud, id, saved) : !saved)
 		return false;
-	log_info("report %s: captured before the agent's last stop "
-		 "(reports/%s.tar.gz%s); not again",
-		 id, id, a->hooks ? ", queued" : "");
+	log_info("report %s: captured before the agent's last stop (%s); "
+		 "not again",
+		 id,
+		 !saved	    ? "its case waits in the queue"
+		 : a->hooks ? "its bundle saved, queued"
+			    : "its bundle saved");
 	return true;
 }
 
-/* The bundle of k under id, finished and saved: its size, or -errno. */
-static long build(struct agent *a, struct corr_kill *k,
-		  const struct kill_owner *owner, const char *id,
-		  struct bundle *b, struct agent_verdict *verdict,
-		  int64_t latency, uint64_t mono, uint64_t wall,
-		  uint64_t *ret_kill_ms)
+/* The evidence of k under id into b, with its manifest, not yet
+ * diagnosed: its kill time into *ret_kill_ms. */
+static void collect(struct agent *a, struct corr_kill *k,
+		    const struct kill_owner *owner, const char *id,
+		    struct bundle *b, int64_t latency, uint64_t mono,
+		    uint64_t wall, uint64_t *ret_kill_ms)
 {
 	const struct oom_report *r = &k->report;
 	struct json_object *man = bundle_manifest(b), *kj;
@@ -585,7 +601,6 @@ static long build(struct agent *a, struct corr_kill *k,
 	_cleanup_free_ int *left_out_pids = NULL;
 	struct pid_set left_out = {0};
 	bool cut;
-	char name[128];
 	uint64_t kill_ms;
 
 	strbuf_init(&raw, KMSG_RAW_MAX + 1);
@@ -612,11 +627,7 @@ static long build(struct agent *a, struct corr_kill *k,
 				   1000,
 			   ((int64_t)wall - (int64_t)mono) / 1000, kill_ms);
 	add_spools(a, b, owner, k->cgroup, man, kill_ms);
-	agent_bundle_diagnose(b, r, man, kill_ms, verdict);
-	agent_bundle_report(a, b, id);
 	*ret_kill_ms = kill_ms;
-	snprintf(name, sizeof(name), "%s.tar.gz", id);
-	return bundle_write(b, a->reports_fd, name, a->opts.bundle_max);
 }
 
 static int capture(struct agent *a, struct corr_kill *k,
@@ -633,6 +644,7 @@ static int capture(struct agent *a, struct corr_kill *k,
 			: -1;
 	char id[96], path[4096];
 	struct bundle *b;
+	struct json_object *line;
 	struct agent_verdict verdict = {0};
 	uint64_t kill_ms = 0;
 	long size;
@@ -649,23 +661,29 @@ static int capture(struct agent *a, struct corr_kill *k,
 	q = bundle_new(id, &b);
 	if (q < 0)
 		return q;
-	size = build(a, k, owner, id, b, &verdict, latency, mono, wall,
-		     &kill_ms);
+	collect(a, k, owner, id, b, latency, mono, wall, &kill_ms);
+	snprintf(path, sizeof(path), "%s/reports/%s.tar.gz", a->opts.state_dir,
+		 id);
+	/* a mode that publishes it may keep it until more comes (cluster
+	 * mode: the pod's uploaded snapshot when the node has none,
+	 * run_late_snap.c), and finish it then: its line now, without the
+	 * verdict and size the bundle does not have yet */
+	line = line_json(id, path, k, latency);
+	if (a->hooks &&
+	    a->hooks->keep(a->hooks->ud, k, owner, b, id, kill_ms, latency)) {
+		print_line(line, -1, &verdict);
+		a->reports_written++;
+		return 0;
+	}
+	size = agent_bundle_finish(a, b, r, kill_ms, id, &verdict);
 	if (size < 0) {
+		json_object_put(line);
 		count_kill(a, owner, verdict.verdict, latency, b);
 		bundle_free(b);
 		return (int)size;
 	}
-	snprintf(path, sizeof(path), "%s/reports/%s.tar.gz", a->opts.state_dir,
-		 id);
-	print_line(id, path, k, latency, size, &verdict);
+	print_line(line, size, &verdict);
 	a->reports_written++;
-	/* saved on the node first; a mode that publishes it may keep it
-	 * until more comes (cluster mode: the pod's uploaded snapshot when
-	 * the node has none, run_late_snap.c) */
-	if (a->hooks && a->hooks->keep(a->hooks->ud, k, owner, b, id, &verdict,
-				       kill_ms, latency))
-		return 0;
 	count_kill(a, owner, verdict.verdict, latency, b);
 	bundle_free(b);
 	if (a->hooks)

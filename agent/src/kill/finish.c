@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The finish step of one kill's bundle: diagnosis.json from what the bundle
- * holds, then report.html rendered from the bundle itself. The first
- * capture (capture.c) and a bundle finished later, when its pod's
- * snapshot arrives (../run_late_snap.c), both finish through it. */
+ * holds, report.html rendered from the bundle itself, then the one write
+ * of reports/<id>.tar.gz. The first capture (capture.c) and a bundle
+ * finished later, when its pod's snapshot arrives (../run_late_snap.c),
+ * both finish through it. */
 #include <json-c/json.h>
 #include <stdio.h>
 
@@ -128,4 +129,16 @@ void agent_bundle_report(struct agent *a, struct bundle *b, const char *id)
 	if (q < 0)
 		log_warn("cannot write \"%s\": %s, ignoring", name,
 			 strerror(-q));
+}
+
+long agent_bundle_finish(struct agent *a, struct bundle *b,
+			 const struct oom_report *r, uint64_t kill_ms,
+			 const char *id, struct agent_verdict *ret)
+{
+	char name[128];
+
+	agent_bundle_diagnose(b, r, bundle_manifest(b), kill_ms, ret);
+	agent_bundle_report(a, b, id);
+	snprintf(name, sizeof(name), "%s.tar.gz", id);
+	return bundle_write(b, a->reports_fd, name, a->opts.bundle_max);
 }

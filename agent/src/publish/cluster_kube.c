@@ -103,8 +103,12 @@ int cluster_new(const struct cluster_opts *o, int state_fd,
 		cluster_free(c);
 		return r;
 	}
-	log_info("cluster mode: node \"%s\", %zu reports queued from before",
-		 o->node, pubqueue_depth(publisher_queue(c->pub)));
+	log_info("cluster mode: node \"%s\", %zu reports queued from before "
+		 "(%zu of them to be finished first)",
+		 o->node,
+		 pubqueue_depth(publisher_queue(c->pub)) +
+			 pubqueue_unfinished(publisher_queue(c->pub)),
+		 pubqueue_unfinished(publisher_queue(c->pub)));
 	*ret = c;
 	return 0;
 }

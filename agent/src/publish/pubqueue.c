@@ -34,6 +34,7 @@ struct pubqueue {
 	struct pub_backoff b;
 	struct pub_item **items;
 	size_t n;
+	size_t unfinished; /* left at the start: their bundle to be written */
 	struct pub_stats stats;
 	unsigned seed;
 };
@@ -316,6 +317,19 @@ static int load_one(struct pubqueue *q, const char *name)
 	return r;
 }
 
+/* item is "<id>.json" and <id>.case.tar.gz lies beside it (a regular
+ * file): the detector has yet to write its bundle, and takes it then. */
+static bool has_case(int dir_fd, const char *item)
+{
+	char name[160];
+	struct stat st;
+	size_t n = strlen(item) - strlen(".json");
+
+	snprintf(name, sizeof(name), "%.*s" PUBQUEUE_CASE_SUFFIX, (int)n, item);
+	return fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
 static int load(struct pubqueue *q)
 {
 	struct dirent *de;
@@ -329,6 +343,10 @@ static int load(struct pubqueue *q)
 	while ((de = readdir(d))) {
 		if (!is_item_name(de))
 			continue;
+		if (has_case(q->dir_fd, de->d_name)) {
+			q->unfinished++;
+			continue;
+		}
 		if (load_one(q, de->d_name) == -ENOSPC)
 			left++;
 	}
@@ -492,6 +510,17 @@ int pubqueue_stage(int state_fd, const struct pub_target *t,
 	return item_save(state_fd, QUEUE_DIR, t, &first);
 }
 
+int pubqueue_read(int state_fd, const struct pub_target *t, const char *id,
+		  struct pub_item *ret)
+{
+	char name[160];
+
+	if (!id_ok(id))
+		return -EINVAL;
+	snprintf(name, sizeof(name), QUEUE_DIR "/%s.json", id);
+	return read_item(state_fd, name, t, ret);
+}
+
 bool pubqueue_staged(int state_fd, const char *id)
 {
 	char name[160];
@@ -538,6 +567,22 @@ int pubqueue_add(struct pubqueue *q, const struct pub_item *it)
 size_t pubqueue_depth(const struct pubqueue *q)
 {
 	return q->n;
+}
+
+size_t pubqueue_unfinished(const struct pubqueue *q)
+{
+	return q->unfinished;
+}
+
+int pubqueue_dir_open(int state_fd)
+{
+	int r = mkdir_p_at(state_fd, QUEUE_DIR, 0750);
+
+	if (r < 0)
+		return r;
+	r = openat(state_fd, QUEUE_DIR,
+		   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return r < 0 ? -errno : r;
 }
 
 const struct pub_item *pubqueue_item(const struct pubqueue *q, size_t i)

@@ -44,11 +44,17 @@ struct pub_stats {
 struct pubqueue;
 
 struct agent_metrics;
+/* A file <id>.case.tar.gz beside an item: the kill's case, whose bundle
+ * the detector has yet to write (../run_late_snap.c); it takes the item
+ * with pubqueue_take() once the bundle is written, and removes the case. */
+#define PUBQUEUE_CASE_SUFFIX ".case.tar.gz"
+
 /* Opens state_fd/queue (made when missing) and loads the items left by a
  * previous run for target t, in kill order (an item of another target is
- * moved to queue/failed/, logged). t is kept, and m (the run's metrics,
- * which must outlive the queue; NULL: none), fed the queue's depth,
- * publish latencies and failures. Returns 0 or -errno. */
+ * moved to queue/failed/, logged; an item with a case beside it is left
+ * to the detector, counted by pubqueue_unfinished()). t is kept, and m (the
+ * run's metrics, which must outlive the queue; NULL: none), fed the queue's
+ * depth, publish latencies and failures. Returns 0 or -errno. */
 int pubqueue_open(int state_fd, const struct pub_target *t,
 		  const struct pub_backoff *b, struct agent_metrics *m,
 		  struct pubqueue **ret);
@@ -62,6 +68,11 @@ void pubqueue_free(struct pubqueue *q);
  * name, or -errno of the write. */
 int pubqueue_stage(int state_fd, const struct pub_target *t,
 		   const struct pub_item *it);
+/* The item staged as queue/<id>.json in state_fd, for target t, into
+ * *ret: 0, -EINVAL for an id that is no file name, -ENOENT, -EXDEV
+ * (another target's), -EBADMSG, -errno of the read. */
+int pubqueue_read(int state_fd, const struct pub_target *t, const char *id,
+		  struct pub_item *ret);
 /* Whether queue/<id>.json is staged or queued in state_fd (a regular
  * file; a symlink is not). */
 bool pubqueue_staged(int state_fd, const char *id);
@@ -91,6 +102,11 @@ int pubqueue_bundles(int state_fd,
  * the target's steps. */
 int pubqueue_run(struct pubqueue *q, uint64_t now_ms, uint64_t *ret_next_ms);
 size_t pubqueue_depth(const struct pubqueue *q);
+/* The items the start left to the detector: their case beside them. */
+size_t pubqueue_unfinished(const struct pubqueue *q);
+/* state_fd/queue (made when missing), opened without following a link,
+ * for the files a caller keeps beside the items: an fd or -errno. */
+int pubqueue_dir_open(int state_fd);
 /* The item at index i (0 = oldest), for tests and metrics; NULL past the
  * end. */
 const struct pub_item *pubqueue_item(const struct pubqueue *q, size_t i);

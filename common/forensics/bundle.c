@@ -534,27 +534,23 @@ static struct archive *archive_writer(struct strbuf *out)
 	return a;
 }
 
-/* Builds the whole archive (manifest first) into out: one compression
- * pass, counted in b->passes. */
-static int serialize(struct bundle *b, struct strbuf *out)
+/* Builds an archive into out: the entry first (text) then b's files,
+ * every one (all) or those kept, a file named as first left out. */
+static int archive_build(struct bundle *b, struct strbuf *out,
+			 const char *first, const char *text, size_t len,
+			 bool all)
 {
-	struct archive *a;
 	struct archive_entry *e = archive_entry_new();
-	const char *man;
-	size_t man_len;
+	struct archive *a = archive_writer(out);
 	int r = -ENOMEM;
 
-	strbuf_reset(out);
-	man = manifest_text(b, &man_len);
-	a = archive_writer(out);
-	if (!a || !e || !man)
+	if (!a || !e || !text)
 		goto out;
-	b->passes++;
-	r = archive_add(a, e, b->id, BP_MANIFEST, man, man_len, b->mtime);
+	r = archive_add(a, e, b->id, first, text, len, b->mtime);
 	for (size_t i = 0; r >= 0 && i < b->n; i++) {
 		const struct bundle_file *f = &b->files[i];
 
-		if (f->dropped || streq(f->path, BP_MANIFEST))
+		if ((f->dropped && !all) || streq(f->path, first))
 			continue;
 		r = archive_add(a, e, b->id, f->path, f->data, f->len,
 				b->mtime);
@@ -566,6 +562,20 @@ out:
 		archive_write_free(a);
 	archive_entry_free(e);
 	return r;
+}
+
+/* Builds the whole archive (manifest first) into out: one compression
+ * pass, counted in b->passes. */
+static int serialize(struct bundle *b, struct strbuf *out)
+{
+	const char *man;
+	size_t man_len = 0;
+
+	strbuf_reset(out);
+	man = manifest_text(b, &man_len);
+	if (man)
+		b->passes++;
+	return archive_build(b, out, BP_MANIFEST, man, man_len, false);
 }
 
 /* ---- fitting: decide what to drop from per-file sizes ---- */
@@ -1022,32 +1032,22 @@ static struct json_object *unfinished_files(const struct bundle *b)
 static int unfinished_serialize(struct bundle *b, struct strbuf *out)
 {
 	struct json_object *st = json_object_new_object();
-	struct archive_entry *e = archive_entry_new();
-	struct archive *a = archive_writer(out);
-	const char *text;
+	const char *text = NULL;
 	size_t len = 0;
-	int r = -ENOMEM;
+	int r;
 
-	if (!st || !e || !a)
-		goto out;
-	json_object_object_add(st, "manifest", json_object_get(b->manifest));
-	json_object_object_add(st, "truncated", json_object_get(b->truncated));
-	json_object_object_add(st, "mtime", json_object_new_uint64(b->mtime));
-	json_object_object_add(st, "files", unfinished_files(b));
-	text = json_object_to_json_string_length(st, JSON_C_TO_STRING_PLAIN,
-						 &len);
-	if (!text)
-		goto out;
-	r = archive_add(a, e, b->id, UNFINISHED_STATE, text, len, b->mtime);
-	for (size_t i = 0; r >= 0 && i < b->n; i++)
-		r = archive_add(a, e, b->id, b->files[i].path, b->files[i].data,
-				b->files[i].len, b->mtime);
-	if (r >= 0 && archive_write_close(a) != ARCHIVE_OK)
-		r = archive_err(a);
-out:
-	if (a)
-		archive_write_free(a);
-	archive_entry_free(e);
+	if (st) {
+		json_object_object_add(st, "manifest",
+				       json_object_get(b->manifest));
+		json_object_object_add(st, "truncated",
+				       json_object_get(b->truncated));
+		json_object_object_add(st, "mtime",
+				       json_object_new_uint64(b->mtime));
+		json_object_object_add(st, "files", unfinished_files(b));
+		text = json_object_to_json_string_length(
+			st, JSON_C_TO_STRING_PLAIN, &len);
+	}
+	r = archive_build(b, out, UNFINISHED_STATE, text, len, true);
 	json_object_put(st);
 	return r;
 }

@@ -226,8 +226,10 @@ struct hostile {
 	char fill;	  /* the byte the data is made of (0: zeros) */
 };
 
-/* Writes dfd/file as a gzip'd pax tar of the given entries. */
-static void write_hostile(const char *file, const struct hostile *h, size_t n)
+/* Writes dfd/file as a gzip'd pax tar of the given entries; text (NULL:
+ * none) gives a regular entry its data, h's size long. */
+static void write_entries(const char *file, const struct hostile *h,
+			  const char *const *text, size_t n)
 {
 	struct archive *a = archive_write_new();
 	struct archive_entry *e = archive_entry_new();
@@ -254,8 +256,11 @@ static void write_hostile(const char *file, const struct hostile *h, size_t n)
 		cr_assert_eq(archive_write_header(a, e), ARCHIVE_OK, "%s",
 			     archive_error_string(a));
 		memset(bytes, h[i].fill, sizeof(bytes));
-		for (size_t off = 0;
-		     h[i].type == AE_IFREG && !h[i].link && off < h[i].size;
+		if (text)
+			cr_assert_eq(archive_write_data(a, text[i], h[i].size),
+				     (la_ssize_t)h[i].size);
+		for (size_t off = 0; !text && h[i].type == AE_IFREG &&
+				     !h[i].link && off < h[i].size;
 		     off += sizeof(bytes)) {
 			size_t k = h[i].size - off < sizeof(bytes)
 					   ? h[i].size - off
@@ -268,6 +273,11 @@ static void write_hostile(const char *file, const struct hostile *h, size_t n)
 	archive_write_free(a);
 	archive_entry_free(e);
 	close(fd);
+}
+
+static void write_hostile(const char *file, const struct hostile *h, size_t n)
+{
+	write_entries(file, h, NULL, n);
 }
 
 static int count_cb(const char *name, const char *data, size_t len, void *ud)
@@ -649,35 +659,54 @@ Test(bundle, get_json_refuses_a_tree_over_its_budget)
 	free(text);
 }
 
+struct noise_file {
+	const char *path;
+	enum bundle_prio prio;
+};
+
+#define NOISE_CHUNK (60u * 1024u)
+
+/* A bundle id of a one-byte kernel/oom.txt and n files of NOISE_CHUNK
+ * random bytes each (seeded seed + i), at their priorities. */
+static struct bundle *noise_bundle(const char *id, const struct noise_file *f,
+				   size_t n, unsigned seed)
+{
+	struct bundle *b;
+	char *noise = malloc(NOISE_CHUNK);
+
+	cr_assert_not_null(noise);
+	cr_assert_eq(bundle_new(id, &b), 0);
+	cr_assert_eq(bundle_add(b, "kernel/oom.txt", "r", 1, BUNDLE_ESSENTIAL),
+		     0);
+	for (size_t i = 0; i < n; i++) {
+		fill_random(noise, NOISE_CHUNK, seed + (unsigned)i);
+		cr_assert_eq(
+			bundle_add(b, f[i].path, noise, NOISE_CHUNK, f[i].prio),
+			0);
+	}
+	free(noise);
+	return b;
+}
+
 /* The default budget's order (docs/manifest.md): the timeline outlives
  * the victim's files, the victim's outlive every other process's, whose
  * maps go first; bundle_fit() decides it before the write and lists it. */
+static const struct noise_file victim_first[] = {
+	{"timeline.json", BUNDLE_HIGH},
+	{"processes/7/pmap.txt", BUNDLE_LOW},
+	{"processes/7/status", BUNDLE_NORMAL},
+	{"processes/9/pmap.txt", BUNDLE_LOW},
+	{"processes/9/status", BUNDLE_NORMAL},
+};
+#define N_VICTIM_FIRST (sizeof(victim_first) / sizeof(victim_first[0]))
+
 Test(bundle, fits_the_budget_in_priority_order_victim_first)
 {
-	static const struct {
-		const char *path;
-		enum bundle_prio prio;
-	} f[] = {
-		{"timeline.json", BUNDLE_HIGH},
-		{"processes/7/pmap.txt", BUNDLE_LOW},
-		{"processes/7/status", BUNDLE_NORMAL},
-		{"processes/9/pmap.txt", BUNDLE_LOW},
-		{"processes/9/status", BUNDLE_NORMAL},
-	};
-	struct bundle *b;
+	struct bundle *b =
+		noise_bundle("prio", victim_first, N_VICTIM_FIRST, 20);
 	struct seen s = {0};
-	size_t chunk = 60u * 1024u;
-	char *noise = malloc(chunk);
 	struct json_object *t;
 
-	cr_assert_eq(bundle_new("prio", &b), 0);
-	cr_assert_eq(bundle_add(b, "kernel/oom.txt", "r", 1, BUNDLE_ESSENTIAL),
-		     0);
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		fill_random(noise, chunk, 20 + (unsigned)i);
-		cr_assert_eq(bundle_add(b, f[i].path, noise, chunk, f[i].prio),
-			     0);
-	}
 	/* pid 7 is the victim: both its files raised, pid 9's untouched,
 	 * a prefix that is another pid's not matched */
 	cr_assert_eq(bundle_raise_prio(b, "processes/7/", BUNDLE_VICTIM), 2);
@@ -699,7 +728,6 @@ Test(bundle, fits_the_budget_in_priority_order_victim_first)
 	cr_assert(strstr(s.manifest, "\"processes/9/status\""));
 	cr_assert_str_eq(s.names[3], "prio/processes/7/pmap.txt");
 	cr_assert_str_eq(s.names[4], "prio/processes/7/status");
-	free(noise);
 }
 
 Test(bundle, fit_within_the_budget_drops_nothing)
@@ -720,35 +748,20 @@ Test(bundle, fit_within_the_budget_drops_nothing)
  * dropped without the save. */
 Test(bundle, unfinished_round_trip_keeps_priorities_manifest_and_notes)
 {
-	static const struct {
-		const char *path;
-		enum bundle_prio prio;
-	} f[] = {
-		{"timeline.json", BUNDLE_HIGH},
-		{"processes/7/status", BUNDLE_NORMAL},
-		{"processes/9/pmap.txt", BUNDLE_LOW},
-		{"processes/9/status", BUNDLE_NORMAL},
-	};
-	struct bundle *b, *back;
+	struct bundle *b =
+		noise_bundle("case", victim_first, N_VICTIM_FIRST, 40);
+	struct bundle *back;
 	struct seen s = {0};
-	size_t chunk = 60u * 1024u, len = 0;
-	char *noise = malloc(chunk);
+	size_t len = 0;
+	char *noise = malloc(NOISE_CHUNK);
 	const char *got;
 	struct json_object *t;
 
-	cr_assert_eq(bundle_new("case", &b), 0);
-	cr_assert_eq(bundle_add(b, "kernel/oom.txt", "r", 1, BUNDLE_ESSENTIAL),
-		     0);
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		fill_random(noise, chunk, 40 + (unsigned)i);
-		cr_assert_eq(bundle_add(b, f[i].path, noise, chunk, f[i].prio),
-			     0);
-	}
 	json_object_object_add(bundle_manifest(b), "killed_at_ms",
 			       json_object_new_uint64(1765000000123ull));
 	cr_assert_eq(bundle_note_truncated(b, "spool/", "spool unreadable"), 0);
-	/* a fit before the save: pid 9's pmap dropped, noted */
-	cr_assert_eq(bundle_fit(b, 230u * 1024u), 1);
+	/* a fit before the save: pid 7's pmap dropped (the first LOW), noted */
+	cr_assert_eq(bundle_fit(b, 290u * 1024u), 1);
 	cr_assert_gt(bundle_save_unfinished(b, dfd, "case.tar.gz"), 0);
 	cr_assert_eq(bundle_load_unfinished(dfd, "case.tar.gz", &back), 0);
 	cr_assert_str_eq(bundle_id(back), "case");
@@ -758,21 +771,24 @@ Test(bundle, unfinished_round_trip_keeps_priorities_manifest_and_notes)
 	cr_assert_eq(json_object_array_length(t), 2);
 	cr_assert_str_eq(jget_str(NULL, jget_idx(t, 0), "path"), "spool/");
 	cr_assert_str_eq(jget_str(NULL, jget_idx(t, 1), "path"),
-			 "processes/9/pmap.txt");
+			 "processes/7/pmap.txt");
 	got = bundle_get(back, "processes/7/status", &len);
 	cr_assert_not_null(got);
-	cr_assert_eq(len, chunk);
-	fill_random(noise, chunk, 41);
-	cr_assert_eq(memcmp(got, noise, chunk), 0);
-	/* the priorities came back: the same fit on both drops pid 9's
-	 * status next (NORMAL, after the HIGH timeline and the raised 7) */
-	cr_assert_eq(bundle_raise_prio(b, "processes/7/", BUNDLE_VICTIM), 1);
-	cr_assert_eq(bundle_raise_prio(back, "processes/7/", BUNDLE_VICTIM), 1);
-	cr_assert_eq(bundle_fit(b, 150u * 1024u), 1);
-	cr_assert_eq(bundle_fit(back, 150u * 1024u), 1);
-	cr_assert_str_eq(
-		jget_str(NULL, jget_idx(bundle_truncated(back), 2), "path"),
-		"processes/9/status");
+	cr_assert_eq(len, NOISE_CHUNK);
+	fill_random(noise, NOISE_CHUNK, 42);
+	cr_assert_eq(memcmp(got, noise, NOISE_CHUNK), 0);
+	/* the priorities came back (loaded all alike, pid 7 would not be
+	 * raised, and the fit would drop the timeline first): the same fit
+	 * on both drops pid 9's pmap, then its status */
+	cr_assert_eq(bundle_raise_prio(b, "processes/7/", BUNDLE_VICTIM), 2);
+	cr_assert_eq(bundle_raise_prio(back, "processes/7/", BUNDLE_VICTIM), 2);
+	cr_assert_eq(bundle_fit(b, 150u * 1024u), 2);
+	cr_assert_eq(bundle_fit(back, 150u * 1024u), 2);
+	t = bundle_truncated(back);
+	cr_assert_str_eq(jget_str(NULL, jget_idx(t, 2), "path"),
+			 "processes/9/pmap.txt");
+	cr_assert_str_eq(jget_str(NULL, jget_idx(t, 3), "path"),
+			 "processes/9/status");
 	cr_assert_gt(bundle_write(back, dfd, "done.tar.gz", 150u * 1024u), 0);
 	bundle_free(b);
 	bundle_free(back);
@@ -784,35 +800,6 @@ Test(bundle, unfinished_round_trip_keeps_priorities_manifest_and_notes)
 			       s.names[i]);
 	cr_assert(strstr(s.manifest, "\"killed_at_ms\": 1765000000123"));
 	free(noise);
-}
-
-/* Writes dfd/file as a gzip'd tar of n {name, text} entries. */
-static void write_tgz(const char *file, const char *const (*ent)[2], size_t n)
-{
-	struct archive *a = archive_write_new();
-	struct archive_entry *e = archive_entry_new();
-	int fd = openat(dfd, file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
-	cr_assert_eq(archive_write_add_filter_gzip(a), ARCHIVE_OK);
-	cr_assert_eq(archive_write_open_fd(a, fd), ARCHIVE_OK);
-	for (size_t i = 0; i < n; i++) {
-		size_t len = strlen(ent[i][1]);
-
-		archive_entry_clear(e);
-		archive_entry_set_pathname(e, ent[i][0]);
-		archive_entry_set_filetype(e, AE_IFREG);
-		archive_entry_set_perm(e, 0600);
-		archive_entry_set_size(e, (la_int64_t)len);
-		cr_assert_eq(archive_write_header(a, e), ARCHIVE_OK);
-		cr_assert_eq(archive_write_data(a, ent[i][1], len),
-			     (la_ssize_t)len);
-	}
-	cr_assert_eq(archive_write_close(a), ARCHIVE_OK);
-	archive_write_free(a);
-	archive_entry_free(e);
-	close(fd);
 }
 
 /* What bundle_load_unfinished() refuses: a bundle that is not one (no
@@ -851,16 +838,18 @@ Test(bundle, unfinished_load_refuses_a_bundle_and_a_state_that_lies)
 		"\"files\":[[\"kernel/oom.txt\",0,false],[\"a\",0,false]]}",
 	};
 	for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
-		const char *const entries[][2] = {
-			{"x/.unfinished.json", lies[i]},
-			{"x/kernel/oom.txt", "r"},
+		const struct hostile entries[] = {
+			{"x/.unfinished.json", AE_IFREG, strlen(lies[i]), NULL,
+			 0},
+			{"x/kernel/oom.txt", AE_IFREG, 1, NULL, 0},
 		};
+		const char *const text[] = {lies[i], "r"};
 
 		st = json_tokener_parse(lies[i]);
 		cr_assert_not_null(st, "%zu", i);
 		json_object_put(st);
 		snprintf(state, sizeof(state), "lie%zu.tar.gz", i);
-		write_tgz(state, entries, 2);
+		write_entries(state, entries, text, 2);
 		cr_assert_eq(bundle_load_unfinished(dfd, state, &back),
 			     -EBADMSG, "%s", lies[i]);
 	}

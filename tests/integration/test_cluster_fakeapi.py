@@ -866,7 +866,8 @@ def test_kill_of_an_agent_killed_by_force_is_published_by_the_next_start(
         api, tmp_path):
     """The agent is SIGKILLed (the OOM killer, a node drain that gives up,
     kubectl delete --force): nothing runs at stop. The kill was staged in
-    the durable queue when its bundle was written."""
+    the durable queue when its case was saved (its bundle is written once,
+    by the next start)."""
     def stop(agent):
         agent.proc.kill()
         agent.proc.wait(timeout=10)

@@ -190,3 +190,8 @@ void agent_bundle_report(struct agent *a, struct bundle *b, const char *id);
 long agent_bundle_finish(struct agent *a, struct bundle *b,
 			 const struct oom_report *r, uint64_t kill_ms,
 			 const char *id, struct agent_verdict *ret);
+/* The verdict, figures and kill time of reports/<id>.tar.gz as it was
+ * written (its manifest and diagnosis.json), read through the bounded
+ * reader: 0, -EBADMSG (no manifest), or bundle_read()'s errors. */
+int agent_bundle_verdict(struct agent *a, const char *id,
+			 struct agent_verdict *ret, uint64_t *ret_kill_ms);

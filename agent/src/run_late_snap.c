@@ -451,16 +451,22 @@ static void take_up(struct late_snap *ls, const char *name)
 	if (q == 0 && !streq(bundle_id(b), id))
 		q = -EBADMSG;
 	if (q < 0) {
-		/* its item, if any, fails for want of the bundle: logged */
+		/* its item, if any, is published without a bundle */
 		log_error("report %s: its case queue/%s cannot be read back "
-			  "(%s): lost",
+			  "(%s): its evidence is lost",
 			  id, name, bundle_strerror(q));
-	} else if (r == 0) {
+		bundle_free(b);
+		case_remove(ls, id);
+		if (r == 0)
+			cluster_kill_hand_over(ls->cm, id);
+		free(it);
+		return;
+	}
+	if (r == 0) {
 		resume(ls, name, b, it);
 		return;
-	} else {
-		finish_unpublished(ls, b);
 	}
+	finish_unpublished(ls, b);
 	bundle_free(b);
 	free(it);
 	case_remove(ls, id);

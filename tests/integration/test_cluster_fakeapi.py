@@ -9,6 +9,7 @@ The kill tests need root and take the real-kill lock:
   flock /tmp/oomlens-realkill.lock env OOMLENS_BUILD=$PWD/build \\
       python3 -m pytest -q tests/integration/test_cluster_fakeapi.py"""
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -874,25 +875,25 @@ def test_kill_of_an_agent_killed_by_force_is_published_by_the_next_start(
     _stopped_while_waiting_for_its_snap(api, tmp_path, "forced", stop)
 
 
-def test_case_left_by_a_killed_agent_is_finished_once_with_its_snapshot(
-        api, tmp_path):
-    """A kill waits on its snap-<pod> (the publisher held up by the API)
-    when the agent is SIGKILLed. Its bundle is not written yet: the kill is
-    a case beside its staged item. The next start takes the case up, asks
-    for the snapshot again (the pod uploaded it meanwhile), and writes the
-    bundle once, with the snapshot, then publishes it."""
+@contextlib.contextmanager
+def case_left_by_a_killed_agent(api, tmp_path, pod):
+    """A kill of pod waits on its snap-<pod> (the API holds the fetch)
+    when the agent is SIGKILLed: its bundle is not written yet, the kill
+    is a case beside its staged item. Yields what the next start needs
+    (c.start() starts it); the API answers again by then."""
+    import types
     if os.geteuid() != 0:
         pytest.skip("needs root for memory cgroups and /dev/kmsg")
     kc = str(tmp_path / "kubeconfig")
     api.write_kubeconfig(kc)
-    api.stall(60, count=5, path="/events")
-    uid = make_pod(api, "resumed", {"oomlens.io/capture": "true"})
+    api.stall(60, count=1, path="/oombundles/snap-" + pod)
+    uid = make_pod(api, pod, {"oomlens.io/capture": "true"})
     cg, ctr = pod_cgroup(uid)
     state = tmp_path / "state"
     extra = ["--kubelet-root", str(tmp_path / "kubelet")]
-    agent = ClusterAgent(api, kc, str(state), extra)
-    again = None
+    agents = [ClusterAgent(api, kc, str(state), extra)]
     try:
+        agent = agents[0]
         time.sleep(1.5)  # the pod snapshot reaches the detector
         wait_oom_ratelimit()
         before_ms = int(time.time() * 1000)
@@ -901,21 +902,44 @@ def test_case_left_by_a_killed_agent_is_finished_once_with_its_snapshot(
         line = agent.lines.get(timeout=15)
         # the line of a kill still to be finished: no verdict, no size
         assert "verdict" not in line and "bundle_bytes" not in line, line
-        wait_for(lambda: any("asking for OOMBundle default/snap-resumed" in l
+        wait_for(lambda: any("asking for OOMBundle default/snap-" + pod in l
                              for l in agent.stderr), what="the snap request")
         agent.proc.kill()
         agent.proc.wait(timeout=10)
         queued = sorted(os.listdir(str(state / "queue")))
         assert line["id"] + ".json" in queued, (queued, agent.log())
         assert line["id"] + ".case.tar.gz" in queued, (queued, agent.log())
-        assert not os.path.exists(line["path"]), "written before its end"
-        data = tgz(snap_files("snap-resumed", before_ms - 2000))
-        code, obj = call(api, "POST", BUNDLES,
-                         snap_object("resumed", uid, data))
-        assert code == 201, obj
+        assert not os.path.exists(line["path"]), \
+            "written before its end\n" + agent.log()
         with api.flock:
             api.faults["stall"].clear()
-        again = ClusterAgent(api, kc, str(state), extra)
+
+        def start():
+            agents.append(ClusterAgent(api, kc, str(state), extra))
+            return agents[-1]
+        yield types.SimpleNamespace(uid=uid, state=state, line=line,
+                                    before_ms=before_ms, start=start,
+                                    case=state / "queue" /
+                                    (line["id"] + ".case.tar.gz"))
+    finally:
+        for a in agents:
+            if a.proc.poll() is None:
+                a.stop()
+        cg.cleanup()
+
+
+def test_case_left_by_a_killed_agent_is_finished_once_with_its_snapshot(
+        api, tmp_path):
+    """The next start takes the case up, asks for the snapshot again (the
+    pod uploaded it meanwhile), and writes the bundle once, with the
+    snapshot, then publishes it."""
+    with case_left_by_a_killed_agent(api, tmp_path, "resumed") as c:
+        line = c.line
+        data = tgz(snap_files("snap-resumed", c.before_ms - 2000))
+        code, obj = call(api, "POST", BUNDLES,
+                         snap_object("resumed", c.uid, data))
+        assert code == 201, obj
+        again = c.start()
         wait_for(lambda: [r for r in reports(api)
                           if r["metadata"]["name"] == line["id"]
                           and r.get("status", {}).get("phase") == "Ready"],
@@ -932,18 +956,17 @@ def test_case_left_by_a_killed_agent_is_finished_once_with_its_snapshot(
                    if "report %s: bundle written" % line["id"] in l]
         assert len(written) == 1, again.log()
         top = line["id"] + "/"
-        assert top + "spool/snapshot.json" in bundle_names(line["path"])
         import tarfile
         with tarfile.open(line["path"]) as t:
             man = json.load(t.extractfile(top + "manifest.json"))
             names = t.getnames()
+        assert top + "spool/snapshot.json" in names
         assert man["spool"]["oombundle"] == "default/snap-resumed"
-        assert man["pod"]["uid"] == uid
-        assert man["killed_at_ms"] >= before_ms
+        assert man["pod"]["uid"] == c.uid
+        assert man["killed_at_ms"] >= c.before_ms
         assert top + ".unfinished.json" not in names
         assert top + "diagnosis.json" in names
-        assert os.listdir(str(state / "queue")) == ["failed"] or \
-            line["id"] + ".case.tar.gz" not in os.listdir(str(state / "queue"))
+        assert not c.case.exists()
         code, b = call(api, "GET", BUNDLES + "/" + line["id"])
         assert code == 200
         assert base64.b64decode(b["spec"]["data"]) == \
@@ -953,11 +976,79 @@ def test_case_left_by_a_killed_agent_is_finished_once_with_its_snapshot(
         assert man["summary"], man
         assert (rep[0]["spec"]["verdict"], rep[0]["spec"]["summary"]) == \
             (man["verdict"], man["summary"]), rep
-    finally:
-        for a in (agent, again):
-            if a is not None and a.proc.poll() is None:
-                a.stop()
-        cg.cleanup()
+
+
+@pytest.mark.parametrize("left", ["written", "unreadable", "no-item"])
+def test_a_start_finishes_what_a_killed_agent_left_of_a_case(
+        api, tmp_path, left):
+    """What a stop between the case's writes leaves, the next start ends
+    without losing what is there, and without writing a bundle twice: a
+    bundle already written is published as it is, a case that cannot be
+    read back is reported without its evidence, and a case without its item
+    (the agent stopped between the two, so before it saved its progress:
+    the kernel's report is read again) is finished once, then handed over
+    when the report comes back."""
+    with case_left_by_a_killed_agent(api, tmp_path, "left-" + left) as c:
+        line, item = c.line, c.state / "queue" / (c.line["id"] + ".json")
+        planted = tgz([(line["id"] + "/manifest.json", b"{}")])
+        if left == "written":
+            with open(line["path"], "wb") as f:
+                f.write(planted)
+        elif left == "unreadable":
+            # the progress saved past the kill's report (its last record's
+            # sequence, from the case's kernel/oom.txt): not read again
+            import tarfile
+            with tarfile.open(str(c.case)) as t:
+                oom = t.extractfile(line["id"] + "/kernel/oom.txt").read()
+            last = int(oom.decode().strip().split("\n")[-1].split(",")[1])
+            st = json.loads((c.state / "state.json").read_text())
+            st["last_seq"] = str(max(int(st["last_seq"]), last))
+            (c.state / "state.json").write_text(json.dumps(st))
+            c.case.write_bytes(b"not a case")
+        else:
+            item.unlink()
+            # the progress as it was before the kill's report
+            seq = int(line["id"].rsplit("-", 1)[1])
+            st = json.loads((c.state / "state.json").read_text())
+            st["last_seq"] = str(seq - 1)
+            (c.state / "state.json").write_text(json.dumps(st))
+        again = c.start()
+        wait_for(lambda: [r for r in reports(api)
+                          if r["metadata"]["name"] == line["id"]],
+                 timeout=30, what="the report\n" + again.log())
+        code, b = call(api, "GET", BUNDLES + "/" + line["id"])
+        if left == "written":
+            assert code == 200, b
+            assert base64.b64decode(b["spec"]["data"]) == planted
+            assert not any("bundle written" in l for l in again.stderr), \
+                again.log()
+        elif left == "unreadable":
+            assert any("its case queue/%s.case.tar.gz cannot be read back"
+                       % line["id"] in l for l in again.stderr), again.log()
+            wait_for(lambda: not item.exists(), timeout=20,
+                     what="the item published\n" + again.log())
+            assert call(api, "GET", BUNDLES + "/" + line["id"])[0] == 404
+            assert not os.path.exists(line["path"])
+        else:
+            for want in ("report %s: its case had no publish item",
+                         "report %s: its bundle was saved before the "
+                         "agent's last stop, not queued; queued as it is"):
+                assert any(want % line["id"] in l for l in again.stderr), \
+                    again.log()
+            assert code == 200, b
+            import tarfile
+            with tarfile.open(line["path"]) as t:
+                assert line["id"] + "/diagnosis.json" in t.getnames()
+                man = json.load(t.extractfile(line["id"] + "/manifest.json"))
+            assert base64.b64decode(b["spec"]["data"]) == \
+                open(line["path"], "rb").read()
+            # the item made from the bundle: its verdict read back
+            rep = [r for r in reports(api)
+                   if r["metadata"]["name"] == line["id"]]
+            assert man["summary"], man
+            assert (rep[0]["spec"]["verdict"], rep[0]["spec"]["summary"]) == \
+                (man["verdict"], man["summary"]), rep
+        assert not c.case.exists(), again.log()
 
 
 # ---- the publish queue's metrics (docs/metrics.md) ----

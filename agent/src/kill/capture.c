@@ -558,9 +558,9 @@ static void count_kill(struct agent *a, const struct kill_owner *owner,
  * after it wrote the bundle but before it saved its progress
  * (detector/state.c) meets the same report again at its next start. Its
  * bundle is not made again (a new one would differ from what the queue
- * may already have published); with a mode's hooks only when they hold
- * it (its publish item staged, else nothing would publish it; or its case
- * waiting to be finished). */
+ * may already have published): with a mode's hooks that do not hold it
+ * (no publish item staged, no case waiting) it is handed to them as it
+ * is (hand_over_saved()). */
 /* dfd/<dir><id><suffix> is a regular file (a symlink is not). */
 static bool regular_file_at(int dfd, const char *dir, const char *id,
 			    const char *suffix)
@@ -585,6 +585,34 @@ static bool captured_before(const struct agent *a, const char *id)
 		 !saved	    ? "its case waits in the queue"
 		 : a->hooks ? "its bundle saved, queued"
 			    : "its bundle saved");
+	return true;
+}
+
+/* A bundle saved before the agent's last stop that its mode never got
+ * (the agent stopped between the write and the hand-over, or a case
+ * finished at this start without its publish item): handed over as it
+ * was written, its verdict and kill time read back from it, not captured
+ * again. False when there is none, or it cannot be read. */
+static bool hand_over_saved(struct agent *a, struct corr_kill *k,
+			    const struct kill_owner *owner, const char *id)
+{
+	struct agent_verdict v;
+	uint64_t kill_ms = 0;
+	int r;
+
+	if (!a->hooks || !regular_file_at(a->reports_fd, "", id, ".tar.gz"))
+		return false;
+	r = agent_bundle_verdict(a, id, &v, &kill_ms);
+	if (r < 0) {
+		log_warn("report %s: its bundle from before the agent's last "
+			 "stop cannot be read back (%s); captured again",
+			 id, bundle_strerror(r));
+		return false;
+	}
+	log_info("report %s: its bundle was saved before the agent's last "
+		 "stop, not queued; queued as it is, not captured again",
+		 id);
+	a->hooks->hand_over(a->hooks->ud, k, owner, id, &v, kill_ms);
 	return true;
 }
 
@@ -656,7 +684,7 @@ static int capture(struct agent *a, struct corr_kill *k,
 	else /* no kernel report: a name that cannot collide with one */
 		snprintf(id, sizeof(id), "oom-%.8s-m%llu", a->boot_id,
 			 (unsigned long long)mono);
-	if (captured_before(a, id))
+	if (captured_before(a, id) || hand_over_saved(a, k, owner, id))
 		return 0;
 	q = bundle_new(id, &b);
 	if (q < 0)

@@ -4,8 +4,10 @@
  * of reports/<id>.tar.gz. The first capture (capture.c) and a bundle
  * finished later, when its pod's snapshot arrives (../run_late_snap.c),
  * both finish through it. */
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "agent.h"
 #include "forensics/bundle.h"
@@ -141,4 +143,55 @@ long agent_bundle_finish(struct agent *a, struct bundle *b,
 	agent_bundle_report(a, b, id);
 	snprintf(name, sizeof(name), "%s.tar.gz", id);
 	return bundle_write(b, a->reports_fd, name, a->opts.bundle_max);
+}
+
+struct saved_ctx {
+	struct agent_verdict *v;
+	uint64_t kill_ms;
+	bool have_manifest;
+};
+
+static int saved_one(const char *name, const char *data, size_t len, void *ud)
+{
+	struct saved_ctx *c = ud;
+	const char *path = strchr(name, '/');
+	struct json_object *o;
+
+	if (!path ||
+	    (!streq(path, "/" BP_MANIFEST) && !streq(path, "/diagnosis.json")))
+		return 0;
+	if (strlen(data) != len)
+		return -EBADMSG;
+	o = json_tokener_parse(data);
+	if (streq(path, "/" BP_MANIFEST) &&
+	    json_object_is_type(o, json_type_object)) {
+		c->have_manifest = true;
+		c->kill_ms = jget_u64_or0(NULL, o, "killed_at_ms");
+		strlcpy_safe(c->v->verdict, jget_str(NULL, o, "verdict") ?: "",
+			     sizeof(c->v->verdict));
+		strlcpy_safe(c->v->summary, jget_str(NULL, o, "summary") ?: "",
+			     sizeof(c->v->summary));
+	} else if (json_object_is_type(o, json_type_object)) {
+		c->v->usage = jget_u64_or0(NULL, o, "usage_bytes");
+		c->v->limit = jget_u64_or0(NULL, o, "limit_bytes");
+	}
+	json_object_put(o);
+	return 0;
+}
+
+int agent_bundle_verdict(struct agent *a, const char *id,
+			 struct agent_verdict *ret, uint64_t *ret_kill_ms)
+{
+	struct saved_ctx c = {.v = ret};
+	char name[128];
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	snprintf(name, sizeof(name), "%s.tar.gz", id);
+	r = bundle_read(a->reports_fd, name, saved_one, &c);
+	if (r == 0 && !c.have_manifest)
+		r = -EBADMSG;
+	if (r == 0)
+		*ret_kill_ms = c.kill_ms;
+	return r;
 }

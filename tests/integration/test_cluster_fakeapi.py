@@ -804,14 +804,15 @@ def test_hostile_snap_bundles_are_refused_and_reports_still_published(snap_node)
 
 def _stopped_while_waiting_for_its_snap(api, tmp_path, pod, stop):
     """A kill of pod waits on its snap-<pod> while the publisher is held up
-    by the API (the pod's OOMLensConfig Event stalls); stop(agent) ends the
-    agent and checks what it left. The kill must be in the durable queue,
-    and the next start must publish it, once, with the node's bundle."""
+    by the API (the fetch of snap-<pod> stalls: the kill always waits);
+    stop(agent) ends the agent and checks what it left. The kill must be
+    in the durable queue, and the next start must publish it, once, with
+    the node's bundle."""
     if os.geteuid() != 0:
         pytest.skip("needs root for memory cgroups and /dev/kmsg")
     kc = str(tmp_path / "kubeconfig")
     api.write_kubeconfig(kc)
-    api.stall(60, count=5, path="/events")
+    api.stall(60, count=1, path="/oombundles/snap-" + pod)
     uid = make_pod(api, pod, {"oomlens.io/capture": "true",
                               "oomlens.io/trim": "always"})
     cg, ctr = pod_cgroup(uid)

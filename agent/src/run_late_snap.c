@@ -16,17 +16,16 @@
  * for the snapshot again. */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "run_late_snap.h"
 #include "publish/pubqueue.h"
 #include "publish/target_kube.h"
 #include "obs/metrics_agent.h"
+#include "base/fileio.h"
 #include "base/jget.h"
 #include "base/log.h"
 #include "base/memlock.h"
@@ -99,13 +98,8 @@ static void case_name(const char *id, char *buf, size_t size)
 
 bool late_snap_has_case(const struct late_snap *ls, const char *id)
 {
-	char name[160];
-	struct stat st;
-
-	case_name(id, name, sizeof(name));
 	return ls->queue_fd >= 0 &&
-	       fstatat(ls->queue_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       S_ISREG(st.st_mode);
+	       pubqueue_has_case(ls->queue_fd, id, strlen(id));
 }
 
 static void case_remove(const struct late_snap *ls, const char *id)
@@ -256,13 +250,7 @@ static void finish(struct late_snap *ls, struct snap_wait *w)
 	int r = 0;
 
 	if (size >= 0) {
-		strlcpy_safe(it->verdict, v.verdict[0] ? v.verdict : "unknown",
-			     sizeof(it->verdict));
-		strlcpy_safe(it->summary, v.summary, sizeof(it->summary));
-		if (v.limit)
-			it->limit = (int64_t)v.limit;
-		if (v.usage)
-			it->usage = (int64_t)v.usage;
+		pub_item_set_verdict(it, &v);
 		r = cluster_kill_stage(ls->cm, it);
 		log_info("report %s: bundle written (%ld bytes): %s", it->id,
 			 size, it->verdict);
@@ -376,19 +364,28 @@ static void read_report(struct bundle *b, struct oom_report *ret)
 	*ret = f.r;
 }
 
+/* A wait of case b (its item it, NULL: none) as the manifest and the
+ * kernel's report read back from it give it. */
+static struct snap_wait case_wait(struct bundle *b, struct pub_item *it)
+{
+	struct json_object *man = bundle_manifest(b);
+	struct json_object *lat = jget(man, "detect_latency_us");
+	struct snap_wait w = {.b = b, .it = it, .latency = -1};
+
+	read_report(b, &w.report);
+	w.kill_ms = jget_u64_or0(NULL, man, "killed_at_ms");
+	if (json_object_is_type(lat, json_type_int))
+		w.latency = json_object_get_int64(lat);
+	return w;
+}
+
 /* The case of item it (read from queue/<name>) back in a slot, and its
  * pod's snapshot asked again; finished at once when that cannot be. */
 static void resume(struct late_snap *ls, const char *name, struct bundle *b,
 		   struct pub_item *it)
 {
-	struct json_object *man = bundle_manifest(b), *lat;
-	struct snap_wait w = {.b = b, .it = it, .latency = -1};
+	struct snap_wait w = case_wait(b, it);
 
-	read_report(b, &w.report);
-	w.kill_ms = jget_u64_or0(NULL, man, "killed_at_ms");
-	lat = jget(man, "detect_latency_us");
-	if (json_object_is_type(lat, json_type_int))
-		w.latency = json_object_get_int64(lat);
 	log_info("report %s: its case (queue/%s) was left by the agent's "
 		 "last stop; finishing it",
 		 it->id, name);
@@ -403,14 +400,10 @@ static void resume(struct late_snap *ls, const char *name, struct bundle *b,
 static void finish_unpublished(struct late_snap *ls, struct bundle *b)
 {
 	struct agent_verdict v = {0};
-	struct oom_report report;
-	long size;
+	struct snap_wait w = case_wait(b, NULL);
+	long size = agent_bundle_finish(ls->a, b, &w.report, w.kill_ms,
+					bundle_id(b), &v);
 
-	read_report(b, &report);
-	size = agent_bundle_finish(
-		ls->a, b, &report,
-		jget_u64_or0(NULL, bundle_manifest(b), "killed_at_ms"),
-		bundle_id(b), &v);
 	if (size >= 0)
 		log_warn("report %s: its case had no publish item (the agent "
 			 "stopped between the two); its bundle is written, %s, "
@@ -419,7 +412,7 @@ static void finish_unpublished(struct late_snap *ls, struct bundle *b)
 	else
 		log_error("report %s: cannot write its bundle (%s): lost",
 			  bundle_id(b), strerror((int)-size));
-	oom_report_release(&report);
+	oom_report_release(&w.report);
 }
 
 /* One queue/<id>.case.tar.gz at a start. */
@@ -429,7 +422,6 @@ static void take_up(struct late_snap *ls, const char *name)
 	size_t n = strlen(name) - strlen(PUBQUEUE_CASE_SUFFIX);
 	struct pub_item *it = calloc(1, sizeof(*it));
 	struct bundle *b = NULL;
-	struct stat st;
 	char id[96];
 	int r, q;
 
@@ -437,10 +429,7 @@ static void take_up(struct late_snap *ls, const char *name)
 	if (!it)
 		return;
 	r = pubqueue_read(ls->cm->state_fd, t, id, it);
-	if (r == 0 &&
-	    fstatat(ls->cm->state_fd, it->bundle_file, &st,
-		    AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(st.st_mode)) {
+	if (r == 0 && is_regular_at(ls->cm->state_fd, it->bundle_file)) {
 		/* stopped after the write: only the hand-over is left */
 		case_remove(ls, id);
 		cluster_kill_hand_over(ls->cm, id);
@@ -476,18 +465,15 @@ void late_snap_resume(struct late_snap *ls)
 {
 	struct dirent *de;
 	DIR *d;
-	int fd;
+	int r;
 
 	if (ls->queue_fd < 0)
 		return;
-	fd = openat(ls->queue_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	r = opendir_at(ls->queue_fd, ".", &d);
+	if (r < 0) {
 		log_warn("cannot list the state dir's queue (%s): cases left "
 			 "by the last stop wait for the next",
-			 strerror(errno));
+			 strerror(-r));
 		return;
 	}
 	while ((de = readdir(d))) {

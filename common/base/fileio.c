@@ -225,6 +225,14 @@ int read_file_at(int dirfd, const char *path, size_t max, struct strbuf *sb)
 	return read_file_flags(dirfd, path, 0, max, sb);
 }
 
+bool is_regular_at(int dirfd, const char *path)
+{
+	struct stat st;
+
+	return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
 int read_file_at_nofollow(int dirfd, const char *path, size_t max,
 			  struct strbuf *sb)
 {

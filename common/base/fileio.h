@@ -77,6 +77,10 @@ int write_file_atomic_fill_at(int dirfd, const char *path, unsigned mode,
 /* Writes all of buf to fd, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t len);
 
+/* Whether dirfd/path is a regular file: a symlink as its last component
+ * is not followed, and is not one. */
+bool is_regular_at(int dirfd, const char *path);
+
 /* mkdir -p relative to dirfd: every component must end up a real directory,
  * a symlink among them gives -ELOOP and nothing is created through it; ".."
  * gives -EXDEV. An absolute path (with AT_FDCWD) is the operator's: its

@@ -307,3 +307,18 @@ Test(fileio, atomic_fill_failing_midway_keeps_the_old_file, .init = setup,
 	cr_assert_eq(fstatat(rootfd, "timeline.json", &st, 0), 0);
 	cr_assert_eq(st.st_mode & 07777, 0640);
 }
+
+/* is_regular_at: a regular file is one; a symlink to one, a directory, a
+ * FIFO and a missing name are not. */
+Test(fileio, is_regular_at_follows_no_symlink, .init = setup, .fini = teardown)
+{
+	put("file", "x");
+	cr_assert_eq(symlinkat("file", rootfd, "link"), 0);
+	cr_assert_eq(mkdirat(rootfd, "dir", 0700), 0);
+	cr_assert_eq(mkfifoat(rootfd, "fifo", 0600), 0);
+	cr_assert(is_regular_at(rootfd, "file"));
+	cr_assert_not(is_regular_at(rootfd, "link"));
+	cr_assert_not(is_regular_at(rootfd, "dir"));
+	cr_assert_not(is_regular_at(rootfd, "fifo"));
+	cr_assert_not(is_regular_at(rootfd, "missing"));
+}

@@ -2,11 +2,9 @@
 /* One kill → one bundle: the kernel report, the cgroup's counters and files,
  * written atomically, then one JSON line on stdout. */
 #include <errno.h>
-#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "agent.h"
@@ -560,23 +558,10 @@ static void count_kill(struct agent *a, const struct kill_owner *owner,
  * bundle is not made again (a new one would differ from what the queue
  * may already have published): with a mode's hooks that do not hold it
  * (no publish item staged, no case waiting) it is handed to them as it
- * is (hand_over_saved()). */
-/* dfd/<dir><id><suffix> is a regular file (a symlink is not). */
-static bool regular_file_at(int dfd, const char *dir, const char *id,
-			    const char *suffix)
+ * is (hand_over_saved()). saved: reports/<id>.tar.gz is a regular
+ * file. */
+static bool captured_before(const struct agent *a, const char *id, bool saved)
 {
-	char name[160];
-	struct stat st;
-
-	snprintf(name, sizeof(name), "%s%s%s", dir, id, suffix);
-	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       S_ISREG(st.st_mode);
-}
-
-static bool captured_before(const struct agent *a, const char *id)
-{
-	bool saved = regular_file_at(a->reports_fd, "", id, ".tar.gz");
-
 	if (a->hooks ? !a->hooks->captured(a->hooks->ud, id, saved) : !saved)
 		return false;
 	log_info("report %s: captured before the agent's last stop (%s); "
@@ -592,7 +577,7 @@ static bool captured_before(const struct agent *a, const char *id)
  * (the agent stopped between the write and the hand-over, or a case
  * finished at this start without its publish item): handed over as it
  * was written, its verdict and kill time read back from it, not captured
- * again. False when there is none, or it cannot be read. */
+ * again. False without hooks, or when it cannot be read. */
 static bool hand_over_saved(struct agent *a, struct corr_kill *k,
 			    const struct kill_owner *owner, const char *id)
 {
@@ -600,7 +585,7 @@ static bool hand_over_saved(struct agent *a, struct corr_kill *k,
 	uint64_t kill_ms = 0;
 	int r;
 
-	if (!a->hooks || !regular_file_at(a->reports_fd, "", id, ".tar.gz"))
+	if (!a->hooks)
 		return false;
 	r = agent_bundle_verdict(a, id, &v, &kill_ms);
 	if (r < 0) {
@@ -674,6 +659,7 @@ static int capture(struct agent *a, struct corr_kill *k,
 	struct bundle *b;
 	struct json_object *line;
 	struct agent_verdict verdict = {0};
+	bool saved;
 	uint64_t kill_ms = 0;
 	long size;
 	int q;
@@ -684,7 +670,10 @@ static int capture(struct agent *a, struct corr_kill *k,
 	else /* no kernel report: a name that cannot collide with one */
 		snprintf(id, sizeof(id), "oom-%.8s-m%llu", a->boot_id,
 			 (unsigned long long)mono);
-	if (captured_before(a, id) || hand_over_saved(a, k, owner, id))
+	snprintf(path, sizeof(path), "%s.tar.gz", id);
+	saved = is_regular_at(a->reports_fd, path);
+	if (captured_before(a, id, saved) ||
+	    (saved && hand_over_saved(a, k, owner, id)))
 		return 0;
 	q = bundle_new(id, &b);
 	if (q < 0)

@@ -317,17 +317,13 @@ static int load_one(struct pubqueue *q, const char *name)
 	return r;
 }
 
-/* item is "<id>.json" and <id>.case.tar.gz lies beside it (a regular
- * file): the detector has yet to write its bundle, and takes it then. */
-static bool has_case(int dir_fd, const char *item)
+bool pubqueue_has_case(int queue_fd, const char *id, size_t id_len)
 {
 	char name[160];
-	struct stat st;
-	size_t n = strlen(item) - strlen(".json");
 
-	snprintf(name, sizeof(name), "%.*s" PUBQUEUE_CASE_SUFFIX, (int)n, item);
-	return fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       S_ISREG(st.st_mode);
+	snprintf(name, sizeof(name), "%.*s" PUBQUEUE_CASE_SUFFIX, (int)id_len,
+		 id);
+	return is_regular_at(queue_fd, name);
 }
 
 static int load(struct pubqueue *q)
@@ -343,7 +339,9 @@ static int load(struct pubqueue *q)
 	while ((de = readdir(d))) {
 		if (!is_item_name(de))
 			continue;
-		if (has_case(q->dir_fd, de->d_name)) {
+		/* "<id>.json" */
+		if (pubqueue_has_case(q->dir_fd, de->d_name,
+				      strlen(de->d_name) - strlen(".json"))) {
 			q->unfinished++;
 			continue;
 		}
@@ -524,12 +522,9 @@ int pubqueue_read(int state_fd, const struct pub_target *t, const char *id,
 bool pubqueue_staged(int state_fd, const char *id)
 {
 	char name[160];
-	struct stat st;
 
 	snprintf(name, sizeof(name), QUEUE_DIR "/%s.json", id);
-	return id_ok(id) &&
-	       fstatat(state_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       S_ISREG(st.st_mode);
+	return id_ok(id) && is_regular_at(state_fd, name);
 }
 
 static bool queued(const struct pubqueue *q, const char *id)
@@ -576,13 +571,7 @@ size_t pubqueue_unfinished(const struct pubqueue *q)
 
 int pubqueue_dir_open(int state_fd)
 {
-	int r = mkdir_p_at(state_fd, QUEUE_DIR, 0750);
-
-	if (r < 0)
-		return r;
-	r = openat(state_fd, QUEUE_DIR,
-		   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return r < 0 ? -errno : r;
+	return mkdir_p_open_at(state_fd, QUEUE_DIR, 0750);
 }
 
 const struct pub_item *pubqueue_item(const struct pubqueue *q, size_t i)
@@ -637,9 +626,6 @@ void pub_item_from_kill(struct pub_item *it, const struct corr_kill *k,
 	strlcpy_safe(it->id, id, sizeof(it->id));
 	snprintf(it->bundle_file, sizeof(it->bundle_file), "reports/%s.tar.gz",
 		 id);
-	strlcpy_safe(it->verdict, v->verdict[0] ? v->verdict : "unknown",
-		     sizeof(it->verdict));
-	strlcpy_safe(it->summary, v->summary, sizeof(it->summary));
 	strlcpy_safe(it->cgroup, k->cgroup, sizeof(it->cgroup));
 	gmtime_r(&t, &tm);
 	strftime(it->killed_at, sizeof(it->killed_at), "%Y-%m-%dT%H:%M:%SZ",
@@ -663,6 +649,15 @@ void pub_item_from_kill(struct pub_item *it, const struct corr_kill *k,
 		if (s->usage.state == CGV_OK)
 			it->usage = (int64_t)s->usage.v;
 	}
+	pub_item_set_verdict(it, v);
+	it->added_ms = now_realtime_us() / 1000;
+}
+
+void pub_item_set_verdict(struct pub_item *it, const struct agent_verdict *v)
+{
+	strlcpy_safe(it->verdict, v->verdict[0] ? v->verdict : "unknown",
+		     sizeof(it->verdict));
+	strlcpy_safe(it->summary, v->summary, sizeof(it->summary));
 	/* the diagnosis's figures, reconciled from every source (the cgroup
 	 * read at the notification may be missing, or the pod's when the
 	 * container's own cgroup was killed) */
@@ -670,7 +665,6 @@ void pub_item_from_kill(struct pub_item *it, const struct corr_kill *k,
 		it->limit = (int64_t)v->limit;
 	if (v->usage)
 		it->usage = (int64_t)v->usage;
-	it->added_ms = now_realtime_us() / 1000;
 }
 
 /* ---- the failures ---- */

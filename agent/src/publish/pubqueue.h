@@ -31,6 +31,9 @@ struct agent_verdict;
 void pub_item_from_kill(struct pub_item *it, const struct corr_kill *k,
 			const struct agent_verdict *v, const char *id,
 			const char *node, uint64_t kill_ms);
+/* The verdict ("unknown" when it has none), summary and, when known, the
+ * diagnosis's limit and usage into it. Pure. */
+void pub_item_set_verdict(struct pub_item *it, const struct agent_verdict *v);
 
 struct pub_backoff {
 	uint64_t base_ms; /* default 500 */
@@ -48,6 +51,9 @@ struct agent_metrics;
  * the detector has yet to write (../run_late_snap.c); it takes the item
  * with pubqueue_take() once the bundle is written, and removes the case. */
 #define PUBQUEUE_CASE_SUFFIX ".case.tar.gz"
+/* Whether the case of the id (its first id_len bytes) lies in queue_fd
+ * (the queue's directory; a regular file, a symlink is not). */
+bool pubqueue_has_case(int queue_fd, const char *id, size_t id_len);
 
 /* Opens state_fd/queue (made when missing) and loads the items left by a
  * previous run for target t, in kill order (an item of another target is
@@ -104,8 +110,9 @@ int pubqueue_run(struct pubqueue *q, uint64_t now_ms, uint64_t *ret_next_ms);
 size_t pubqueue_depth(const struct pubqueue *q);
 /* The items the start left to the detector: their case beside them. */
 size_t pubqueue_unfinished(const struct pubqueue *q);
-/* state_fd/queue (made when missing), opened without following a link,
- * for the files a caller keeps beside the items: an fd or -errno. */
+/* state_fd/queue (made when missing, never through a link), an O_PATH
+ * descriptor (mkdir_p_open_at) for the files a caller keeps beside the
+ * items: an fd or -errno. */
 int pubqueue_dir_open(int state_fd);
 /* The item at index i (0 = oldest), for tests and metrics; NULL past the
  * end. */
